@@ -1,0 +1,41 @@
+"""bayeschain: evaluate search systems with Markov-chain user models learned from clicks.
+
+``import bayeschain as bc``.  Public names are loaded on first use, so importing the package
+is fast and pulls in none of the heavy libraries (not even NumPy) until they are needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_PUBLIC = {
+    "chains": "bayeschain.chains",
+    "simulate": "bayeschain.simulate",
+    "errors": "bayeschain.errors",
+    "Tridiagonal": "bayeschain.chains",
+    "simulate_users": "bayeschain.simulate",
+    "BayeschainError": "bayeschain.errors",
+    "ChainError": "bayeschain.errors",
+    "FormatError": "bayeschain.errors",
+    "ParameterError": "bayeschain.errors",
+}
+
+__all__ = sorted(_PUBLIC) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _PUBLIC.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'bayeschain' has no attribute {name!r}")
+    module = importlib.import_module(module_name)
+    value = module if module_name.endswith("." + name) else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

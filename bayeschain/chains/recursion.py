@@ -1,0 +1,192 @@
+r"""Forward recursions over steps: ``E[T(H) / f(H)]`` and the exact law of ``(T(H), H)``.
+
+``E[T(H)/f(H)]`` (order <=1 of P@H) has no closed form for random walks (Ferrante & Ferro,
+ICTIR 2020, Appendix A), but it is a sum over steps that can be accumulated exactly.  With
+``a_n(i) = P(X_n = i, H >= n)`` and ``G_n(i) = E[T_n ; X_n = i, H >= n]``
+(``T_n`` the reward collected in the first ``n`` visits):
+
+* ``a_1 = start``, ``G_1 = start * rho``;
+* ``E[T(H)/f(H)] = sum_n sum_i s_i G_n(i) / f(n)``, ``s = 1 - P~ e`` the stop probabilities;
+* ``a_{n+1} = a_n P~``, ``G_{n+1} = G_n P~ + a_{n+1} * rho``.
+
+The recursion stops when the neglected part is provably below ``tol``: for non-negative
+rewards and non-decreasing ``f``,
+``E[T/f(H) ; H > n] <= E[T ; H > n] / f(n + 1)`` and
+``E[T ; H > n] = sum_j G_{n+1}(j) + a_{n+1}(j) (m_j - rho_j)`` with ``m = N rho``.
+The mass still alive decays like ``spectral_radius(P~)^n``, so the number of steps grows
+only with ``log(1/tol)``.
+
+For integer rewards the same recursion over (state, reward so far) gives the exact joint
+distribution ``P(H = n, T(H) = t)``, from which the law of ``P@H = T(H) / f(H)`` follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..errors import ChainError
+from .blocks import as_block, start_vector
+
+Effort = str | Callable[[np.ndarray], np.ndarray]
+
+
+def effort_values(effort: Effort, n: np.ndarray) -> np.ndarray:
+    """Evaluate the effort function ``f(h)`` on stopping times ``n``.
+
+    ``"h"`` gives ``f(h) = h`` (P@H, Precision, AP, RBP), ``"1"`` gives ``f(h) = 1`` (DCG),
+    and a callable must return positive values.
+    """
+    n = np.asarray(n, dtype=float)
+    if isinstance(effort, str):
+        if effort == "h":
+            return n
+        if effort == "1":
+            return np.ones_like(n)
+        raise ChainError(f"unknown effort {effort!r}; use 'h', '1' or a function of h")
+    out = np.asarray(effort(n), dtype=float)
+    if out.shape != n.shape or np.any(~np.isfinite(out)) or np.any(out <= 0):
+        raise ChainError("effort function f(h) must return finite positive values, one per h")
+    return out
+
+
+def expected_ratio(transient, rewards, effort: Effort = "h", start=0, *, tol: float = 1e-12,
+                   max_steps: int = 1_000_000, check: bool = True) -> np.ndarray:
+    """``E[T(H) / f(H)]`` (order <=1 of P@H), exact to the absolute tolerance ``tol``.
+
+    Parameters
+    ----------
+    transient : array (..., N, N) or Tridiagonal
+    rewards : array (..., N)
+        Non-negative reward per visit.
+    effort : "h", "1" or callable
+        ``f(h)``, non-decreasing and positive.
+    tol : float
+        Bound on the neglected tail (see the module docstring); the result is within
+        ``tol`` of the exact value, for every batch element.
+    """
+    block = as_block(transient, check=check)
+    rho = np.asarray(rewards, dtype=float)
+    if np.any(rho < 0):
+        raise ChainError("expected_ratio needs non-negative rewards")
+    exit_p = np.clip(1.0 - block.row_sums(), 0.0, None)
+    m = block.solve(rho)
+    shape = np.broadcast_shapes(block.batch_shape + (block.n_states,), rho.shape, m.shape)
+    a = np.broadcast_to(start_vector(start, block.n_states), shape).astype(float)
+    g = a * rho
+    total = np.zeros(shape[:-1])
+    for n in range(1, max_steps + 1):
+        f_n = effort_values(effort, np.array(float(n)))
+        total += np.sum(exit_p * g, axis=-1) / f_n
+        a = block.rmatvec(a)
+        g = block.rmatvec(g) + a * rho
+        tail = np.sum(g + a * (m - rho), axis=-1)
+        f_next = effort_values(effort, np.array(float(n + 1)))
+        if np.all(tail / f_next <= tol):
+            return total
+    raise ChainError(f"expected_ratio did not reach tol={tol} within {max_steps} steps")
+
+
+def joint_distribution(transient, rewards, start=0, *, tol: float = 1e-12,
+                       max_steps: int = 100_000, check: bool = True) -> np.ndarray:
+    """Exact joint law ``P(H = n, T(H) = t)`` for integer rewards.
+
+    Parameters
+    ----------
+    transient : array (..., N, N) or Tridiagonal
+    rewards : int array (..., N)
+        Non-negative integer reward per visit.
+    tol : float
+        The recursion stops when ``P(H > n) <= tol`` for every batch element; that mass is
+        missing from the result (``1 - joint.sum()`` reports it).
+
+    Returns
+    -------
+    array (..., n_max, t_max + 1)
+        ``out[..., n - 1, t] = P(H = n, T(H) = t)``.
+    """
+    block = as_block(transient, check=check)
+    rho = np.asarray(rewards)
+    if not np.all(np.isfinite(rho)) or np.any(rho < 0) or np.any(rho != np.round(rho)):
+        raise ChainError("joint_distribution needs non-negative integer rewards")
+    rho = rho.astype(int)
+    exit_p = np.clip(1.0 - block.row_sums(), 0.0, None)
+    shape = np.broadcast_shapes(block.batch_shape + (block.n_states,), rho.shape)
+    rho = np.broadcast_to(rho, shape)
+    values = np.unique(rho)
+    # a[..., i, t] = P(X_n = i, H >= n, T_n = t)
+    start_p = np.broadcast_to(start_vector(start, block.n_states), shape)
+    width = int(rho.max()) + 1
+    a = _shift_by_reward(start_p[..., None] * _unit(width), rho, values, width)
+    rows = []
+    for _ in range(max_steps):
+        rows.append(np.einsum("...i,...it->...t", exit_p, a))
+        moved = _rmatvec_last_but_one(block, a)
+        width = a.shape[-1] + int(rho.max())
+        a = _shift_by_reward(_pad(moved, width), rho, values, width)
+        if np.all(a.sum(axis=(-1, -2)) <= tol):
+            break
+    else:
+        raise ChainError(f"joint_distribution: P(H > n) still above tol after {max_steps} steps")
+    t_max = max(r.shape[-1] for r in rows)
+    return np.stack([_pad(r, t_max) for r in rows], axis=-2)
+
+
+def ratio_distribution(joint: np.ndarray, effort: Effort = "h", *,
+                       decimals: int = 12) -> tuple[np.ndarray, np.ndarray]:
+    """Law of ``P@H = T(H) / f(H)`` from the joint law of :func:`joint_distribution`.
+
+    Parameters
+    ----------
+    joint : array (n_max, t_max + 1)
+        One chain's ``P(H = n, T = t)`` (no batch axes).
+
+    Returns
+    -------
+    values, probabilities : arrays (K,)
+        Sorted distinct values of ``T/f(H)`` (equal ratios such as 1/2 and 2/4 merged after
+        rounding to ``decimals``) and their probabilities.
+    """
+    joint = np.asarray(joint, dtype=float)
+    if joint.ndim != 2:
+        raise ChainError("ratio_distribution takes one chain's (n_max, t_max + 1) joint law")
+    n = np.arange(1, joint.shape[0] + 1, dtype=float)
+    t = np.arange(joint.shape[1], dtype=float)
+    ratio = t[None, :] / effort_values(effort, n)[:, None]
+    keep = joint > 0
+    vals = np.round(ratio[keep], decimals)
+    support, inverse = np.unique(vals, return_inverse=True)
+    probs = np.bincount(inverse, weights=joint[keep], minlength=support.size)
+    return support, probs
+
+
+def _unit(width: int) -> np.ndarray:
+    u = np.zeros(width)
+    u[0] = 1.0
+    return u
+
+
+def _pad(x: np.ndarray, width: int) -> np.ndarray:
+    if x.shape[-1] == width:
+        return x
+    pad = [(0, 0)] * (x.ndim - 1) + [(0, width - x.shape[-1])]
+    return np.pad(x, pad)
+
+
+def _shift_by_reward(x: np.ndarray, rho: np.ndarray, values: np.ndarray, width: int) -> np.ndarray:
+    """Add each state's reward to the reward axis: ``out[..., i, t + rho_i] = x[..., i, t]``."""
+    out = np.zeros(x.shape[:-1] + (width,))
+    for v in values:
+        mask = (rho == v)[..., None]
+        if v == 0:
+            out += np.where(mask, x, 0.0)
+        else:
+            out[..., v:] += np.where(mask, x[..., : width - v], 0.0)
+    return out
+
+
+def _rmatvec_last_but_one(block, a: np.ndarray) -> np.ndarray:
+    """``a P~`` on the state axis of ``a[..., i, t]`` (the reward axis rides along)."""
+    moved = np.moveaxis(a, -1, 0)  # (t, ..., N)
+    return np.moveaxis(block.rmatvec(moved), 0, -1)

@@ -1,0 +1,74 @@
+"""The ``bayeschain`` command.
+
+Subcommands register themselves in :data:`COMMANDS`; each module is imported only when its
+command runs, so ``bayeschain --help`` stays fast.  User mistakes (a
+:class:`~bayeschain.errors.BayeschainError`, a missing file) are printed on one line and
+exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from . import __version__
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its help line, the module that implements it, and its arguments."""
+
+    help: str
+    module: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+
+
+def _demo_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--users", type=int, default=100_000,
+                   help="simulated users for the Monte-Carlo check (default 100000)")
+    p.add_argument("--data", default=None, help="data folder (default: the bundled data/)")
+    p.add_argument("--seed", type=int, default=2020, help="random seed (default 2020)")
+
+
+COMMANDS: dict[str, Command] = {
+    "demo": Command("run the engine on the bundled example and check it by simulation",
+                    "bayeschain.demo", _demo_arguments),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bayeschain",
+        description="Evaluate search systems with Markov-chain user models.")
+    parser.add_argument("--version", action="version", version=f"bayeschain {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, cmd in COMMANDS.items():
+        cmd.add_arguments(sub.add_parser(name, help=cmd.help, description=cmd.help))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    from .errors import BayeschainError
+
+    try:
+        module = importlib.import_module(COMMANDS[args.command].module)
+        return int(module.run(args) or 0)
+    except BayeschainError as exc:
+        print(f"bayeschain {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        print(f"bayeschain {args.command}: error: {exc.strerror}: {exc.filename}",
+              file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""Monte-Carlo users: the independent check of the exact solvers, and synthetic logs."""
+
+from .users import SimulatedUsers, geometric_loss_gain, simulate_users
+
+__all__ = ["SimulatedUsers", "geometric_loss_gain", "simulate_users"]

@@ -1,0 +1,99 @@
+"""Shared test helpers: random chains and brute-force references written independently
+of the solvers under test (dense inverses, explicit matrix powers, path enumeration)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+from bayeschain.chains import Tridiagonal
+
+
+def random_substochastic(rng, batch_shape, n, *, max_exit=0.6, min_exit=0.05, density=1.0):
+    """Random transient blocks whose every row leaves with probability >= min_exit."""
+    m = rng.random(tuple(batch_shape) + (n, n)) * (rng.random((n, n)) < density)
+    m = m + 1e-3 * np.eye(n)  # keep every row non-empty
+    keep = 1.0 - rng.uniform(min_exit, max_exit, size=tuple(batch_shape) + (n, 1))
+    return m / m.sum(axis=-1, keepdims=True) * keep
+
+
+def random_walk(rng, batch_shape, n, *, min_exit=0.05):
+    """Random forward/backward walk with stop probability >= min_exit in every state."""
+    w = rng.random(tuple(batch_shape) + (n, 3))  # (backward, stop, forward) weights
+    w[..., 0, 0] = 0.0   # no backward move from the first state
+    w[..., -1, 2] = 0.0  # no forward move from the last state
+    w = w / w.sum(axis=-1, keepdims=True)
+    stop = np.maximum(w[..., 1], min_exit)
+    moves = w[..., 0] + w[..., 2]
+    scale = np.where(moves > 0, (1 - stop) / np.where(moves > 0, moves, 1), 0.0)
+    return Tridiagonal(w[..., 0] * scale, np.zeros(w.shape[:-1]), w[..., 2] * scale)
+
+
+def constant_walk(p, q, n, p_first=None, q_last=None):
+    """The paper's Section 3 walk: forward p, backward q; rank 1 and rank N boundary rows."""
+    lower = np.full(n, float(q))
+    upper = np.full(n, float(p))
+    lower[0] = 0.0
+    upper[-1] = 0.0
+    if p_first is not None:
+        upper[0] = p_first
+    if q_last is not None:
+        lower[-1] = q_last
+    return Tridiagonal(lower, np.zeros(n), upper)
+
+
+def dense_fundamental(q):
+    q = np.asarray(q, dtype=float)
+    return np.linalg.inv(np.eye(q.shape[-1]) - q)
+
+
+def brute_expected_ratio(q, rho, effort, start=0, n_max=400):
+    """E[T/f(H)] = sum_n (1/f(n)) sum_{m<=n} e_s Q^(m-1) diag(rho) Q^(n-m) s, by matrix powers."""
+    q = np.asarray(q, dtype=float)
+    n_states = q.shape[0]
+    s = 1 - q.sum(axis=1)
+    powers = [np.eye(n_states)]
+    for _ in range(n_max):
+        powers.append(powers[-1] @ q)
+    e = np.zeros(n_states)
+    e[start] = 1
+    total = 0.0
+    for n in range(1, n_max + 1):
+        acc = sum(e @ powers[m - 1] @ np.diag(rho) @ powers[n - m] @ s for m in range(1, n + 1))
+        total += acc / effort(n)
+    return total
+
+
+def enumerate_paths(q, rho, start, depth):
+    """Every path of at most ``depth`` visits: dict (H, T) -> probability (exact, tiny chains)."""
+    q = np.asarray(q, dtype=float)
+    s = 1 - q.sum(axis=1)
+    out: dict[tuple[int, int], float] = {}
+
+    def walk(state, h, t, prob):
+        t = t + int(rho[state])
+        out[(h, t)] = out.get((h, t), 0.0) + prob * s[state]
+        if h == depth:
+            return
+        for j in range(q.shape[0]):
+            if q[state, j] > 0:
+                walk(j, h + 1, t, prob * q[state, j])
+
+    walk(start, 1, 0, 1.0)
+    return out
+
+
+@st.composite
+def substochastic_matrices(draw, max_n=6):
+    """Hypothesis strategy: a random (N, N) substochastic matrix with certain absorption."""
+    n = draw(st.integers(1, max_n))
+    seed = draw(st.integers(0, 2**32 - 1))
+    density = draw(st.sampled_from([1.0, 0.5, 0.3]))
+    rng = np.random.default_rng(seed)
+    return random_substochastic(rng, (), n, density=density)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20201014)
