@@ -33,9 +33,17 @@ def _demo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=2020, help="random seed (default 2020)")
 
 
+def _eval_arguments(p: argparse.ArgumentParser) -> None:
+    from .commands.eval import add_arguments  # light: argparse and strings only
+
+    add_arguments(p)
+
+
 COMMANDS: dict[str, Command] = {
     "demo": Command("run the engine on the bundled example and check it by simulation",
-                    "bayeschain.demo", _demo_arguments),
+                    "bayeschain.commands.demo", _demo_arguments),
+    "eval": Command("evaluate TREC runs against qrels (trec_eval-like, every measure)",
+                    "bayeschain.commands.eval", _eval_arguments),
 }
 
 

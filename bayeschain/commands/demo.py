@@ -13,22 +13,22 @@ from pathlib import Path
 
 import numpy as np
 
-from .chains import (
+from ..chains import (
     Tridiagonal,
     expected_ratio,
     expected_reward,
     expected_stopping_time,
     geometric_loss_reward,
 )
-from .errors import FormatError
-from .simulate import simulate_users
+from ..errors import FormatError
+from ..simulate import simulate_users
 
 EXAMPLE = Path("examples") / "ictir2020_section5.tsv"
 
 
 def bundled_data_dir() -> Path:
     """The ``data/`` folder next to the package (present in a source checkout)."""
-    return Path(__file__).resolve().parent.parent / "data"
+    return Path(__file__).resolve().parents[2] / "data"
 
 
 def read_relevance_table(path: Path) -> dict[str, np.ndarray]:

@@ -1,0 +1,66 @@
+"""Dynamic browsing models: transitions depend on the relevance of the list.
+
+* ``ap`` (Ferrante & Ferro, ICTIR 2020, Section 6.2): the user moves on after a
+  non-relevant document and, at a relevant rank ``i``, stops with probability
+  ``r[i] / (R_N - R_{i-1})`` (``R_i = r[1] + ... + r[i]``), so that the stopping rank is
+  uniform over the relevant documents retrieved.  ``E[T(H) / H]`` is then AP with the
+  retrieved relevant documents as recall base; multiplying by ``R_N / RB`` gives AP with
+  recall base ``RB``.
+* ``err`` (Section 6.5): at rank ``i`` the user is satisfied and stops with
+  ``R_i = (2^g_i - 1) / 2^g_max``; the paper sets ``R_N = 1`` (there is no End state for an
+  unsatisfied user), so ``E[1/H]`` is ERR computed with ``R_N = 1``.
+
+Relevance has shape ``(..., N)``; each leading index gets its own chain.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..chains import Tridiagonal
+from ..errors import ParameterError
+from .base import browsing_model, walk_from_moves
+
+
+def _relevance(relevance, n_ranks: int) -> np.ndarray:
+    rel = np.asarray(relevance, dtype=float)
+    if rel.shape[-1] != n_ranks:
+        raise ParameterError(f"relevance has {rel.shape[-1]} ranks, expected {n_ranks}")
+    if not np.all(np.isfinite(rel)):
+        raise ParameterError("relevance contains NaN or infinite values")
+    return rel
+
+
+@browsing_model("ap", dynamic=True)
+def ap_walk(n_ranks: int, relevance) -> Tridiagonal:
+    """Stop only at relevant ranks, uniformly over the relevant documents retrieved."""
+    r = (_relevance(relevance, n_ranks) > 0).astype(float)
+    total = r.sum(axis=-1, keepdims=True)
+    before = np.cumsum(r, axis=-1) - r          # R_{i-1}
+    remaining = total - before                  # R_N - R_{i-1}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stop = np.where(remaining > 0, r / np.where(remaining > 0, remaining, 1), 1.0)
+    return walk_from_moves(1.0 - stop, np.zeros_like(stop))
+
+
+def err_satisfaction(relevance, max_grade=None) -> np.ndarray:
+    """ERR's satisfaction probability ``(2^g - 1) / 2^g_max`` (Chapelle et al., CIKM 2009).
+
+    Negative grades count as 0.  ``max_grade`` (scalar, or an array broadcasting against
+    ``relevance``, e.g. ``(B, 1)``) defaults to the largest grade in each list (at least 1).
+    """
+    g = np.clip(np.asarray(relevance, dtype=float), 0, None)
+    if max_grade is None:
+        gmax = np.maximum(g.max(axis=-1, keepdims=True), 1.0)
+    else:
+        gmax = np.asarray(max_grade, dtype=float)
+        if np.any(g > gmax):
+            raise ParameterError(f"relevance grade above max_grade={max_grade}")
+    return (2.0**g - 1.0) / 2.0**gmax
+
+
+@browsing_model("err", dynamic=True, max_grade=None)
+def err_walk(n_ranks: int, relevance, *, max_grade=None) -> Tridiagonal:
+    """Stop at rank i with ERR's satisfaction probability R_i (and R_N = 1)."""
+    sat = err_satisfaction(_relevance(relevance, n_ranks), max_grade)
+    return walk_from_moves(1.0 - sat, np.zeros_like(sat))

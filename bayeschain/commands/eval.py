@@ -1,0 +1,117 @@
+"""``bayeschain eval``: a trec_eval-like command for every registered measure.
+
+    bayeschain eval QRELS RUN [RUN ...] -m AP -m P@10 -m "RBP(p=0.8)" [-q] [--format tsv]
+
+Runs are named by their run id (the 6th column), made unique with the file name when two
+files share one.  Output goes to standard output, or atomically to ``-o FILE`` (never
+overwriting an existing file without ``--force``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import ParameterError
+
+if TYPE_CHECKING:  # pandas is imported when the command runs, not for --help
+    import pandas as pd
+
+DEFAULT_MEASURES = ["AP", "P@10", "nDCG@10", "RBP(p=0.8)", "ERR@20"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("qrels", help="TREC qrels file (query iter doc relevance)")
+    p.add_argument("runs", nargs="+", metavar="run", help="TREC run file(s)")
+    p.add_argument("-m", "--measure", action="append", dest="measures", metavar="MEASURE",
+                   help="measure string, repeatable (e.g. AP, P@10, 'RBP(p=0.8)', nDCG@10, "
+                        "'PatH(model=\"rwbm\", p=0.5, q=0.25)'); trec_eval names such as map "
+                        f"or P_10 work too (default: {' '.join(DEFAULT_MEASURES)})")
+    p.add_argument("-q", "--per-topic", action="store_true",
+                   help="print each topic's value as well as the mean")
+    p.add_argument("--format", choices=["text", "tsv", "json"], default="text",
+                   help="output format (default text, trec_eval style)")
+    p.add_argument("-c", "--complete", action="store_true",
+                   help="average over every qrels topic; a topic missing from a run scores 0 "
+                        "(trec_eval -c)")
+    p.add_argument("-l", "--level", type=int, default=1,
+                   help="minimum grade counted as relevant for binary measures (default 1)")
+    p.add_argument("-M", "--depth", type=int, default=None,
+                   help="evaluate only the top DEPTH documents of each ranking (trec_eval -M)")
+    p.add_argument("-o", "--output", default=None, help="write to this file instead of stdout")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --output file")
+
+
+def _run_names(paths: list[str], frames: list[pd.DataFrame]) -> list[str]:
+    """Run ids from the files, made unique with the file name when needed."""
+    names = []
+    for path, frame in zip(paths, frames, strict=True):
+        name = str(frame["run_id"].iloc[0]) if len(frame) else Path(path).name
+        names.append(name)
+    if len(set(names)) < len(names):
+        names = [f"{n}:{Path(p).name}" for n, p in zip(names, paths, strict=True)]
+    if len(set(names)) < len(names):
+        names = list(paths)
+    return names
+
+
+def format_text(per_topic: pd.DataFrame, per_topic_lines: bool) -> str:
+    """trec_eval's layout: ``measure<pad>\ttopic\tvalue`` with 4 decimals."""
+    import pandas as pd
+
+    from ..evaluation import aggregate
+
+    lines = []
+    means = aggregate(per_topic)
+    for run in pd.unique(per_topic["run"]):
+        lines.append(f"{'runid':<22}\tall\t{run}")
+        rows = per_topic[per_topic["run"] == run]
+        if per_topic_lines:
+            for topic in pd.unique(rows["topic"]):
+                for rec in rows[rows["topic"] == topic].itertuples():
+                    lines.append(f"{rec.measure:<22}\t{topic}\t{rec.value:.4f}")
+        lines.append(f"{'num_q':<22}\tall\t{rows['topic'].nunique()}")
+        for rec in means[means["run"] == run].itertuples():
+            lines.append(f"{rec.measure:<22}\tall\t{rec.value:.4f}")
+    return "\n".join(lines) + "\n"
+
+
+def format_table(per_topic: pd.DataFrame, per_topic_lines: bool, fmt: str) -> str:
+    """TSV or JSON records with columns run, topic, measure, value (topic 'all' = mean)."""
+    import pandas as pd
+
+    from ..evaluation import aggregate
+
+    means = aggregate(per_topic).assign(topic="all")[["run", "topic", "measure", "value"]]
+    table = pd.concat([per_topic, means], ignore_index=True) if per_topic_lines else means
+    if fmt == "tsv":
+        return table.to_csv(sep="\t", index=False, float_format="%.6f")
+    return json.dumps(table.to_dict(orient="records"), indent=1) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..evaluation import evaluate_runs
+    from ..io.trec import read_qrels, read_run
+    from ..io.write import atomic_write_text
+
+    if args.depth is not None and args.depth < 1:
+        raise ParameterError(f"--depth must be a positive integer, got {args.depth}")
+    measures = args.measures or DEFAULT_MEASURES
+    qrels = read_qrels(args.qrels)
+    frames = [read_run(p) for p in args.runs]
+    runs = dict(zip(_run_names(args.runs, frames), frames, strict=True))
+    per_topic = evaluate_runs(qrels, runs, measures, level=args.level, depth=args.depth,
+                              complete=args.complete)
+    if args.format == "text":
+        text = format_text(per_topic, args.per_topic)
+    else:
+        text = format_table(per_topic, args.per_topic, args.format)
+    if args.output:
+        atomic_write_text(args.output, text, force=args.force,
+                          protected=[args.qrels, *args.runs])
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,41 @@
+"""Safe output: write to a temporary file in the target folder, then rename.
+
+A crash or an error never leaves a partial output file, inputs are never overwritten, and
+an existing output is replaced only with ``force=True``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import BayeschainError
+
+
+def check_output_path(path, *, force: bool = False, protected: Iterable = ()) -> Path:
+    """Refuse to write over an input file, or over an existing file without ``force``."""
+    target = Path(path)
+    for p in protected:
+        if Path(p).exists() and target.exists() and os.path.samefile(p, target):
+            raise BayeschainError("refusing to overwrite an input file", file=target)
+    if target.exists() and not force:
+        raise BayeschainError("output file exists; use --force to replace it", file=target)
+    if not target.parent.exists():
+        raise BayeschainError("output folder does not exist", file=target.parent)
+    return target
+
+
+def atomic_write_text(path, text: str, *, force: bool = False, protected: Iterable = ()) -> Path:
+    """Write ``text`` to ``path`` atomically (temporary file + rename)."""
+    target = check_output_path(path, force=force, protected=protected)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

@@ -1,0 +1,149 @@
+"""The built-in measures: registrations of the classical measures and P@H.
+
+Binary measures count a document as relevant when its grade is at least ``level``
+(context, default 1, trec_eval's ``-l``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError
+from . import classical
+from .path import apply_gains, path_expectation
+from .registry import Measure, MeasureSpec, register_measure
+
+
+def _binary(rel: np.ndarray, ctx: Mapping[str, Any]) -> np.ndarray:
+    return (rel >= ctx.get("level", 1)).astype(float)
+
+
+def _graded_gains(rel: np.ndarray, gains) -> np.ndarray:
+    return apply_gains(rel, gains)
+
+
+def _precision(rel, m: Measure, ctx):
+    return classical.precision_at(_binary(rel, ctx), m.cutoff)
+
+
+def _ap(rel, m: Measure, ctx):
+    return classical.average_precision(_binary(rel, ctx), ctx.get("recall_base"), m.cutoff)
+
+
+def _rbp_gains(rel, gains, ctx):
+    """RBP gains: binary (default), a ``{grade: weight}`` map, or ``'graded'``: the grade
+    over the topic's top grade when that exceeds 1 (trec_eval 10's rbp, which rescales
+    gains into [0, 1])."""
+    if gains is None:
+        return _binary(rel, ctx)
+    if gains == "graded":
+        g = np.clip(rel, 0, None)
+        top = np.maximum(np.clip(_ideal(rel, ctx), 0, None).max(axis=-1), 1.0)
+        return g / top[..., None]
+    if isinstance(gains, str):
+        raise ParameterError(f"RBP gains must be a {{grade: weight}} map or 'graded', "
+                             f"got {gains!r}")
+    return _graded_gains(rel, gains)
+
+
+def _rbp(rel, m: Measure, ctx):
+    kw = m.kwargs
+    p = kw.get("p", 0.8)
+    gains = _rbp_gains(rel, kw.get("gains"), ctx)
+    if m.cutoff is not None:
+        gains = classical._cut(gains, m.cutoff)
+    if kw.get("finite", False):
+        lengths = ctx.get("lengths")
+        if m.cutoff is not None:
+            lengths = m.cutoff if lengths is None else np.minimum(lengths, m.cutoff)
+        return classical.rank_biased_precision_finite(gains, p, lengths)
+    return classical.rank_biased_precision(gains, p)
+
+
+def _ideal(rel, ctx):
+    ideal = ctx.get("ideal")
+    return rel if ideal is None else np.asarray(ideal, dtype=float)
+
+
+def _dcg(rel, m: Measure, ctx):
+    kw = m.kwargs
+    g = _graded_gains(rel, kw.get("gains"))
+    return classical.discounted_cumulative_gain(g, m.cutoff, kw.get("base", 2.0),
+                                                kw.get("variant", "trec"))
+
+
+def _ndcg(rel, m: Measure, ctx):
+    kw = m.kwargs
+    g = _graded_gains(rel, kw.get("gains"))
+    ideal = _graded_gains(_ideal(rel, ctx), kw.get("gains"))
+    return classical.normalized_dcg(g, ideal, m.cutoff, kw.get("base", 2.0),
+                                    kw.get("variant", "trec"))
+
+
+def _err(rel, m: Measure, ctx):
+    max_grade = m.kwargs.get("max_grade", ctx.get("max_grade"))
+    if max_grade is None:
+        # the grading scale's top: the topic's best judged grade when qrels are known
+        ideal = ctx.get("ideal")
+        source = rel if ideal is None else np.asarray(ideal, dtype=float)
+        max_grade = np.maximum(np.clip(source, 0, None).max(axis=-1), 1.0)
+    max_grade = np.asarray(max_grade, dtype=float)
+    if max_grade.ndim:
+        max_grade = max_grade[..., None]
+    return classical.expected_reciprocal_rank(rel, m.cutoff, max_grade)
+
+
+_PATH_PARAMS = {"model": "sfbm", "order": 1, "loss": 0.0, "effort": "h", "gains": None,
+                "p": None, "q": None, "p1": None, "qN": None, "cutoff": None, "base": None,
+                "variant": None, "max_grade": None, "users": 100_000, "seed": None}
+_MODEL_PARAMS = ("p", "q", "p1", "qN", "cutoff", "base", "variant", "max_grade")
+
+
+def _path(rel, m: Measure, ctx):
+    kw = {**{k: v for k, v in _PATH_PARAMS.items()}, **m.kwargs}
+    if kw["effort"] not in ("h", "1"):
+        raise ParameterError("PatH effort must be 'h' or '1' in a measure string; pass a "
+                             "function to bayeschain.measures.path_expectation for others")
+    model_params = {k: kw[k] for k in _MODEL_PARAMS if kw[k] is not None}
+    for k, v in ctx.get("params", {}).items():  # posterior draws etc. passed as context
+        model_params[k] = v
+    if m.cutoff is not None:
+        rel = classical._cut(rel, m.cutoff)
+    gains = kw["gains"]
+    if gains is None:
+        rel = np.clip(rel, 0, None)
+    return path_expectation(rel, kw["model"], order=int(kw["order"]), gains=gains,
+                            loss=float(kw["loss"]), effort=kw["effort"],
+                            users=int(ctx.get("users", kw["users"])),
+                            seed=ctx.get("seed", kw["seed"]), **model_params)
+
+
+register_measure(MeasureSpec(
+    "P", _precision, {}, "required", "precision at cut-off k: relevant in top k / k",
+    "Ferrante & Ferro, ICTIR 2020, Sec. 6.1 (DFBM)"))
+register_measure(MeasureSpec(
+    "AP", _ap, {}, "optional", "average precision over the recall base (context recall_base)",
+    "Ferrante & Ferro, ICTIR 2020, Sec. 6.2, Eq. 7"))
+register_measure(MeasureSpec(
+    "RBP", _rbp, {"p": 0.8, "gains": None, "finite": False}, "optional",
+    "rank-biased precision (1 - p) sum r_i p^(i-1); finite=True gives RBP(N) = E[T]/E[H]",
+    "Moffat & Zobel, TOIS 2008; Ferrante & Ferro, ICTIR 2020, Sec. 6.3"))
+register_measure(MeasureSpec(
+    "DCG", _dcg, {"gains": None, "base": 2.0, "variant": "trec"}, "optional",
+    "discounted cumulated gain: sum w(r_i) / log_b(i+1) (variant='jarvelin': max(1, log_b i))",
+    "Järvelin & Kekäläinen, TOIS 2002; Ferrante & Ferro, ICTIR 2020, App. D"))
+register_measure(MeasureSpec(
+    "nDCG", _ndcg, {"gains": None, "base": 2.0, "variant": "trec"}, "optional",
+    "DCG over the ideal DCG of the topic's judgements (context ideal), as trec_eval's ndcg_cut",
+    "Järvelin & Kekäläinen, TOIS 2002"))
+register_measure(MeasureSpec(
+    "ERR", _err, {"max_grade": None}, "optional",
+    "expected reciprocal rank with R = (2^g - 1) / 2^g_max",
+    "Chapelle et al., CIKM 2009; Ferrante & Ferro, ICTIR 2020, Sec. 6.5"))
+register_measure(MeasureSpec(
+    "PatH", _path, dict(_PATH_PARAMS), "optional",
+    "P@H of a browsing model: order 1 E[T/f(H)] or order 2 E[T]/E[f(H)]",
+    "Ferrante & Ferro, ICTIR 2020, Eq. 2-4"))

@@ -1,0 +1,114 @@
+r"""Classical measures by their direct formulas, vectorised over rows of a relevance matrix.
+
+Each function takes relevance of shape ``(..., D)`` (rank axis last, rows padded with 0
+beyond the end of each list) and returns ``(...)``.  The same values come out of the P@H
+chains (:mod:`bayeschain.measures.chain_forms`); the tests hold the two against each other
+to 1e-12.
+
+* ``P@k = (1/k) sum_{i<=k} r[i]``                                   (Precision at cut-off)
+* ``AP = (1/RB) sum_i r[i] (1/i) sum_{j<=i} r[j]``                  (ICTIR 2020, Eq. 7)
+* ``RBP(p) = (1 - p) sum_i r[i] p^(i-1)``                           (Moffat & Zobel 2008; Eq. 9)
+* ``RBP(N) = K(p, N)^-1 sum_{i<=N} r[i] p^(i-1)``, ``K(p, N) = (1 - p^N) / (1 - p)``  (Sec. 6.3)
+* ``DCG@k = sum_{i<=k} w(r[i]) / log_b(i + 1)`` (trec_eval) or ``/ max(1, log_b i)`` (Eq. 10)
+* ``ERR@k = sum_{i<=k} (1/i) prod_{j<i} (1 - R_j) R_i``, ``R = (2^g - 1) / 2^g_max``  (Eq. 11)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..browsing import err_satisfaction, log_discount
+from ..errors import ParameterError
+
+
+def _ranks(n: int) -> np.ndarray:
+    return np.arange(1, n + 1, dtype=float)
+
+
+def _cut(rel: np.ndarray, k: int | None) -> np.ndarray:
+    if k is None:
+        return rel
+    k = int(k)
+    if k < 1:
+        raise ParameterError(f"cut-off must be a positive integer, got {k}")
+    if rel.shape[-1] >= k:
+        return rel[..., :k]
+    pad = [(0, 0)] * (rel.ndim - 1) + [(0, k - rel.shape[-1])]
+    return np.pad(rel, pad)
+
+
+def precision_at(binary, k: int) -> np.ndarray:
+    """``P@k``: relevant documents in the top ``k`` over ``k`` (missing ranks count as 0)."""
+    return _cut(np.asarray(binary, dtype=float), k).sum(axis=-1) / int(k)
+
+
+def average_precision(binary, recall_base=None, k: int | None = None) -> np.ndarray:
+    """AP with recall base ``RB`` (default: relevant documents retrieved); 0 when ``RB = 0``."""
+    r = _cut(np.asarray(binary, dtype=float), k)
+    prec = np.cumsum(r, axis=-1) / _ranks(r.shape[-1])
+    total = np.sum(r * prec, axis=-1)
+    rb = r.sum(axis=-1) if recall_base is None else np.asarray(recall_base, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(rb > 0, total / np.where(rb > 0, rb, 1), 0.0)
+
+
+def _check_persistence(p) -> np.ndarray:
+    p = np.asarray(p, dtype=float)
+    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p >= 1)):
+        raise ParameterError(f"RBP persistence p must lie in [0, 1), got {p!r}")
+    return p
+
+
+def rank_biased_precision(gains, p, k: int | None = None) -> np.ndarray:
+    """``RBP(p) = (1 - p) sum_i g[i] p^(i-1)`` (the infinite-list normalisation)."""
+    g = _cut(np.asarray(gains, dtype=float), k)
+    p = _check_persistence(p)[..., None]
+    return (1 - p[..., 0]) * np.sum(g * p ** np.arange(g.shape[-1]), axis=-1)
+
+
+def rank_biased_precision_finite(gains, p, lengths=None) -> np.ndarray:
+    """``RBP(N) = sum_{i<=N} g[i] p^(i-1) / K(p, N)`` with ``K(p, N) = (1 - p^N)/(1 - p)``.
+
+    ``lengths`` gives each row's list length N (default: the width of ``gains``).  This is
+    ``E[T(H)] / E[H]`` for the SFBM with constant ``p`` on a list of N documents (Sec. 6.3).
+    """
+    g = np.asarray(gains, dtype=float)
+    p = _check_persistence(p)
+    n = np.full(g.shape[:-1], g.shape[-1]) if lengths is None else np.asarray(lengths)
+    powers = p[..., None] ** np.arange(g.shape[-1])
+    inside = np.arange(g.shape[-1]) < n[..., None]
+    top = np.sum(np.where(inside, g * powers, 0.0), axis=-1)
+    k = np.where(p > 0, (1 - p**n) / np.where(p < 1, 1 - p, 1), 1.0)
+    return top / k
+
+
+def discounted_cumulative_gain(gains, k: int | None = None, base: float = 2.0,
+                               variant: str = "trec") -> np.ndarray:
+    """``DCG@k = sum_{i<=k} w(r[i]) * discount(i)``.
+
+    The discount is :func:`~bayeschain.browsing.log_discount` (trec_eval's or Järvelin's).
+    """
+    g = _cut(np.asarray(gains, dtype=float), k)
+    return np.sum(g * log_discount(_ranks(g.shape[-1]), base, variant), axis=-1)
+
+
+def normalized_dcg(gains, ideal, k: int | None = None, base: float = 2.0,
+                   variant: str = "trec") -> np.ndarray:
+    """``nDCG@k = DCG@k / ideal DCG@k`` (ideal: the topic's judged gains sorted descending).
+
+    As in trec_eval, a topic without positive judgements scores 0.
+    """
+    top = discounted_cumulative_gain(gains, k, base, variant)
+    best = discounted_cumulative_gain(np.sort(np.asarray(ideal, dtype=float), axis=-1)[..., ::-1],
+                                      k, base, variant)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(best > 0, top / np.where(best > 0, best, 1), 0.0)
+
+
+def expected_reciprocal_rank(grades, k: int | None = None, max_grade=None) -> np.ndarray:
+    """``ERR@k = sum_{i<=k} (1/i) prod_{j<i} (1 - R_j) R_i`` (Chapelle et al. 2009)."""
+    g = _cut(np.asarray(grades, dtype=float), k)
+    sat = err_satisfaction(g, max_grade)
+    reach = np.cumprod(np.concatenate([np.ones(sat.shape[:-1] + (1,)), 1 - sat[..., :-1]],
+                                      axis=-1), axis=-1)
+    return np.sum(reach * sat / _ranks(g.shape[-1]), axis=-1)
