@@ -19,12 +19,19 @@ trec_eval conventions followed:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import ParameterError
+from .arrow import as_string_array
+
+#: Largest topic x judged-document table used for the grade lookup (128 MB of float64).
+_DENSE_LOOKUP_LIMIT = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -82,118 +89,194 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
         Keep only the top ``depth`` documents per ranking (trec_eval ``-M``).
     complete : bool
         Score qrels topics missing from a run as empty rankings (trec_eval ``-c``).
+
+    Runs are processed in parallel threads (Arrow's lookups and NumPy's large-array
+    operations release the GIL); rows come out run by run, topics in id order.
     """
     if isinstance(runs, pd.DataFrame):
         name = str(runs["run_id"].iloc[0]) if "run_id" in runs and len(runs) else "run"
         runs = {name: runs}
     if depth is not None and int(depth) < 1:
         raise ParameterError(f"depth must be a positive integer, got {depth!r}")
+    judged = _Judgements(qrels, level)
     names = list(runs)
-    q_topics = pd.unique(qrels["query_id"].astype(str))
-    topic_index = pd.Index(q_topics)
-
-    frames = [runs[n] for n in names]
-    sizes = np.array([len(f) for f in frames])
-    run_code = np.repeat(np.arange(len(names)), sizes)
-    qid = np.concatenate([f["query_id"].astype(str).to_numpy() for f in frames]) if frames \
-        else np.array([], dtype=object)
-    doc = np.concatenate([f["doc_id"].astype(str).to_numpy() for f in frames]) if frames \
-        else np.array([], dtype=object)
-    score = np.concatenate([f["score"].to_numpy(dtype=float) for f in frames]) if frames \
-        else np.array([])
-
-    topic = topic_index.get_indexer(qid)
-    keep = topic >= 0                       # topics without qrels are not evaluated
-    run_code, topic, doc, score = run_code[keep], topic[keep], doc[keep], score[keep]
-
-    grade = _lookup_grades(topic, doc, topic_index, qrels)
-    n_topics = len(q_topics)
-    group = run_code.astype(np.int64) * n_topics + topic
-    order = _trec_order(group, score, doc)
-    group, grade = group[order], grade[order]
-
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if group.size else \
-        np.array([], dtype=np.int64)
-    counts = np.diff(np.r_[starts, group.size])
-    pos = np.arange(group.size) - np.repeat(starts, counts)
-    present = group[starts]
-    if depth is not None:
-        sel = pos < int(depth)
-        group, grade, pos = group[sel], grade[sel], pos[sel]
-        counts = np.minimum(counts, int(depth))
-
+    frames = list(runs.values())
+    n_runs, n_topics = len(frames), judged.n_topics
+    batches = [list(range(i, n_runs, _WORKERS)) for i in range(_WORKERS)]
+    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+        parts = [p for p in pool.map(lambda b: _rank_runs([frames[i] for i in b], b, judged,
+                                                           depth), batches) if p is not None]
+    # one row per (run, topic) present (or every qrels topic with complete=True)
+    present = np.zeros((n_runs, n_topics), dtype=bool)
+    for p in parts:
+        present[p.runs, p.topics] = True
     if complete:
-        all_groups = (np.arange(len(names))[:, None] * n_topics
-                      + np.arange(n_topics)[None, :]).ravel()
-    else:
-        all_groups = present
-    row_of = pd.Index(all_groups).get_indexer(group)
-    width = int(counts.max()) if counts.size else 0
-    relevance = np.zeros((all_groups.size, max(width, 1)))
-    relevance[row_of, pos] = grade
-    lengths = np.zeros(all_groups.size, dtype=np.int64)
-    np.add.at(lengths, row_of, 1)
+        present[:] = True
+    row_index = np.cumsum(present.ravel()).reshape(present.shape) - 1
+    n_rows = int(present.sum())
+    width = max([int(p.counts.max()) for p in parts if p.counts.size] + [1])
+    relevance = np.zeros((n_rows, width))
+    lengths = np.zeros(n_rows, dtype=np.int64)
 
-    recall, ideal = _topic_summaries(qrels, topic_index, level)
-    row_topic = all_groups % n_topics
+    def fill(p: _RankedRows) -> None:
+        rows = row_index[p.runs, p.topics]
+        relevance[np.repeat(rows, p.counts), p.pos] = p.grade
+        lengths[rows] = p.counts
+
+    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+        list(pool.map(fill, parts))
+    row_run, row_topic = np.nonzero(present)
     return RankedLists(
-        run_ids=np.asarray(names, dtype=object)[all_groups // n_topics],
-        query_ids=np.asarray(q_topics, dtype=object)[row_topic],
+        run_ids=np.asarray(names, dtype=object)[row_run],
+        query_ids=judged.topic_names[row_topic],
         relevance=relevance,
         lengths=lengths,
-        recall_base=recall[row_topic],
-        ideal=ideal[row_topic],
+        recall_base=judged.recall[row_topic],
+        ideal=judged.ideal[row_topic],
         level=int(level),
     )
 
 
-def _lookup_grades(topic: np.ndarray, doc: np.ndarray, topic_index: pd.Index,
-                   qrels: pd.DataFrame) -> np.ndarray:
-    """Grade of each (topic, doc) pair, 0 when unjudged, via one integer hash index."""
-    q_topic = topic_index.get_indexer(qrels["query_id"].astype(str).to_numpy())
-    q_doc = qrels["doc_id"].astype(str).to_numpy()
-    codes, uniques = pd.factorize(np.concatenate([q_doc, doc]))
-    n_docs = max(len(uniques), 1)
-    q_keys = q_topic.astype(np.int64) * n_docs + codes[: len(q_doc)]
-    r_keys = topic.astype(np.int64) * n_docs + codes[len(q_doc):]
-    hit = pd.Index(q_keys).get_indexer(r_keys)
-    grades = qrels["relevance"].to_numpy(dtype=float)
-    return np.where(hit >= 0, grades[np.maximum(hit, 0)], 0.0)
+_WORKERS = 2
 
 
-def _trec_order(group: np.ndarray, score: np.ndarray, doc: np.ndarray) -> np.ndarray:
-    """Row order: by group, score descending, doc id descending (trec_eval)."""
+class _Judgements:
+    """The qrels prepared for lookups: topics in id order, judged doc ids, a grade table."""
+
+    def __init__(self, qrels: pd.DataFrame, level: int):
+        topic_col = as_string_array(qrels["query_id"])
+        uniq = pc.unique(topic_col)
+        self.topics = uniq.take(pc.array_sort_indices(uniq))  # id order, as trec_eval
+        self.topic_names = np.asarray(self.topics.to_pylist(), dtype=object)
+        self.n_topics = len(self.topics)
+        q_doc = as_string_array(qrels["doc_id"])
+        grades = qrels["relevance"].to_numpy(dtype=float)
+        q_topic = _positions(topic_col, self.topics)
+        self.docs = pc.unique(q_doc)
+        self.n_docs = max(len(self.docs), 1)
+        keys = q_topic * self.n_docs + _positions(q_doc, self.docs)
+        if self.n_topics * self.n_docs <= _DENSE_LOOKUP_LIMIT:
+            self.table = np.zeros(self.n_topics * self.n_docs)
+            self.table[keys] = grades
+            self.keys = self.grades = None
+        else:
+            order = np.argsort(keys, kind="stable")
+            self.table, self.keys, self.grades = None, keys[order], grades[order]
+        self.recall, self.ideal = _topic_summaries(q_topic, grades, self.n_topics, level)
+
+    def grade(self, topic: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """Grade of each (topic, judged-doc position) pair, 0 when unjudged (``d = -1``).
+
+        The integer keys index a dense topic x judged-doc table (up to
+        :data:`_DENSE_LOOKUP_LIMIT` cells) or are matched against the sorted qrels keys.
+        """
+        keys = topic * self.n_docs + d
+        if self.table is not None:
+            return np.where(d >= 0, self.table[np.maximum(keys, 0)], 0.0)
+        if self.keys.size == 0:
+            return np.zeros(topic.size)
+        at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
+        return np.where((d >= 0) & (self.keys[at] == keys), self.grades[at], 0.0)
+
+
+@dataclass(frozen=True)
+class _RankedRows:
+    """Ranked rows of a batch of runs: per (run, topic) group its run and topic index and
+    list length, and per document its rank position and grade (groups in order)."""
+
+    runs: np.ndarray
+    topics: np.ndarray
+    counts: np.ndarray
+    pos: np.ndarray
+    grade: np.ndarray
+
+
+def _rank_runs(frames: list[pd.DataFrame], run_index: list[int], judged: _Judgements,
+               depth: int | None) -> _RankedRows | None:
+    """Rank a batch of runs with whole-batch array operations.
+
+    Topic and doc ids of the batch are looked up in one Arrow call each; rows are grouped
+    by (run, topic) and put in trec_eval's order; grades come from the judgement table.
+    """
+    if not frames:
+        return None
+    qid = pa.chunked_array([c for f in frames for c in as_string_array(f["query_id"]).chunks],
+                           pa.string())
+    doc = pa.chunked_array([c for f in frames for c in as_string_array(f["doc_id"]).chunks],
+                           pa.string())
+    score = np.concatenate([f["score"].to_numpy(dtype=float) for f in frames])
+    run = np.repeat(np.asarray(run_index, dtype=np.int64), [len(f) for f in frames])
+    topic = _positions(qid, judged.topics)
+    d = _positions(doc, judged.docs)
+    keep = topic >= 0                       # topics without qrels are not evaluated
+    if not keep.all():
+        idx = np.flatnonzero(keep)
+        doc = doc.take(pa.array(idx))
+        run, topic, d, score = run[idx], topic[idx], d[idx], score[idx]
+    if topic.size == 0:
+        return None
+    group = run * judged.n_topics + topic
+    order = _trec_order(group, score, doc)
+    if order is not None:
+        group, topic, d = group[order], topic[order], d[order]
+    grade = judged.grade(topic, d)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    counts = np.diff(np.r_[starts, group.size])
+    pos = np.arange(group.size) - np.repeat(starts, counts)
+    if depth is not None:
+        sel = pos < int(depth)
+        grade, pos = grade[sel], pos[sel]
+        counts = np.minimum(counts, int(depth))
+    heads = group[starts]
+    return _RankedRows(heads // judged.n_topics, heads % judged.n_topics, counts, pos, grade)
+
+
+def _positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray:
+    """Index of each value in ``value_set`` (-1 when absent), by Arrow's hash lookup."""
+    idx = pc.index_in(values, value_set=value_set)
+    return np.asarray(pc.fill_null(idx, -1), dtype=np.int64)
+
+
+def _trec_order(group: np.ndarray, score: np.ndarray,
+                doc: pa.ChunkedArray) -> np.ndarray | None:
+    """Row order: by group, score descending, doc id descending (trec_eval); None when the
+    rows are already in that order.
+
+    Run files are usually written in that order already (checked in O(n)); otherwise one
+    two-key ``np.lexsort``.  Score ties are then broken locally: only the tied rows' doc
+    ids are compared.
+    """
     n = group.size
     if n == 0:
-        return np.arange(0)
+        return None
     same = group[1:] == group[:-1]
     in_order = np.all((group[1:] > group[:-1]) | (same & (score[1:] <= score[:-1])))
-    if in_order and not np.any(same & (score[1:] == score[:-1])):
-        return np.arange(n)
-    order = np.lexsort((-score, group))
-    g, s = group[order], score[order]
-    tied = np.zeros(n, dtype=bool)
+    if in_order:
+        order, g, s = np.arange(n), group, score
+    else:
+        order = np.lexsort((-score, group))
+        g, s = group[order], score[order]
     eq = (g[1:] == g[:-1]) & (s[1:] == s[:-1])
-    tied[1:] |= eq
-    tied[:-1] |= eq
-    if not tied.any():
-        return order
-    # Break score ties by doc id descending: rank the tied doc ids lexicographically.
-    doc_key = np.zeros(n, dtype=np.int64)
-    tied_docs = doc[order[tied]]
-    _, inverse = np.unique(tied_docs, return_inverse=True)
-    doc_key[order[tied]] = -inverse
-    return np.lexsort((doc_key, -score, group))
+    first = np.flatnonzero(eq)                   # row i ties with row i + 1
+    if first.size == 0:
+        return None if in_order else order
+    pos = np.union1d(first, first + 1)
+    starts = ~np.isin(pos - 1, first)            # a run of equal (group, score) begins
+    tie_run = np.cumsum(starts)
+    docs = np.asarray(doc.take(pa.array(order[pos])).to_pylist(), dtype=object)
+    _, rank = np.unique(docs, return_inverse=True)
+    fixed = order[pos][np.lexsort((-rank, tie_run))]
+    if in_order and np.array_equal(fixed, pos):
+        return None
+    order[pos] = fixed
+    return order
 
 
-def _topic_summaries(qrels: pd.DataFrame, topic_index: pd.Index, level: int):
+def _topic_summaries(topic: np.ndarray, grade: np.ndarray, n_topics: int, level: int):
     """Recall base (count of grade >= level) and sorted positive grades per topic."""
-    t = topic_index.get_indexer(qrels["query_id"].astype(str).to_numpy())
-    g = qrels["relevance"].to_numpy(dtype=float)
-    n_topics = len(topic_index)
-    recall = np.bincount(t, weights=(g >= level).astype(float), minlength=n_topics)
-    positive = g > 0
-    tp, gp = t[positive], g[positive]
+    recall = np.bincount(topic, weights=(grade >= level).astype(float), minlength=n_topics)
+    positive = grade > 0
+    tp, gp = topic[positive], grade[positive]
     order = np.lexsort((-gp, tp))
     tp, gp = tp[order], gp[order]
     counts = np.bincount(tp, minlength=n_topics)

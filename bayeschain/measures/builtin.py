@@ -18,7 +18,8 @@ from .registry import Measure, MeasureSpec, register_measure
 
 
 def _binary(rel: np.ndarray, ctx: Mapping[str, Any]) -> np.ndarray:
-    return (rel >= ctx.get("level", 1)).astype(float)
+    """Relevant (grade >= level) as booleans."""
+    return rel >= ctx.get("level", 1)
 
 
 def _graded_gains(rel: np.ndarray, gains) -> np.ndarray:

@@ -25,7 +25,9 @@ def _ranks(n: int) -> np.ndarray:
     return np.arange(1, n + 1, dtype=float)
 
 
-def _cut(rel: np.ndarray, k: int | None) -> np.ndarray:
+def _cut(rel, k: int | None) -> np.ndarray:
+    """The first ``k`` ranks of each row (zero-padded when a row is shorter)."""
+    rel = np.asarray(rel)
     if k is None:
         return rel
     k = int(k)
@@ -39,15 +41,25 @@ def _cut(rel: np.ndarray, k: int | None) -> np.ndarray:
 
 def precision_at(binary, k: int) -> np.ndarray:
     """``P@k``: relevant documents in the top ``k`` over ``k`` (missing ranks count as 0)."""
-    return _cut(np.asarray(binary, dtype=float), k).sum(axis=-1) / int(k)
+    return _cut(binary, k).sum(axis=-1, dtype=float) / int(k)
 
 
 def average_precision(binary, recall_base=None, k: int | None = None) -> np.ndarray:
-    """AP with recall base ``RB`` (default: relevant documents retrieved); 0 when ``RB = 0``."""
-    r = _cut(np.asarray(binary, dtype=float), k)
-    prec = np.cumsum(r, axis=-1) / _ranks(r.shape[-1])
-    total = np.sum(r * prec, axis=-1)
-    rb = r.sum(axis=-1) if recall_base is None else np.asarray(recall_base, dtype=float)
+    """AP with recall base ``RB`` (default: relevant documents retrieved); 0 when ``RB = 0``.
+
+    Computed from the positions of the relevant documents only: the k-th relevant
+    document of a row, at rank ``i``, contributes ``k / i``.
+    """
+    rel = _cut(binary, k) > 0
+    shape = rel.shape[:-1]
+    flat = rel.reshape(-1, rel.shape[-1])
+    per_row = flat.sum(axis=-1)
+    rows, cols = np.nonzero(flat)                  # row-major: ranks ascending in each row
+    kth = np.arange(rows.size) - np.repeat(np.cumsum(per_row) - per_row, per_row) + 1
+    total = np.bincount(rows, weights=kth / (cols + 1.0), minlength=flat.shape[0])
+    total = total.reshape(shape)
+    rb = per_row.reshape(shape).astype(float) if recall_base is None else \
+        np.asarray(recall_base, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(rb > 0, total / np.where(rb > 0, rb, 1), 0.0)
 
@@ -60,10 +72,20 @@ def _check_persistence(p) -> np.ndarray:
 
 
 def rank_biased_precision(gains, p, k: int | None = None) -> np.ndarray:
-    """``RBP(p) = (1 - p) sum_i g[i] p^(i-1)`` (the infinite-list normalisation)."""
-    g = _cut(np.asarray(gains, dtype=float), k)
-    p = _check_persistence(p)[..., None]
-    return (1 - p[..., 0]) * np.sum(g * p ** np.arange(g.shape[-1]), axis=-1)
+    """``RBP(p) = (1 - p) sum_i g[i] p^(i-1)`` (the infinite-list normalisation).
+
+    Binary (boolean) gains with a scalar ``p`` are summed over the relevant positions only.
+    """
+    g = _cut(gains, k)
+    p = _check_persistence(p)
+    if p.ndim == 0 and g.dtype == bool:
+        flat = g.reshape(-1, g.shape[-1])
+        rows, cols = np.nonzero(flat)
+        top = np.bincount(rows, weights=float(p) ** cols, minlength=flat.shape[0])
+        return (1 - float(p)) * top.reshape(g.shape[:-1])
+    g = g.astype(float)
+    powers = p[..., None] ** np.arange(g.shape[-1])
+    return (1 - p) * np.sum(g * powers, axis=-1)
 
 
 def rank_biased_precision_finite(gains, p, lengths=None) -> np.ndarray:
@@ -79,6 +101,7 @@ def rank_biased_precision_finite(gains, p, lengths=None) -> np.ndarray:
     inside = np.arange(g.shape[-1]) < n[..., None]
     top = np.sum(np.where(inside, g * powers, 0.0), axis=-1)
     k = np.where(p > 0, (1 - p**n) / np.where(p < 1, 1 - p, 1), 1.0)
+    k = np.where(n > 0, k, 1.0)  # an empty list scores 0 (its numerator is 0)
     return top / k
 
 
@@ -88,7 +111,7 @@ def discounted_cumulative_gain(gains, k: int | None = None, base: float = 2.0,
 
     The discount is :func:`~bayeschain.browsing.log_discount` (trec_eval's or Järvelin's).
     """
-    g = _cut(np.asarray(gains, dtype=float), k)
+    g = _cut(gains, k).astype(float)
     return np.sum(g * log_discount(_ranks(g.shape[-1]), base, variant), axis=-1)
 
 
@@ -99,15 +122,17 @@ def normalized_dcg(gains, ideal, k: int | None = None, base: float = 2.0,
     As in trec_eval, a topic without positive judgements scores 0.
     """
     top = discounted_cumulative_gain(gains, k, base, variant)
-    best = discounted_cumulative_gain(np.sort(np.asarray(ideal, dtype=float), axis=-1)[..., ::-1],
-                                      k, base, variant)
+    ideal = np.asarray(ideal, dtype=float)
+    if np.any(np.diff(ideal, axis=-1) > 0):  # not already sorted descending
+        ideal = np.sort(ideal, axis=-1)[..., ::-1]
+    best = discounted_cumulative_gain(ideal, k, base, variant)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(best > 0, top / np.where(best > 0, best, 1), 0.0)
 
 
 def expected_reciprocal_rank(grades, k: int | None = None, max_grade=None) -> np.ndarray:
     """``ERR@k = sum_{i<=k} (1/i) prod_{j<i} (1 - R_j) R_i`` (Chapelle et al. 2009)."""
-    g = _cut(np.asarray(grades, dtype=float), k)
+    g = _cut(grades, k).astype(float)
     sat = err_satisfaction(g, max_grade)
     reach = np.cumprod(np.concatenate([np.ones(sat.shape[:-1] + (1,)), 1 - sat[..., :-1]],
                                       axis=-1), axis=-1)
