@@ -14,6 +14,16 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _PUBLIC = {
     "chains": "bayeschain.chains",
+    "browsing": "bayeschain.browsing",
+    "measures": "bayeschain.measures",
+    "io": "bayeschain.io",
+    "evaluate": "bayeschain.measures",
+    "parse_measure": "bayeschain.measures",
+    "path_distribution": "bayeschain.measures",
+    "stochastic_dominance": "bayeschain.measures",
+    "read_qrels": "bayeschain.io",
+    "read_run": "bayeschain.io",
+    "evaluate_runs": "bayeschain.evaluation",
     "simulate": "bayeschain.simulate",
     "errors": "bayeschain.errors",
     "Tridiagonal": "bayeschain.chains",

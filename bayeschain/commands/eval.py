@@ -94,14 +94,14 @@ def format_table(per_topic: pd.DataFrame, per_topic_lines: bool, fmt: str) -> st
 
 def run(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_runs
-    from ..io.trec import read_qrels, read_run
+    from ..io.trec import read_qrels, read_runs
     from ..io.write import atomic_write_text
 
     if args.depth is not None and args.depth < 1:
         raise ParameterError(f"--depth must be a positive integer, got {args.depth}")
     measures = args.measures or DEFAULT_MEASURES
     qrels = read_qrels(args.qrels)
-    frames = [read_run(p) for p in args.runs]
+    frames = read_runs(args.runs)
     runs = dict(zip(_run_names(args.runs, frames), frames, strict=True))
     per_topic = evaluate_runs(qrels, runs, measures, level=args.level, depth=args.depth,
                               complete=args.complete)

@@ -111,15 +111,19 @@ def _path(rel, m: Measure, ctx):
     model_params = {k: kw[k] for k in _MODEL_PARAMS if kw[k] is not None}
     for k, v in ctx.get("params", {}).items():  # posterior draws etc. passed as context
         model_params[k] = v
+    lengths = ctx.get("lengths")
     if m.cutoff is not None:
         rel = classical._cut(rel, m.cutoff)
+        if lengths is not None:
+            lengths = np.minimum(lengths, m.cutoff)
     gains = kw["gains"]
     if gains is None:
         rel = np.clip(rel, 0, None)
     return path_expectation(rel, kw["model"], order=int(kw["order"]), gains=gains,
                             loss=float(kw["loss"]), effort=kw["effort"],
                             users=int(ctx.get("users", kw["users"])),
-                            seed=ctx.get("seed", kw["seed"]), **model_params)
+                            seed=ctx.get("seed", kw["seed"]), lengths=lengths,
+                            **model_params)
 
 
 register_measure(MeasureSpec(

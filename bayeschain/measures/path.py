@@ -57,8 +57,20 @@ def _revisits(chain: chains.Tridiagonal) -> bool:
     return bool(np.any(chain.lower > 0) or np.any(chain.diag > 0))
 
 
-def _chain(relevance: np.ndarray, model: str, params: Mapping) -> chains.Tridiagonal:
-    return get_model(model).chain(relevance.shape[-1], relevance, **dict(params))
+def _chain(relevance: np.ndarray, model: str, params: Mapping,
+           lengths=None) -> chains.Tridiagonal:
+    """The browsing chain of each list; with ``lengths``, rows padded beyond their list's
+    end get their forward move at the last real rank turned into stopping mass."""
+    chain = get_model(model).chain(relevance.shape[-1], relevance, **dict(params))
+    if lengths is None:
+        return chain
+    n = np.asarray(lengths)
+    if np.any(n < 0) or np.any(n > relevance.shape[-1]):
+        raise ParameterError("list lengths must lie between 0 and the width of the relevance")
+    ranks = np.arange(relevance.shape[-1])
+    inside = ranks < np.maximum(n, 1)[..., None] - 1          # forward moves kept
+    lower, diag, upper = np.broadcast_arrays(chain.lower, chain.diag, chain.upper)
+    return chains.Tridiagonal(lower, diag, np.where(inside, upper, 0.0))
 
 
 def expected_effort(chain, effort: Effort = "h", *, tol: float = 1e-13) -> np.ndarray:
@@ -84,7 +96,7 @@ def expected_effort(chain, effort: Effort = "h", *, tol: float = 1e-13) -> np.nd
 
 def path_expectation(relevance, model: str = "sfbm", *, order: int = 1, gains=None,
                      loss: float = 0.0, effort: Effort = "h", users: int = 100_000,
-                     seed=None, tol: float = 1e-12, **params) -> np.ndarray:
+                     seed=None, tol: float = 1e-12, lengths=None, **params) -> np.ndarray:
     """Order-1 or order-2 value of P@H for each row of ``relevance``.
 
     Parameters
@@ -102,6 +114,9 @@ def path_expectation(relevance, model: str = "sfbm", *, order: int = 1, gains=No
     effort : "h", "1" or callable
     users, seed
         Monte-Carlo size for order 1 with ``loss > 0`` on a model with revisits.
+    lengths : int array, optional
+        Length of each list when the rows of ``relevance`` are zero-padded: the walk then
+        ends at each list's last rank instead of the padding's.
     params
         The browsing model's parameters (``p``, ``q``, ...), scalars or per-rank arrays
         with optional leading draw axes.
@@ -109,7 +124,7 @@ def path_expectation(relevance, model: str = "sfbm", *, order: int = 1, gains=No
     rel = np.asarray(relevance, dtype=float)
     w = apply_gains(rel, gains)
     loss = _check_loss(loss)
-    chain = _chain(rel, model, params)
+    chain = _chain(rel, model, params, lengths)
     revisits = _revisits(chain)
     if order == 2:
         top = chains.geometric_loss_reward(chain, w, loss) if (loss and revisits) else \

@@ -115,3 +115,14 @@ def test_dominance_against_brute_force_cdfs():
         assert d.b_dominates == bool(np.all(fb <= fa + 1e-12))
         assert d.area_a - d.area_b == pytest.approx(av @ ap_ - bv @ bp, abs=1e-12)
         assert d.max_gap_a == pytest.approx(max(0, np.max(fb - fa)), abs=1e-12)
+
+
+def test_padded_rows_walk_only_their_own_list():
+    """A list of 4 padded to 10 ranks scores as the list of 4 itself."""
+    short = np.array([1, 0, 1, 1.0])
+    padded = np.zeros((1, 10))
+    padded[0, :4] = short
+    for m in ["PatH(model='rwbm', p=0.5, q=0.3)", "PatH(model='sfbm', p=0.6, order=2)"]:
+        alone = evaluate(m, short)
+        assert evaluate(m, padded, lengths=np.array([4]))[0] == pytest.approx(alone, abs=1e-12)
+        assert evaluate(m, padded)[0] != pytest.approx(alone, abs=1e-6)
