@@ -55,3 +55,19 @@ def test_user_errors_are_one_line_with_status_2(tmp_path):
         assert message in proc.stderr
         assert proc.stderr.strip().count("\n") == 0
         assert proc.stdout == ""
+
+
+def test_markov_precision_on_the_command_line(capsys, tmp_path):
+    rates = ",".join(["1"] * 1000)
+    assert main(["eval", QRELS, RUN, "-m", "MP(model='GL_AD_ID')", "-m",
+                 "MPcont(model='GL_AD_ID')", "--holding-rates", rates,
+                 "-m", "MP(model='CONST', rescale='recall')", "-m", "AP"]) == 0
+    out = capsys.readouterr().out
+    values = {line.split("\t")[0].strip(): float(line.split("\t")[2])
+              for line in out.splitlines()[1:] if not line.startswith("num_q")}
+    # with every rate equal, MPcont is MP; the constant model with recall is AP
+    assert values["MPcont(model='GL_AD_ID')"] == values["MP(model='GL_AD_ID')"]
+    assert values["MP(model='CONST', rescale='recall')"] == values["AP"]
+    assert main(["eval", QRELS, RUN, "-m", "MPcont"]) == 2
+    assert "holding rates" in capsys.readouterr().err
+    assert main(["eval", QRELS, RUN, "-m", "MPcont", "--holding-rates", "1,x"]) == 2

@@ -41,6 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="minimum grade counted as relevant for binary measures (default 1)")
     p.add_argument("-M", "--depth", type=int, default=None,
                    help="evaluate only the top DEPTH documents of each ranking (trec_eval -M)")
+    p.add_argument("--holding-rates", default=None, metavar="RATES",
+                   help="holding-time rates mu per rank for MPcont: comma-separated numbers "
+                        "or a file of whitespace-separated numbers")
     p.add_argument("-o", "--output", default=None, help="write to this file instead of stdout")
     p.add_argument("--force", action="store_true", help="overwrite an existing --output file")
 
@@ -92,6 +95,21 @@ def format_table(per_topic: pd.DataFrame, per_topic_lines: bool, fmt: str) -> st
     return json.dumps(table.to_dict(orient="records"), indent=1) + "\n"
 
 
+def parse_rates(text: str):
+    """Holding rates from ``0.2,0.03,...`` or from a file of numbers."""
+    import numpy as np
+
+    looks_numeric = set(text) <= set("0123456789.,eE+- ")
+    source = text if looks_numeric else Path(text).read_text(encoding="utf-8")
+    try:
+        rates = np.array([float(x) for x in source.replace(",", " ").split()])
+    except ValueError:
+        raise ParameterError(f"--holding-rates: expected numbers, got {text[:60]!r}") from None
+    if rates.size == 0 or not np.all(np.isfinite(rates)) or np.any(rates <= 0):
+        raise ParameterError("--holding-rates must be positive finite numbers")
+    return rates
+
+
 def run(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_runs
     from ..io.trec import read_qrels, read_runs
@@ -103,8 +121,11 @@ def run(args: argparse.Namespace) -> int:
     qrels = read_qrels(args.qrels)
     frames = read_runs(args.runs)
     runs = dict(zip(_run_names(args.runs, frames), frames, strict=True))
+    context = {}
+    if args.holding_rates:
+        context["holding_rates"] = parse_rates(args.holding_rates)
     per_topic = evaluate_runs(qrels, runs, measures, level=args.level, depth=args.depth,
-                              complete=args.complete)
+                              complete=args.complete, **context)
     if args.format == "text":
         text = format_text(per_topic, args.per_topic)
     else:

@@ -16,12 +16,14 @@ from .classical import (
                         rank_biased_precision_finite,
 )
 from .dominance import Dominance, stochastic_dominance
+from .markov import markov_precision
 from .path import PathDistribution, apply_gains, path_distribution, path_expectation
 from .registry import MEASURES, Measure, MeasureSpec, evaluate, parse_measure, register_measure
 
 __all__ = [
     "MEASURES", "Dominance", "Measure", "MeasureSpec", "PathDistribution", "apply_gains",
     "average_precision", "discounted_cumulative_gain", "evaluate", "expected_reciprocal_rank",
+    "markov_precision",
     "normalized_dcg", "parse_measure", "path_distribution", "path_expectation", "precision_at",
     "rank_biased_precision", "rank_biased_precision_finite", "register_measure",
     "stochastic_dominance",

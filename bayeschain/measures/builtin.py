@@ -126,6 +126,28 @@ def _path(rel, m: Measure, ctx):
                             **model_params)
 
 
+def _mp(rel, m: Measure, ctx, continuous: bool = False):
+    from .markov import markov_precision
+
+    kw = m.kwargs
+    rates = ctx.get("holding_rates") if continuous else None
+    if continuous and rates is None:
+        raise ParameterError(f"{m!r} needs holding rates (context holding_rates, or "
+                             f"--holding-rates on the command line)")
+    if m.cutoff is not None:
+        rel = classical._cut(rel, m.cutoff)
+    lengths = ctx.get("lengths")
+    if lengths is not None:
+        lengths = np.minimum(lengths, rel.shape[-1])
+    return markov_precision(rel, kw.get("model", "GL_AD_ID"), rates, kw.get("rescale"),
+                            recall_base=ctx.get("recall_base"), lengths=lengths,
+                            level=ctx.get("level", 1), method=kw.get("method", "closed"))
+
+
+def _mpcont(rel, m: Measure, ctx):
+    return _mp(rel, m, ctx, continuous=True)
+
+
 register_measure(MeasureSpec(
     "P", _precision, {}, "required", "precision at cut-off k: relevant in top k / k",
     "Ferrante & Ferro, ICTIR 2020, Sec. 6.1 (DFBM)"))
@@ -148,6 +170,16 @@ register_measure(MeasureSpec(
     "ERR", _err, {"max_grade": None}, "optional",
     "expected reciprocal rank with R = (2^g - 1) / 2^g_max",
     "Chapelle et al., CIKM 2009; Ferrante & Ferro, ICTIR 2020, Sec. 6.5"))
+register_measure(MeasureSpec(
+    "MP", _mp, {"model": "GL_AD_ID", "rescale": None, "method": "closed"}, "optional",
+    "Markov Precision: precision of the relevant ranks weighted by the invariant distribution "
+    "of the user's jump chain; rescale='recall' gives @Rec(T)",
+    "Ferrante, Ferro & Maistro, SIGIR 2014, Def. 1"))
+register_measure(MeasureSpec(
+    "MPcont", _mpcont, {"model": "GL_AD_ID", "rescale": None, "method": "closed"}, "optional",
+    "continuous-time Markov Precision: MP with pi_i weighted by the mean holding time 1/mu_i "
+    "(context holding_rates)",
+    "Ferrante, Ferro & Maistro, SIGIR 2014, Sec. 4.1"))
 register_measure(MeasureSpec(
     "PatH", _path, dict(_PATH_PARAMS), "optional",
     "P@H of a browsing model: order 1 E[T/f(H)] or order 2 E[T]/E[f(H)]",
