@@ -19,6 +19,7 @@ from .absorbing import (
     stopping_time_variance,
 )
 from .blocks import as_block
+from .passage import forward_passage_times
 from .recursion import effort_values, expected_ratio, joint_distribution, ratio_distribution
 from .stationary import censored_chain, continuous_time_weights, invariant_distribution
 from .tridiagonal import Tridiagonal
@@ -34,6 +35,7 @@ __all__ = [
     "expected_reward",
     "expected_stopping_time",
     "expected_visits",
+    "forward_passage_times",
     "fundamental_matrix",
     "geometric_loss_reward",
     "hitting_probabilities",

@@ -16,14 +16,34 @@ from .classical import (
                         rank_biased_precision_finite,
 )
 from .dominance import Dominance, stochastic_dominance
+from .eprum import (
+                        discovered_distribution,
+                        eprum_precision,
+                        expected_inverse_search_length,
+                        expected_minimum_length,
+                        pointer_navigation,
+                        seen_probabilities,
+)
 from .markov import markov_precision
 from .path import PathDistribution, apply_gains, path_distribution, path_expectation
 from .registry import MEASURES, Measure, MeasureSpec, evaluate, parse_measure, register_measure
+from .search_length import (
+                        convolve_search_lengths,
+                        expected_search_length,
+                        levels_from_run,
+                        levels_from_scores,
+                        search_length_distribution,
+)
+from .session import msm, msm_pseudocode, session_quantities
 
 __all__ = [
     "MEASURES", "Dominance", "Measure", "MeasureSpec", "PathDistribution", "apply_gains",
     "average_precision", "discounted_cumulative_gain", "evaluate", "expected_reciprocal_rank",
-    "markov_precision",
+    "markov_precision", "msm", "msm_pseudocode", "session_quantities",
+    "convolve_search_lengths", "expected_search_length", "levels_from_run", "levels_from_scores",
+    "search_length_distribution", "discovered_distribution", "eprum_precision",
+    "expected_inverse_search_length", "expected_minimum_length", "pointer_navigation",
+    "seen_probabilities",
     "normalized_dcg", "parse_measure", "path_distribution", "path_expectation", "precision_at",
     "rank_biased_precision", "rank_biased_precision_finite", "register_measure",
     "stochastic_dominance",
