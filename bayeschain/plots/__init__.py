@@ -1,5 +1,7 @@
 """Figures (matplotlib, imported lazily).  Plotting only: no computation happens here."""
 
+from .clicks import plot_clicks_per_rank, plot_dwell_histogram, plot_transition_matrix
 from .path import plot_path_cdfs
 
-__all__ = ["plot_path_cdfs"]
+__all__ = ["plot_clicks_per_rank", "plot_dwell_histogram", "plot_path_cdfs",
+           "plot_transition_matrix"]

@@ -1,0 +1,96 @@
+"""``bayeschain stats LOG``: what a researcher wants to know first about a click log.
+
+Sessions, pages, clicks; the anomalies the reader counted; the share of backward
+transitions between consecutive clicks; clicks per rank; dwell-time quantiles; and,
+with ``--figures DIR``, PNGs of clicks per rank, the transition heat map and the dwell
+histogram.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("log", help="click log (Yandex / WSCD / TREC Session XML / canonical "
+                               "CSV, TSV or Parquet; .gz accepted)")
+    p.add_argument("--format", dest="log_format", default=None,
+                   choices=["yandex", "wscd", "trec-session", "canonical"],
+                   help="log format (default: guessed from the file)")
+    p.add_argument("--errors", choices=["raise", "skip"], default="raise",
+                   help="malformed lines: stop with an error (default) or skip and count")
+    p.add_argument("--backend", choices=["duckdb", "pandas", "dask"], default="duckdb",
+                   help="engine for the statistics (default duckdb)")
+    p.add_argument("--max-rank", type=int, default=10,
+                   help="ranks listed one by one (default 10; deeper ones are summed)")
+    p.add_argument("--figures", default=None, metavar="DIR",
+                   help="write clicks_per_rank.png, transitions.png, dwell.png to DIR")
+    p.add_argument("--force", action="store_true", help="overwrite existing figures")
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ..io.clickformats import read_clicks
+    from ..io.clickstats import click_statistics, observations
+
+    log = read_clicks(args.log, format=args.log_format, errors=args.errors)
+    stats = click_statistics(log, backend=args.backend)
+    summary = log.summary()
+    print(f"click log {args.log}")
+    print(f"  sessions {summary['sessions']:,}   pages {summary['pages']:,}   clicks "
+          f"{summary['clicks']:,}" + ("" if log.has_sessions else "   (no session ids)"))
+    anomalies = {k: v for k, v in summary.items()
+                 if k not in ("sessions", "pages", "clicks", "queries") and v}
+    if anomalies:
+        print("  counted anomalies: " + ", ".join(f"{k.replace('_', ' ')} {v:,}"
+                                                   for k, v in anomalies.items()))
+    share = stats.backward_share()
+    n_trans = int(stats.transitions["count"].sum())
+    print(f"  backward transitions: {share:.1%} of {n_trans:,} click-to-click moves "
+          f"(the MP paper reports 21% on Yandex)")
+    per_rank = stats.clicks_per_rank()
+    shown = per_rank[per_rank.index <= args.max_rank]
+    deeper = int(per_rank[per_rank.index > args.max_rank].sum())
+    print("  clicks per rank: " + "  ".join(f"{r}:{c:,}" for r, c in shown.items())
+          + (f"  >{args.max_rank}:{deeper:,}" if deeper else ""))
+    clicks, _, _ = observations(log.events, has_sessions=log.has_sessions)
+    dwell = clicks["dwell"].to_numpy(dtype=float)
+    dwell = dwell[np.isfinite(dwell) & (dwell > 0)]
+    if dwell.size:
+        qs = np.quantile(dwell, [0.1, 0.25, 0.5, 0.75, 0.9])
+        print("  dwell seconds (10/25/50/75/90%): " + " / ".join(f"{x:.1f}" for x in qs)
+              + f"   ({int(stats.dwell['censored'].sum()):,} right-censored last clicks)")
+    else:
+        print("  dwell: the log has no clock")
+    if args.figures:
+        _figures(Path(args.figures), stats, per_rank, dwell, args.force)
+    return 0
+
+
+def _figures(folder: Path, stats, per_rank, dwell, force: bool) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..io.write import check_output_path
+    from ..plots import plot_clicks_per_rank, plot_dwell_histogram, plot_transition_matrix
+
+    folder.mkdir(parents=True, exist_ok=True)
+    n = int(min(per_rank.index.max(), 20)) if len(per_rank) else 1
+    drawings = {"clicks_per_rank.png": lambda ax: plot_clicks_per_rank(ax, per_rank),
+                "transitions.png": lambda ax: plot_transition_matrix(
+                    ax, stats.transition_matrix(n)),
+                "dwell.png": lambda ax: plot_dwell_histogram(ax, dwell)}
+    for name, draw in drawings.items():
+        target = check_output_path(folder / name, force=force)
+        fig, ax = plt.subplots(figsize=(5, 4))
+        draw(ax)
+        fig.tight_layout()
+        tmp = target.with_name(f".{name}.tmp.png")
+        fig.savefig(tmp, dpi=100)
+        plt.close(fig)
+        tmp.replace(target)
+        print(f"  wrote {target}")

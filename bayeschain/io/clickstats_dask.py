@@ -1,0 +1,52 @@
+"""Click-log statistics on a Dask cluster (logs partitioned across workers).
+
+Events are shuffled so that every session lies in one partition, each partition's
+statistics are computed by the pandas backend, and the partial tables are summed: the
+statistics are sums over pages and clicks, and pages never span sessions, so the result
+equals the single-machine one.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .clickstats import TABLES, ClickStats, statistics_pandas
+
+
+def _partition_tables(part: pd.DataFrame, has_sessions: bool, by_query: bool) -> pd.DataFrame:
+    """One partition's statistics as a long frame: table, key columns, value columns."""
+    stats = statistics_pandas(part, has_sessions=has_sessions, by_query=by_query)
+    frames = [stats.table(name).assign(table=name) for name in TABLES]
+    frames.append(pd.DataFrame({"table": ["off_page"], "count": [stats.off_page_clicks]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def statistics_dask(source, *, has_sessions: bool = True, by_query: bool = False,
+                    client=None, npartitions: int | None = None) -> ClickStats:
+    """Sufficient statistics with Dask (see :mod:`bayeschain.io.clickstats`)."""
+    import dask.dataframe as dd
+
+    if isinstance(source, pd.DataFrame):
+        ddf = dd.from_pandas(source, npartitions=npartitions or 4)
+    else:
+        text = str(source)
+        ddf = dd.read_parquet(text) if text.endswith(".parquet") else dd.read_csv(
+            text, sep="\t" if text.endswith(".tsv") else ",",
+            dtype={"session_id": str, "query_id": str, "doc_id": str, "event": str,
+                   "serp_id": "Int64", "rank": "Int64", "time": float, "end_time": float,
+                   "seq": "int64"})
+    import dask
+
+    ddf = ddf.shuffle(on="session_id")
+    tasks = [dask.delayed(_partition_tables)(part, has_sessions, by_query)
+             for part in ddf.to_delayed()]
+    done = client.gather(client.compute(tasks)) if client is not None else dask.compute(*tasks)
+    combined = pd.concat(done, ignore_index=True)
+    tables = {}
+    for name, (keys, values) in TABLES.items():
+        cols = (["query_id"] if by_query else []) + keys
+        rows = combined[combined["table"] == name]
+        tables[name] = rows.groupby(cols, dropna=False)[values].sum().reset_index() \
+            if len(rows) else pd.DataFrame(columns=cols + values)
+    off_page = int(combined.loc[combined["table"] == "off_page", "count"].sum())
+    return ClickStats(**tables, off_page_clicks=off_page)

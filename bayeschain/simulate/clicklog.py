@@ -1,0 +1,120 @@
+"""Synthetic click logs in the canonical schema, from a browsing chain with clicks and time.
+
+Each session issues up to ``max_queries`` queries.  On a page of ``n_ranks`` results the
+user examines ranks as the random walk of Ferrante & Ferro (ICTIR 2020): from rank ``i``
+forward with ``p_i``, backward with ``q_i``, reformulate with ``r_i`` (next query of the
+session) and end the session with the rest.  On each examined rank the user clicks with
+probability ``click_i`` and then reads for an exponential time of rate ``mu_i`` (seconds);
+examining a snippet takes ``examine_time`` seconds.  Every user and step advances together
+(vectorised), so millions of events take seconds.
+
+The log is what a real log shows: queries and clicks with times, not the examinations.
+Parameter-recovery tests fit models to such logs and compare with the parameters used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ParameterError
+from ..io.clicklog import RESULT_COLUMNS, ClickLog, canonical_types
+
+
+def _per_rank(value, n: int, name: str) -> np.ndarray:
+    arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ParameterError(f"{name} must be finite and non-negative per rank")
+    return arr
+
+
+def simulate_click_log(n_sessions: int, *, n_ranks: int = 10, forward=0.6, backward=0.15,
+                       reformulate=0.05, click=0.3, holding_rates=0.05,
+                       examine_time: float = 1.0, max_queries: int = 3, seed=None,
+                       max_steps: int = 10_000) -> ClickLog:
+    """Simulate a click log (see the module docstring).
+
+    Parameters
+    ----------
+    forward, backward, reformulate : float or array (n_ranks,)
+        ``p_i``, ``q_i``, ``r_i``; rank 1 has no backward move and rank N no forward move
+        (their mass ends the session).  The stop probability is ``1 - p - q - r``.
+    click : float or array (n_ranks,)
+        Probability of clicking an examined rank.
+    holding_rates : float or array (n_ranks,)
+        Rate of the exponential reading time after a click (mean ``1 / mu`` seconds).
+    """
+    n = int(n_ranks)
+    p = _per_rank(forward, n, "forward")
+    q = _per_rank(backward, n, "backward")
+    r = _per_rank(reformulate, n, "reformulate")
+    c = _per_rank(click, n, "click")
+    mu = _per_rank(holding_rates, n, "holding_rates")
+    p[-1] = 0.0
+    q[0] = 0.0
+    if np.any(p + q + r > 1 + 1e-12) or np.any(c > 1) or np.any(mu <= 0):
+        raise ParameterError("need p + q + r <= 1, click <= 1 and holding rates > 0")
+    cum = np.stack([p, p + q, p + q + r], axis=1)       # forward | backward | reformulate | stop
+    rng = np.random.default_rng(seed)
+    u = int(n_sessions)
+    clock = rng.uniform(0, 10, u)
+    query_no = np.zeros(u, dtype=np.int64)
+    alive = np.arange(u)
+    records = []   # (session, query_no, kind, rank, time); kind 0 = query, 1 = click
+    while alive.size:
+        # a new page for every alive user
+        records.append((alive, query_no[alive], np.zeros(alive.size, np.int8),
+                        np.zeros(alive.size, np.int64), clock[alive].copy()))
+        state = np.zeros(alive.size, dtype=np.int64)
+        on_page = np.arange(alive.size)
+        next_query = np.zeros(alive.size, dtype=bool)
+        for _ in range(max_steps):
+            who = alive[on_page]
+            s = state[on_page]
+            clock[who] += examine_time
+            clicked = rng.random(on_page.size) < c[s]
+            cw = who[clicked]
+            records.append((cw, query_no[cw], np.ones(cw.size, np.int8), s[clicked] + 1,
+                            clock[cw].copy()))
+            clock[cw] += rng.exponential(1.0 / mu[s[clicked]])
+            x = rng.random(on_page.size)
+            move = np.sum(x[:, None] >= cum[s], axis=1)  # 0 fwd, 1 back, 2 reformulate, 3 stop
+            state[on_page] = s + np.where(move == 0, 1, np.where(move == 1, -1, 0))
+            next_query[on_page[move == 2]] = True
+            on_page = on_page[move < 2]
+            if on_page.size == 0:
+                break
+        else:
+            raise ParameterError(f"users still browsing after {max_steps} steps")
+        query_no[alive] += 1
+        alive = alive[next_query & (query_no[alive] < max_queries)]
+    return _to_log(records, n, rng)
+
+
+def _to_log(records, n_ranks: int, rng) -> ClickLog:
+    session = np.concatenate([rec[0] for rec in records])
+    qno = np.concatenate([rec[1] for rec in records])
+    kind = np.concatenate([rec[2] for rec in records])
+    rank = np.concatenate([rec[3] for rec in records])
+    time = np.concatenate([rec[4] for rec in records])
+    order = np.lexsort((kind == 1, time, session))       # a page's query before its clicks
+    session, qno, kind, rank, time = (a[order] for a in (session, qno, kind, rank, time))
+    is_query = kind == 0
+    serp = np.cumsum(is_query) - 1
+    topic = rng.integers(0, 1000, size=session.max() + 1 if session.size else 0)
+    query_id = np.char.add(np.char.add("q", topic[session].astype(str)), np.char.add("-",
+                           qno.astype(str)))
+    doc = np.char.add(np.char.add("d", serp.astype(str)), np.char.add("-", rank.astype(str)))
+    events = pd.DataFrame({
+        "session_id": session.astype(str), "query_id": query_id,
+        "serp_id": serp, "event": np.where(is_query, "query", "click"),
+        "rank": np.where(is_query, pd.NA, rank), "doc_id": np.where(is_query, None, doc),
+        "time": time, "end_time": np.nan, "seq": np.arange(session.size)})
+    pages = np.flatnonzero(is_query)
+    results = pd.DataFrame({
+        "serp_id": np.repeat(serp[pages], n_ranks),
+        "rank": np.tile(np.arange(1, n_ranks + 1), pages.size)})
+    results["doc_id"] = ("d" + results["serp_id"].astype(str) + "-"
+                         + results["rank"].astype(str))
+    return ClickLog(canonical_types(events), results[RESULT_COLUMNS], {},
+                    has_sessions=True, has_time=True, source="simulated")
