@@ -45,11 +45,19 @@ def _stats_arguments(p: argparse.ArgumentParser) -> None:
     add_arguments(p)
 
 
+def _fit_arguments(p: argparse.ArgumentParser) -> None:
+    from .commands.fit import add_arguments
+
+    add_arguments(p)
+
+
 COMMANDS: dict[str, Command] = {
     "demo": Command("run the engine on the bundled example and check it by simulation",
                     "bayeschain.commands.demo", _demo_arguments),
     "stats": Command("summarise a click log: sessions, clicks per rank, backward moves, dwell",
                      "bayeschain.commands.stats", _stats_arguments),
+    "fit": Command("fit a browsing model's parameters to a click log (posterior to .nc)",
+                   "bayeschain.commands.fit", _fit_arguments),
     "eval": Command("evaluate TREC runs against qrels (trec_eval-like, every measure)",
                     "bayeschain.commands.eval", _eval_arguments),
 }

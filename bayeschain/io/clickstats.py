@@ -24,7 +24,8 @@ Tables (``by_query=True`` adds a ``query_id`` column to each):
 * ``transitions``: ``from_rank, to_rank, count``
 * ``last_clicks``: ``rank, outcome, count``
 * ``first_clicks``: ``rank, count``
-* ``dwell``: ``rank, n, sum, sum_log, censored, nonpositive``
+* ``dwell``: ``rank, n, sum, sum_log, sum_log2, censored, nonpositive`` (``sum_log2`` is
+  the sum of squared log dwell times, for log-normal models)
 * ``pages``: ``outcome, clicked, count``
 """
 
@@ -41,7 +42,7 @@ TABLES = {
     "transitions": (["from_rank", "to_rank"], ["count"]),
     "last_clicks": (["rank", "outcome"], ["count"]),
     "first_clicks": (["rank"], ["count"]),
-    "dwell": (["rank"], ["n", "sum", "sum_log", "censored", "nonpositive"]),
+    "dwell": (["rank"], ["n", "sum", "sum_log", "sum_log2", "censored", "nonpositive"]),
     "pages": (["outcome", "clicked"], ["count"]),
 }
 
@@ -149,10 +150,10 @@ def statistics_pandas(events: pd.DataFrame, *, has_sessions: bool = True,
     valid = np.isfinite(d) & (d > 0)
     dw = clicks.assign(n=valid.astype(np.int64), sum=np.where(valid, d, 0.0),
                        sum_log=np.where(valid, np.log(np.where(valid, d, 1.0)), 0.0),
+                       sum_log2=np.where(valid, np.log(np.where(valid, d, 1.0)) ** 2, 0.0),
                        censored=clicks["censored"].astype(np.int64),
                        nonpositive=(np.isfinite(d) & (d <= 0)).astype(np.int64))
-    dwell = dw.groupby(q + ["rank"])[["n", "sum", "sum_log", "censored", "nonpositive"]] \
-        .sum().reset_index()
+    dwell = dw.groupby(q + ["rank"])[TABLES["dwell"][1]].sum().reset_index()
     page_counts = pages.groupby(q + ["outcome", "clicked"]).size().rename("count").reset_index()
     return _finish(ClickStats(transitions, last_clicks, first_clicks, dwell, page_counts,
                               off_page))
@@ -172,7 +173,7 @@ def _finish(stats: ClickStats) -> ClickStats:
             else:
                 t[c] = t[c].astype(str)
         for c in values:
-            t[c] = t[c].astype("float64" if c in ("sum", "sum_log") else "int64")
+            t[c] = t[c].astype("float64" if c.startswith("sum") else "int64")
         tables[name] = t[cols + values].sort_values(cols).reset_index(drop=True)
     return ClickStats(**tables, off_page_clicks=int(stats.off_page_clicks))
 

@@ -2,8 +2,11 @@
 
 The SQL mirrors :func:`bayeschain.io.clickstats.statistics_pandas` step by step (window
 functions over ``session_id`` ordered by ``seq`` and over ``serp_id``); see that module for
-the definitions.  DuckDB streams files and spills to disk, so logs larger than memory work;
-``memory_limit`` caps its memory.
+the definitions.  One window pass over each session (ordered by ``seq``) finds, for every
+event, the next and previous on-page click and whether a later query exists (``LEAD`` /
+``LAG`` ... ``IGNORE NULLS``); it is materialised once (spilled to disk when needed) and
+every statistic is an aggregate over it.  DuckDB streams files and spills to disk, so logs
+larger than memory work; ``memory_limit`` (default 1.5 GB) caps its memory.
 """
 
 from __future__ import annotations
@@ -16,51 +19,53 @@ from ..errors import FormatError
 from .clickstats import ClickStats
 
 _EVENTS_SQL = """
-CREATE OR REPLACE TEMP VIEW ev AS
-SELECT *,
-  LEAD(time) OVER w AS next_time,
-  COALESCE(SUM(CASE WHEN event = 'query' THEN 1 ELSE 0 END) OVER (
-      PARTITION BY session_id ORDER BY seq
-      ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING), 0) AS later_queries
-FROM {source}
+CREATE OR REPLACE TEMP TABLE obs AS
+WITH src AS (
+  SELECT session_id, query_id, serp_id, event, rank, seq, time, end_time,
+         CASE WHEN event = 'click' AND rank IS NOT NULL THEN serp_id END AS click_serp,
+         CASE WHEN event = 'click' AND rank IS NOT NULL THEN rank END AS click_rank,
+         CASE WHEN event = 'query' THEN seq END AS query_seq
+  FROM {source})
+SELECT query_id, serp_id, event, rank,
+       click_serp IS NOT NULL AS on_page,
+       (time IS NOT NULL AND NOT isnan(time)) AS has_clock,
+       CASE WHEN end_time IS NOT NULL AND NOT isnan(end_time) THEN end_time - time
+            ELSE LEAD(time) OVER w - time END AS dwell,
+       LEAD(click_serp IGNORE NULLS) OVER w AS next_click_serp,
+       LEAD(click_rank IGNORE NULLS) OVER w AS next_click_rank,
+       LAG(click_serp IGNORE NULLS) OVER w AS prev_click_serp,
+       CASE WHEN LEAD(query_seq IGNORE NULLS) OVER w IS NOT NULL THEN 'next_query'
+            ELSE '{end_label}' END AS outcome
+FROM src
 WINDOW w AS (PARTITION BY session_id ORDER BY seq);
-
-CREATE OR REPLACE TEMP VIEW pages AS
-SELECT serp_id, query_id,
-       CASE WHEN later_queries > 0 THEN 'next_query' ELSE '{end_label}' END AS outcome
-FROM ev WHERE event = 'query' AND serp_id IS NOT NULL;
-
-CREATE OR REPLACE TEMP VIEW clicks AS
-SELECT c.query_id, c.serp_id, c.rank, c.seq, p.outcome,
-       ROW_NUMBER() OVER s AS k,
-       LEAD(c.rank) OVER s AS next_rank,
-       CASE WHEN c.end_time IS NOT NULL AND NOT isnan(c.end_time) THEN c.end_time - c.time
-            ELSE c.next_time - c.time END AS dwell,
-       (c.time IS NOT NULL AND NOT isnan(c.time)) AS has_clock
-FROM ev c JOIN pages p ON c.serp_id = p.serp_id
-WHERE c.event = 'click' AND c.rank IS NOT NULL
-WINDOW s AS (PARTITION BY c.serp_id ORDER BY c.seq);
 """
 
+# Every statistic is an aggregate over the one window pass above (see clickstats for the
+# definitions): the next on-page click of the session belongs to the same page iff its
+# serp_id is this click's; a page was clicked iff the next on-page click is on it.
 _TABLE_SQL = {
-    "transitions": """SELECT {q} rank AS from_rank, next_rank AS to_rank, COUNT(*) AS count
-                      FROM clicks WHERE next_rank IS NOT NULL GROUP BY ALL""",
-    "last_clicks": """SELECT {q} rank, outcome, COUNT(*) AS count
-                      FROM clicks WHERE next_rank IS NULL GROUP BY ALL""",
-    "first_clicks": """SELECT {q} rank, COUNT(*) AS count FROM clicks WHERE k = 1 GROUP BY ALL""",
+    "transitions": """SELECT {q} rank AS from_rank, next_click_rank AS to_rank, COUNT(*) AS count
+                      FROM obs WHERE on_page AND next_click_serp = serp_id GROUP BY ALL""",
+    "last_clicks": """SELECT {q} rank, outcome, COUNT(*) AS count FROM obs
+                      WHERE on_page AND (next_click_serp IS NULL OR next_click_serp <> serp_id)
+                      GROUP BY ALL""",
+    "first_clicks": """SELECT {q} rank, COUNT(*) AS count FROM obs
+                       WHERE on_page AND (prev_click_serp IS NULL OR prev_click_serp <> serp_id)
+                       GROUP BY ALL""",
     "dwell": """SELECT {q} rank,
                   SUM(CASE WHEN dwell > 0 AND NOT isnan(dwell) THEN 1 ELSE 0 END) AS n,
                   SUM(CASE WHEN dwell > 0 AND NOT isnan(dwell) THEN dwell ELSE 0 END) AS sum,
                   SUM(CASE WHEN dwell > 0 AND NOT isnan(dwell) THEN ln(dwell) ELSE 0 END)
                       AS sum_log,
+                  SUM(CASE WHEN dwell > 0 AND NOT isnan(dwell) THEN ln(dwell) ^ 2 ELSE 0 END)
+                      AS sum_log2,
                   SUM(CASE WHEN has_clock AND (dwell IS NULL OR isnan(dwell)) THEN 1 ELSE 0
                       END) AS censored,
                   SUM(CASE WHEN dwell <= 0 THEN 1 ELSE 0 END) AS nonpositive
-                FROM clicks GROUP BY ALL""",
-    "pages": """SELECT {q} p.outcome, c.serp_id IS NOT NULL AS clicked, COUNT(*) AS count
-                FROM pages p LEFT JOIN (SELECT DISTINCT serp_id FROM clicks) c
-                  ON p.serp_id = c.serp_id
-                GROUP BY ALL""",
+                FROM obs WHERE on_page GROUP BY ALL""",
+    "pages": """SELECT {q} outcome, COALESCE(next_click_serp = serp_id, false) AS clicked,
+                  COUNT(*) AS count
+                FROM obs WHERE event = 'query' AND serp_id IS NOT NULL GROUP BY ALL""",
 }
 
 
@@ -85,7 +90,7 @@ def _source_sql(con, source) -> str:
 
 
 def statistics_duckdb(source, *, has_sessions: bool = True, by_query: bool = False,
-                      memory_limit: str = "1GB", threads: int | None = None,
+                      memory_limit: str = "1.5GB", threads: int | None = None,
                       temp_directory: str | None = None) -> ClickStats:
     """Sufficient statistics computed by DuckDB (see :mod:`bayeschain.io.clickstats`)."""
     import duckdb
@@ -104,10 +109,9 @@ def statistics_duckdb(source, *, has_sessions: bool = True, by_query: bool = Fal
         q = "query_id," if by_query else ""
         tables = {}
         for name, sql in _TABLE_SQL.items():
-            qq = "p.query_id," if (by_query and name == "pages") else q
-            tables[name] = con.execute(sql.format(q=qq)).df()
+            tables[name] = con.execute(sql.format(q=q)).df()
         off_page = con.execute(
-            f"SELECT COUNT(*) FROM {src} WHERE event = 'click' AND rank IS NULL").fetchone()[0]
+            "SELECT COUNT(*) FROM obs WHERE event = 'click' AND rank IS NULL").fetchone()[0]
     except duckdb.Error as exc:
         raise FormatError(f"DuckDB could not read the click log: {exc}".splitlines()[0],
                           file=str(source) if not isinstance(source, pd.DataFrame) else None) \

@@ -1,0 +1,59 @@
+"""``bayeschain fit LOG --spec SPEC -o posterior.nc``: calibrate a user model from clicks.
+
+Prints the posterior summary (means and 95% intervals), the share of backward moves with
+its posterior predictive interval, and NUTS diagnostics when NUTS ran; writes the posterior
+(netCDF, atomically, never over an existing file without ``--force``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("log", help="click log (any format `bayeschain stats` reads)")
+    p.add_argument("--spec", default="rwbm-conjugate",
+                   help="model spec: a TOML file or a built-in name (default rwbm-conjugate)")
+    p.add_argument("-o", "--output", default=None, help="write the posterior to this .nc file")
+    p.add_argument("--method", choices=["conjugate", "nuts"], default=None,
+                   help="override the spec's sampler")
+    p.add_argument("--draws", type=int, default=None, help="draws per chain")
+    p.add_argument("--chains", type=int, default=None, help="chains")
+    p.add_argument("--seed", type=int, default=None, help="random seed")
+    p.add_argument("--format", dest="log_format", default=None,
+                   choices=["yandex", "wscd", "trec-session", "canonical"])
+    p.add_argument("--force", action="store_true", help="overwrite an existing output")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..inference import fit, load_spec, model_data, predictive_backward_share
+    from ..io.clickformats import read_clicks
+    from ..io.clickstats import click_statistics
+    from ..io.write import check_output_path
+
+    if args.output:
+        check_output_path(args.output, force=args.force, protected=[args.log])
+    spec = load_spec(args.spec)
+    log = read_clicks(args.log, format=args.log_format)
+    stats = click_statistics(log)
+    print(f"fitting {spec.name} to {log!r}")
+    post = fit(stats, spec, method=args.method, draws=args.draws, chains=args.chains,
+               seed=args.seed, progress=not args.quiet)
+    summary = post.summary()
+    with_ci = summary.round(4).to_string(index=False)
+    print(with_ci)
+    if "transition" in post.posterior:
+        data = model_data(stats, spec.ranks, spec.section("transitions")["categories"])
+        check = predictive_backward_share(post, data, seed=0)
+        lo, hi = check.interval()
+        print(f"backward share of click-to-click moves: observed {check.observed:.3f}, "
+              f"posterior predictive 95% [{lo:.3f}, {hi:.3f}] (p = {check.p_value:.2f})")
+    if post.attrs.get("method") == "nuts":
+        diag = post.diagnostics()
+        print(f"NUTS: max R-hat {diag['max_rhat'].max():.3f}, min bulk ESS "
+              f"{diag['min_ess'].min():.0f}, {post.divergences()} divergences")
+    if args.output:
+        path = post.save(args.output, force=args.force)
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,210 @@
+"""Declarative user-model specs (TOML): what to fit, with which priors and sampler.
+
+A spec names no Python code; it is validated against :data:`SCHEMA` and errors name the
+file, the key and what was expected.  Built-in specs ship inside the package
+(``bayeschain/inference/specs/*.toml``, mirrored in the repository's ``models/``) and are
+loaded by name: ``load_spec("rwbm-conjugate")``.
+
+Layout::
+
+    [model]
+    name = "rwbm-conjugate"          # free text
+    description = "..."
+    ranks = 10                       # ranks modelled (deeper clicks are pooled into the last)
+
+    [transitions]                    # what follows a click on rank i
+    categories = ["forward", "backward", "stop", "reformulate"]
+    parametrisation = "per-rank"     # per-rank | shared | pooled
+    prior = [1.0, 1.0, 1.0, 1.0]     # Dirichlet concentration, one per category
+
+    [holding]                        # dwell time after a click on rank i
+    likelihood = "exponential"       # exponential | lognormal | none
+    parametrisation = "per-rank"     # per-rank | shared | pooled
+    prior = [1.0, 20.0]              # exponential: Gamma(shape, rate) on the rate mu (1/s);
+                                     # lognormal: Normal(mean, sd) on the log-scale mean
+
+    [sampler]
+    method = "conjugate"             # conjugate | nuts
+    draws = 1000
+    chains = 4
+    tune = 1000
+    seed = 2026
+    target_accept = 0.9
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import FormatError
+
+CATEGORIES = ("forward", "backward", "stop", "reformulate")
+PARAMETRISATIONS = ("per-rank", "shared", "pooled")
+
+# key -> (type, allowed values or None, default)
+SCHEMA: dict[str, dict[str, tuple]] = {
+    "model": {"name": (str, None, None), "description": (str, None, ""),
+              "ranks": (int, None, 10)},
+    "transitions": {"categories": (list, CATEGORIES, list(CATEGORIES)),
+                    "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
+                    "prior": (list, None, None)},
+    "holding": {"likelihood": (str, ("exponential", "lognormal", "none"), "exponential"),
+                "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
+                "prior": (list, None, None)},
+    "sampler": {"method": (str, ("conjugate", "nuts"), "conjugate"), "draws": (int, None, 1000),
+                "chains": (int, None, 4), "tune": (int, None, 1000), "seed": (int, None, 2026),
+                "target_accept": (float, None, 0.9)},
+}
+REQUIRED_SECTIONS = ("model", "sampler")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A validated spec: the parsed tables and the exact TOML text they came from."""
+
+    data: dict[str, dict[str, Any]]
+    text: str
+    source: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.data["model"]["name"]
+
+    @property
+    def ranks(self) -> int:
+        return self.data["model"]["ranks"]
+
+    def section(self, name: str) -> dict[str, Any] | None:
+        return self.data.get(name)
+
+    @property
+    def sampler(self) -> dict[str, Any]:
+        return self.data["sampler"]
+
+    def digest(self) -> str:
+        """SHA-256 of the normalised model (what must match when a posterior is loaded).
+
+        The sampler section is left out: draws, chains, seed or method do not change the
+        model whose posterior is stored.
+        """
+        model = sorted((k, sorted(v.items())) for k, v in self.data.items() if k != "sampler")
+        return hashlib.sha256(repr(model).encode()).hexdigest()[:16]
+
+    def with_sampler(self, **overrides) -> ModelSpec:
+        """A copy with sampler settings replaced (e.g. ``method="nuts"``)."""
+        data = {k: dict(v) for k, v in self.data.items()}
+        data["sampler"].update({k: v for k, v in overrides.items() if v is not None})
+        return ModelSpec(_validate(data, self.source), self.text, self.source)
+
+
+def builtin_specs() -> list[str]:
+    """Names of the specs shipped with the package."""
+    folder = resources.files("bayeschain.inference") / "specs"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def load_spec(path_or_name) -> ModelSpec:
+    """Load a spec from a TOML file, or a built-in one by name."""
+    path = Path(str(path_or_name))
+    if path.suffix == ".toml" or path.exists():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise FileNotFoundError(2, "No such file or directory", str(path)) from None
+        source = str(path)
+    else:
+        name = str(path_or_name)
+        if name not in builtin_specs():
+            raise FormatError(f"unknown model spec {name!r}; built-in specs: "
+                              f"{', '.join(builtin_specs())}, or give a .toml path")
+        text = (resources.files("bayeschain.inference") / "specs" / f"{name}.toml").read_text(
+            encoding="utf-8")
+        source = f"<built-in {name}>"
+    return parse_spec(text, source)
+
+
+def parse_spec(text: str, source: str = "<string>") -> ModelSpec:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise FormatError(f"invalid TOML: {exc}".split(" (at line")[0], file=source,
+                          line=line) from None
+    return ModelSpec(_validate(data, source), text, source)
+
+
+def _validate(data: dict, source: str) -> dict[str, dict[str, Any]]:
+    unknown = sorted(set(data) - set(SCHEMA))
+    if unknown:
+        raise FormatError(f"unknown section(s) {unknown}; expected {', '.join(SCHEMA)}",
+                          file=source)
+    for sec in REQUIRED_SECTIONS:
+        if sec not in data:
+            raise FormatError(f"missing section [{sec}]", file=source)
+    if "transitions" not in data and "holding" not in data:
+        raise FormatError("a spec needs [transitions], [holding] or both", file=source)
+    out: dict[str, dict[str, Any]] = {}
+    for sec, table in data.items():
+        if not isinstance(table, dict):
+            raise FormatError(f"[{sec}] must be a table", file=source)
+        keys = SCHEMA[sec]
+        bad = sorted(set(table) - set(keys))
+        if bad:
+            raise FormatError(f"[{sec}] has unknown key(s) {bad}; valid: {', '.join(keys)}",
+                              file=source)
+        clean = {}
+        for key, (kind, allowed, default) in keys.items():
+            value = table.get(key, default)
+            if value is None:
+                raise FormatError(f"[{sec}] needs {key}", file=source)
+            if kind is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise FormatError(f"[{sec}] {key} must be a {kind.__name__}, got {value!r}",
+                                  file=source)
+            if allowed is not None:
+                items = value if isinstance(value, list) else [value]
+                wrong = [v for v in items if v not in allowed]
+                if wrong:
+                    raise FormatError(f"[{sec}] {key}: {wrong} not allowed; expected "
+                                      f"{', '.join(map(str, allowed))}", file=source)
+            clean[key] = value
+        out[sec] = clean
+    _check_numbers(out, source)
+    return out
+
+
+def _check_numbers(spec: dict, source: str) -> None:
+    if spec["model"]["ranks"] < 1:
+        raise FormatError("[model] ranks must be >= 1", file=source)
+    s = spec["sampler"]
+    if s["draws"] < 1 or s["chains"] < 1 or s["tune"] < 0:
+        raise FormatError("[sampler] draws and chains must be >= 1, tune >= 0", file=source)
+    if not 0 < s["target_accept"] < 1:
+        raise FormatError("[sampler] target_accept must lie in (0, 1)", file=source)
+    t = spec.get("transitions")
+    if t is not None:
+        if len(set(t["categories"])) != len(t["categories"]) or len(t["categories"]) < 2:
+            raise FormatError("[transitions] categories must be at least two distinct names",
+                              file=source)
+        if len(t["prior"]) != len(t["categories"]) or not all(
+                isinstance(a, int | float) and a > 0 for a in t["prior"]):
+            raise FormatError("[transitions] prior must give one positive Dirichlet "
+                              "concentration per category", file=source)
+    h = spec.get("holding")
+    if h is not None and h["likelihood"] != "none":
+        prior = h["prior"]
+        if len(prior) != 2 or not all(isinstance(a, int | float) for a in prior):
+            raise FormatError("[holding] prior must be two numbers: Gamma(shape, rate) for "
+                              "an exponential likelihood, Normal(mean, sd) for lognormal",
+                              file=source)
+        if h["likelihood"] == "exponential" and not (prior[0] > 0 and prior[1] > 0):
+            raise FormatError("[holding] Gamma prior needs shape > 0 and rate > 0",
+                              file=source)
+        if h["likelihood"] == "lognormal" and not prior[1] > 0:
+            raise FormatError("[holding] Normal prior needs sd > 0", file=source)
