@@ -39,23 +39,26 @@ def statistics_of(log_or_stats, backend: str = "duckdb") -> ClickStats:
 
 def fit(log_or_stats, spec="rwbm-conjugate", *, method: str | None = None,
         draws: int | None = None, chains: int | None = None, seed: int | None = None,
-        progress: bool = False) -> Posterior:
+        tune: int | None = None, progress: bool = False) -> Posterior:
     """Fit a user model to a click log.
 
     Parameters
     ----------
     log_or_stats : ClickLog, ClickStats, canonical DataFrame, or a click-log path
     spec : ModelSpec, path to a TOML spec, or the name of a built-in spec
-    method, draws, chains, seed : override the spec's sampler settings
+    method, draws, chains, seed, tune : override the spec's sampler settings
     progress : show the sampler's progress bar (NUTS)
     """
     spec = spec if isinstance(spec, ModelSpec) else load_spec(spec)
-    spec = spec.with_sampler(method=method, draws=draws, chains=chains, seed=seed)
+    spec = spec.with_sampler(method=method, draws=draws, chains=chains, seed=seed, tune=tune)
     stats = statistics_of(log_or_stats)
     trans = spec.section("transitions")
     cats = trans["categories"] if trans else ("forward", "backward", "stop", "reformulate")
     data = model_data(stats, spec.ranks, cats)
     if spec.sampler["method"] == "conjugate":
+        if spec.section("examination") is not None:
+            raise ParameterError("the hidden-examination walk has no conjugate posterior; "
+                                 "use method='nuts'")
         return _fit_conjugate(data, spec)
     from .models import fit_nuts
 

@@ -17,6 +17,10 @@ Layout::
     parametrisation = "per-rank"     # per-rank | shared | pooled
     prior = [1.0, 1.0, 1.0, 1.0]     # Dirichlet concentration, one per category
 
+    [examination]                    # alternative to [transitions]: the hidden walk
+    prior = [1.0, 1.0, 1.0, 1.0]     # Dirichlet on (forward, backward, reformulate, stop)
+    click_prior = [1.0, 1.0]         # Beta on each rank's click probability
+
     [holding]                        # dwell time after a click on rank i
     likelihood = "exponential"       # exponential | lognormal | none
     parametrisation = "per-rank"     # per-rank | shared | pooled
@@ -53,6 +57,8 @@ SCHEMA: dict[str, dict[str, tuple]] = {
     "transitions": {"categories": (list, CATEGORIES, list(CATEGORIES)),
                     "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
                     "prior": (list, None, None)},
+    "examination": {"prior": (list, None, [1.0, 1.0, 1.0, 1.0]),
+                    "click_prior": (list, None, [1.0, 1.0])},
     "holding": {"likelihood": (str, ("exponential", "lognormal", "none"), "exponential"),
                 "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
                 "prior": (list, None, None)},
@@ -146,8 +152,12 @@ def _validate(data: dict, source: str) -> dict[str, dict[str, Any]]:
     for sec in REQUIRED_SECTIONS:
         if sec not in data:
             raise FormatError(f"missing section [{sec}]", file=source)
-    if "transitions" not in data and "holding" not in data:
-        raise FormatError("a spec needs [transitions], [holding] or both", file=source)
+    if not {"transitions", "holding", "examination"} & set(data):
+        raise FormatError("a spec needs [transitions], [examination] or [holding]",
+                          file=source)
+    if "transitions" in data and "examination" in data:
+        raise FormatError("[transitions] (observed click-to-click moves) and [examination] "
+                          "(the hidden walk) are alternative models; keep one", file=source)
     out: dict[str, dict[str, Any]] = {}
     for sec, table in data.items():
         if not isinstance(table, dict):
@@ -196,6 +206,17 @@ def _check_numbers(spec: dict, source: str) -> None:
                 isinstance(a, int | float) and a > 0 for a in t["prior"]):
             raise FormatError("[transitions] prior must give one positive Dirichlet "
                               "concentration per category", file=source)
+    e = spec.get("examination")
+    if e is not None:
+        if len(e["prior"]) != 4 or not all(isinstance(a, int | float) and a > 0
+                                           for a in e["prior"]):
+            raise FormatError("[examination] prior must give four positive Dirichlet "
+                              "concentrations (forward, backward, reformulate, stop)",
+                              file=source)
+        if len(e["click_prior"]) != 2 or not all(isinstance(a, int | float) and a > 0
+                                                 for a in e["click_prior"]):
+            raise FormatError("[examination] click_prior must be Beta(a, b) with a, b > 0",
+                              file=source)
     h = spec.get("holding")
     if h is not None and h["likelihood"] != "none":
         prior = h["prior"]

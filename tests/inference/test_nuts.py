@@ -42,3 +42,44 @@ def test_nuts_agrees_with_the_conjugate_posterior(stats):
             gap, sd, mask = gap.ravel(), sd.ravel(), mask.ravel()
             mask &= ~np.isclose(a.mean(("chain", "draw")).values.ravel(), 0)
         assert np.all(gap[mask] < 0.1 * sd[mask]), (name, (gap / np.where(sd > 0, sd, 1)).max())
+
+
+def test_walk_click_laws_match_simulated_frequencies():
+    """The exact click laws of the hidden walk against a simulated log (50,000 sessions,
+    5 standard errors per probability)."""
+    from bayeschain.inference.data import model_data
+    from bayeschain.inference.models import walk_click_laws
+
+    n, p, q, r = 6, 0.55, 0.2, 0.05
+    c = np.linspace(0.5, 0.25, n)
+    log = simulate_click_log(50_000, n_ranks=n, forward=p, backward=q, reformulate=r,
+                             click=c, examine_time=0.0, max_queries=200, seed=31)
+    data = model_data(click_statistics(log), n)
+    laws = walk_click_laws(p, q, r, c, n)
+    total = data.moves.sum(1) + data.leave.sum(1)
+    for i in range(n):
+        freq = np.r_[data.moves[i], data.leave[i]] / total[i]
+        law = np.r_[laws["next"][i], laws["stop"][i], laws["reformulate"][i]]
+        assert np.all(np.abs(freq - law) < 5 * np.sqrt(law * (1 - law) / total[i]) + 1e-9)
+    pages = data.first.sum() + data.no_click.sum()
+    law = np.r_[laws["first"], laws["first_stop"], laws["first_reformulate"]]
+    freq = np.r_[data.first, data.no_click] / pages
+    assert np.all(np.abs(freq - law) < 5 * np.sqrt(law * (1 - law) / pages) + 1e-9)
+
+
+def test_hidden_walk_recovers_its_parameters():
+    """NUTS on the hidden-examination walk: the true (p, q, r, s) and click probabilities
+    lie in their 99% intervals (10,000 sessions, 4 ranks)."""
+    n, p, q, r = 4, 0.55, 0.2, 0.05
+    c = np.array([0.5, 0.4, 0.35, 0.3])
+    log = simulate_click_log(10_000, n_ranks=n, forward=p, backward=q, reformulate=r,
+                             click=c, examine_time=0.0, max_queries=200, seed=32)
+    post = fit(click_statistics(log), small_spec("rwbm-hidden", n), draws=400, tune=400,
+               chains=2)
+    assert post.divergences() == 0
+    truth = {"walk": np.array([p, q, r, 1 - p - q - r]), "click": c}
+    for name, value in truth.items():
+        draws = post.posterior[name]
+        lo = draws.quantile(0.005, dim=("chain", "draw")).values
+        hi = draws.quantile(0.995, dim=("chain", "draw")).values
+        assert np.all((lo <= value) & (value <= hi)), (name, lo, hi)

@@ -1,0 +1,174 @@
+"""Calibration, speed and real-log fits of the Bayesian layer.
+
+    python3 benchmarks/bench_inference.py [--datasets 100] [--skip-nuts]
+
+1. **Calibration**: over ``--datasets`` simulated logs (2,000 sessions each, 10 ranks, true
+   parameters fixed), the share of true values inside the 90% credible intervals of the
+   conjugate click-transition and holding-time models (nominal 0.90; target 0.85-0.95).
+   True click-to-click transition laws come exactly from the hidden walk
+   (``walk_click_laws``), conditioned on "not a repeat" as the model's categories are.
+2. **Speed**: the conjugate fit of the statistics of 10^6 sessions, and a NUTS fit of the
+   per-rank transition + holding-time model (10 ranks), cold (empty PyTensor compile
+   cache, fresh process) and warm (same cache, fresh process).
+3. **Real logs**: TREC Session 2013 (bundled) and CLARA2 (../shared, when present): NUTS
+   divergences, the posterior share of backward moves, per-rank holding rates with 95%
+   intervals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine, table  # noqa: E402
+
+from bayeschain.inference import fit, load_spec  # noqa: E402
+from bayeschain.inference.models import walk_click_laws  # noqa: E402
+from bayeschain.io import click_statistics, read_clicks  # noqa: E402
+from bayeschain.simulate import simulate_click_log  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+N, P, Q, R = 10, 0.6, 0.15, 0.05
+C = np.linspace(0.45, 0.2, N)
+MU = np.linspace(0.02, 0.2, N)
+
+
+def transition_truth() -> np.ndarray:
+    laws = walk_click_laws(P, Q, R, C, N)
+    truth = np.zeros((N, 4))
+    for i in range(N):
+        nxt = laws["next"][i]
+        repeat = nxt[i]
+        truth[i] = np.array([nxt[i + 1:].sum(), nxt[:i].sum(), laws["stop"][i],
+                             laws["reformulate"][i]]) / (1 - repeat)
+    return truth
+
+
+def calibration(n_datasets: int) -> dict:
+    truth = transition_truth()
+    hits_t, hits_mu, total_t, total_mu = 0, 0, 0, 0
+    for k in range(n_datasets):
+        log = simulate_click_log(2000, n_ranks=N, forward=P, backward=Q, reformulate=R,
+                                 click=C, holding_rates=MU, examine_time=0.0,
+                                 max_queries=200, seed=1000 + k)
+        post = fit(click_statistics(log), "rwbm-conjugate", draws=1000, chains=1, seed=k)
+        theta = post.transition_probabilities()
+        lo = theta.quantile(0.05, dim=("chain", "draw")).values
+        hi = theta.quantile(0.95, dim=("chain", "draw")).values
+        free = truth > 0          # structural zeros (rank 1 backward, rank N forward) excluded
+        hits_t += int(((lo <= truth) & (truth <= hi))[free].sum())
+        total_t += int(free.sum())
+        mu = post.holding_rates()
+        lo = mu.quantile(0.05, dim=("chain", "draw")).values
+        hi = mu.quantile(0.95, dim=("chain", "draw")).values
+        hits_mu += int(((lo <= MU) & (MU <= hi)).sum())
+        total_mu += N
+    return {"transitions": hits_t / total_t, "holding": hits_mu / total_mu,
+            "n_transition_params": total_t, "n_holding_params": total_mu}
+
+
+NUTS_CHILD = r"""
+import time, sys, warnings
+warnings.simplefilter("ignore")
+from bayeschain.inference import fit
+from bayeschain.io import read_clicks, click_statistics
+stats = click_statistics(read_clicks(sys.argv[1]))
+t = time.perf_counter()
+post = fit(stats, "rwbm-nuts", draws=1000, chains=2)
+print(f"{time.perf_counter() - t:.1f} {post.divergences()}")
+"""
+
+
+def nuts_timing(log_path: Path) -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, PYTENSOR_FLAGS=f"compiledir={cache}")
+        times = []
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", NUTS_CHILD, str(log_path)], env=env,
+                                 capture_output=True, text=True, check=True)
+            times.append(float(out.stdout.split()[-2]))
+    return times[0], times[1]
+
+
+def real_log_fits(skip_nuts: bool) -> list[tuple]:
+    logs = {"TREC Session 2013": ROOT / "data" / "trec_session_2013" /
+            "sessiontrack2013.xml.gz",
+            "CLARA2": ROOT.parent / "shared" / "data" / "clara2" / "CLARA2SearchLog_beta"}
+    rows = []
+    for name, path in logs.items():
+        if not path.exists():
+            rows.append((name, "absent", "", "", ""))
+            continue
+        stats = click_statistics(read_clicks(path))
+        post = fit(stats, "rwbm-conjugate" if skip_nuts else "rwbm-nuts", draws=1000,
+                   chains=2)
+        theta = post.transition_probabilities()
+        # clicks per rank weight each rank's backward / (forward + backward) probability
+        import xarray as xr
+
+        from bayeschain.inference import model_data
+
+        w = xr.DataArray(model_data(stats, N).transitions.sum(1), dims="rank",
+                         coords={"rank": theta["rank"]})
+        moves = theta.sel(category=["forward", "backward"]).sum("category")
+        share = (w * theta.sel(category="backward")).sum("rank") / (w * moves).sum("rank")
+        weights = int(w.sum())
+        lo, hi = share.quantile([0.025, 0.975], dim=("chain", "draw")).values
+        mu = post.holding_rates()
+        m = mu.mean(("chain", "draw")).values
+        mlo, mhi = mu.quantile([0.025, 0.975], dim=("chain", "draw")).values
+        rates = "; ".join(f"{i + 1}: {m[i]:.3f} [{mlo[i]:.3f}, {mhi[i]:.3f}]" for i in range(3))
+        rows.append((name, post.attrs["method"], str(post.divergences()),
+                     f"{float(share.mean()):.3f} [{lo:.3f}, {hi:.3f}] ({weights:,} clicks)",
+                     rates))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--datasets", type=int, default=100)
+    ap.add_argument("--skip-nuts", action="store_true")
+    args = ap.parse_args()
+    print(f"machine: {machine()}\n")
+    t = time.perf_counter()
+    cal = calibration(args.datasets)
+    print(f"calibration over {args.datasets} data sets ({time.perf_counter() - t:.0f} s): "
+          f"90% intervals cover {cal['transitions']:.3f} of {cal['n_transition_params']} "
+          f"transition probabilities per data set and {cal['holding']:.3f} of "
+          f"{cal['n_holding_params']} holding rates (target 0.85-0.95)")
+    log = simulate_click_log(1_000_000, n_ranks=N, forward=P, backward=Q, reformulate=R,
+                             click=C, holding_rates=MU, seed=7)
+    stats = click_statistics(log)
+    fit(stats, "rwbm-conjugate", draws=10, chains=1)        # warm imports
+    t = time.perf_counter()
+    post = fit(stats, "rwbm-conjugate")
+    conj = time.perf_counter() - t
+    print(f"conjugate fit of 10^6 sessions' statistics ({post.n_draws:,} draws): "
+          f"{conj * 1000:.0f} ms (target < 1 s)")
+    if not args.skip_nuts:
+        small = Path(tempfile.mkdtemp()) / "log.parquet"
+        from bayeschain.io import write_canonical
+
+        write_canonical(simulate_click_log(20_000, n_ranks=N, forward=P, backward=Q,
+                                           reformulate=R, click=C, holding_rates=MU,
+                                           seed=8), small)
+        cold, warm = nuts_timing(small)
+        print(f"NUTS fit, per-rank transitions + holding rates, 10 ranks, 2 x 1000 draws "
+              f"after 1000 tuning: cold {cold:.1f} s, warm {warm:.1f} s (target warm < 30 s)")
+    print()
+    print(table(real_log_fits(args.skip_nuts), ("log", "method", "divergences",
+                                                 "backward share (95%)",
+                                                 "holding rates mu, ranks 1-3 (95%)")))
+    _ = load_spec
+
+
+if __name__ == "__main__":
+    main()
