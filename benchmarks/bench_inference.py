@@ -141,9 +141,10 @@ def main() -> None:
     t = time.perf_counter()
     cal = calibration(args.datasets)
     print(f"calibration over {args.datasets} data sets ({time.perf_counter() - t:.0f} s): "
-          f"90% intervals cover {cal['transitions']:.3f} of {cal['n_transition_params']} "
-          f"transition probabilities per data set and {cal['holding']:.3f} of "
-          f"{cal['n_holding_params']} holding rates (target 0.85-0.95)")
+          f"90% intervals cover {cal['transitions']:.3f} of {cal['n_transition_params']:,} "
+          f"transition probabilities and {cal['holding']:.3f} of "
+          f"{cal['n_holding_params']:,} holding rates, all data sets together "
+          f"(target 0.85-0.95)")
     log = simulate_click_log(1_000_000, n_ranks=N, forward=P, backward=Q, reformulate=R,
                              click=C, holding_rates=MU, seed=7)
     stats = click_statistics(log)

@@ -14,7 +14,10 @@ LOG = Path(__file__).resolve().parents[1] / "data" / "trec_session_2013" / \
 def test_fit_writes_a_posterior_and_refuses_to_overwrite(tmp_path, capsys):
     pytest.importorskip("h5netcdf")
     out = tmp_path / "post.nc"
-    assert main(["fit", str(LOG), "-o", str(out), "--draws", "200", "--quiet"]) == 0
+    figs = tmp_path / "figs"
+    assert main(["fit", str(LOG), "-o", str(out), "--draws", "200", "--quiet",
+                 "--figures", str(figs)]) == 0
+    assert (figs / "ppc_backward.png").stat().st_size > 5_000
     text = capsys.readouterr().out
     assert "transition[1, forward]" in text and "backward share" in text
     post = Posterior.load(out)

@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=None, help="random seed")
     p.add_argument("--format", dest="log_format", default=None,
                    choices=["yandex", "wscd", "trec-session", "canonical"])
+    p.add_argument("--figures", default=None, metavar="DIR",
+                   help="write the posterior predictive check of backward moves "
+                        "(ppc_backward.png) to DIR")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -49,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
         lo, hi = check.interval()
         print(f"backward share of click-to-click moves: observed {check.observed:.3f}, "
               f"posterior predictive 95% [{lo:.3f}, {hi:.3f}] (p = {check.p_value:.2f})")
+        if args.figures:
+            _ppc_figure(check, args.figures, args.force)
     if post.attrs.get("method") == "nuts":
         diag = post.diagnostics()
         print(f"NUTS: max R-hat {diag['max_rhat'].max():.3f}, min bulk ESS "
@@ -57,3 +62,26 @@ def run(args: argparse.Namespace) -> int:
         path = post.save(args.output, force=args.force)
         print(f"wrote {path}")
     return 0
+
+
+def _ppc_figure(check, folder, force: bool) -> None:
+    from pathlib import Path
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..io.write import check_output_path
+    from ..plots import plot_predictive_check
+
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    target = check_output_path(Path(folder) / "ppc_backward.png", force=force)
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    plot_predictive_check(ax, check, label="share of backward moves")
+    fig.tight_layout()
+    tmp = target.with_name(".ppc_backward.tmp.png")
+    fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+    tmp.replace(target)
+    print(f"wrote {target}")

@@ -59,6 +59,10 @@ def fit(log_or_stats, spec="rwbm-conjugate", *, method: str | None = None,
         if spec.section("examination") is not None:
             raise ParameterError("the hidden-examination walk has no conjugate posterior; "
                                  "use method='nuts'")
+        jumps = spec.section("jumps")
+        if jumps is not None and jumps["family"] != "free":
+            raise ParameterError("distance-decay jumps (ID / LID) have no conjugate "
+                                 "posterior; use method='nuts'")
         return _fit_conjugate(data, spec)
     from .models import fit_nuts
 
@@ -90,6 +94,15 @@ def _fit_conjugate(data: ModelData, spec: ModelSpec) -> Posterior:
                                                             len(data.categories)))
         variables["transition"] = xr.DataArray(
             probs, dims=("chain", "draw", "rank", "category"), coords=coords)
+    jumps = spec.section("jumps")
+    if jumps is not None:
+        from .jumps import free_rows_posterior
+
+        conc = free_rows_posterior(data.moves, float(jumps["prior"][0]))
+        rows = sample_dirichlet(conc, chains, draws, rng)
+        variables["jump"] = xr.DataArray(rows, dims=("chain", "draw", "rank", "to_rank"),
+                                         coords={"rank": coords["rank"],
+                                                 "to_rank": coords["rank"]})
     hold = spec.section("holding")
     if hold is not None and hold["likelihood"] != "none":
         if hold["likelihood"] != "exponential" or hold["parametrisation"] == "pooled":

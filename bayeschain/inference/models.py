@@ -37,7 +37,8 @@ def build_model(data: ModelData, spec: ModelSpec):
     import pytensor.tensor as pt
 
     coords = {"rank": np.arange(1, data.ranks + 1), "category": list(data.categories),
-              "move": ["forward", "backward", "reformulate", "stop"]}
+              "move": ["forward", "backward", "reformulate", "stop"],
+              "to_rank": np.arange(1, data.ranks + 1)}
     log_rank = np.log(np.arange(1, data.ranks + 1))
     with pm.Model(coords=coords) as model:
         trans = spec.section("transitions")
@@ -70,6 +71,13 @@ def build_model(data: ModelData, spec: ModelSpec):
         exam = spec.section("examination")
         if exam is not None:
             _hidden_walk(data, exam, pm, pt)
+        jumps = spec.section("jumps")
+        if jumps is not None:
+            if jumps["family"] == "free":
+                raise ParameterError("free jump rows are conjugate: use method='conjugate'")
+            from .jumps import jump_model
+
+            jump_model(data, jumps, pm, pt)
         hold = spec.section("holding")
         if hold is not None and hold["likelihood"] == "exponential":
             shape, rate = (float(x) for x in hold["prior"])
@@ -163,7 +171,7 @@ def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Pos
                           compute_convergence_checks=False)
     post = _group(idata, "posterior")
     keep = [v for v in ("transition", "holding_rate", "log_dwell_mean", "log_dwell_sd", "walk",
-                        "click") if v in post]
+                        "click", "jump", "jump_exponent") if v in post]
     variables = {v: post[v] for v in keep}
     stats = _group(idata, "sample_stats")
     sample_stats = xr.Dataset({"diverging": stats["diverging"]}) if "diverging" in stats \

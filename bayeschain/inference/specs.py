@@ -21,6 +21,11 @@ Layout::
     prior = [1.0, 1.0, 1.0, 1.0]     # Dirichlet on (forward, backward, reformulate, stop)
     click_prior = [1.0, 1.0]         # Beta on each rank's click probability
 
+    [jumps]                          # MP-style chains: where the next click lands
+    family = "free"                  # free Dirichlet rows | "ID" | "LID" distance decay
+    prior = [1.0]                    # free: concentration; ID/LID: Gamma(shape, rate) on
+                                     # the exponent g of (|i-j|+1)^-g or log10(|i-j|+2)^-g
+
     [holding]                        # dwell time after a click on rank i
     likelihood = "exponential"       # exponential | lognormal | none
     parametrisation = "per-rank"     # per-rank | shared | pooled
@@ -59,6 +64,8 @@ SCHEMA: dict[str, dict[str, tuple]] = {
                     "prior": (list, None, None)},
     "examination": {"prior": (list, None, [1.0, 1.0, 1.0, 1.0]),
                     "click_prior": (list, None, [1.0, 1.0])},
+    "jumps": {"family": (str, ("free", "ID", "LID"), "free"),
+              "prior": (list, None, [1.0])},
     "holding": {"likelihood": (str, ("exponential", "lognormal", "none"), "exponential"),
                 "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
                 "prior": (list, None, None)},
@@ -152,8 +159,8 @@ def _validate(data: dict, source: str) -> dict[str, dict[str, Any]]:
     for sec in REQUIRED_SECTIONS:
         if sec not in data:
             raise FormatError(f"missing section [{sec}]", file=source)
-    if not {"transitions", "holding", "examination"} & set(data):
-        raise FormatError("a spec needs [transitions], [examination] or [holding]",
+    if not {"transitions", "holding", "examination", "jumps"} & set(data):
+        raise FormatError("a spec needs [transitions], [examination], [jumps] or [holding]",
                           file=source)
     if "transitions" in data and "examination" in data:
         raise FormatError("[transitions] (observed click-to-click moves) and [examination] "
@@ -206,6 +213,14 @@ def _check_numbers(spec: dict, source: str) -> None:
                 isinstance(a, int | float) and a > 0 for a in t["prior"]):
             raise FormatError("[transitions] prior must give one positive Dirichlet "
                               "concentration per category", file=source)
+    j = spec.get("jumps")
+    if j is not None:
+        need = 1 if j["family"] == "free" else 2
+        if len(j["prior"]) != need or not all(isinstance(a, int | float) and a > 0
+                                              for a in j["prior"]):
+            raise FormatError("[jumps] prior: one positive Dirichlet concentration for "
+                              "family 'free', Gamma(shape, rate) of the decay exponent for "
+                              "'ID' / 'LID'", file=source)
     e = spec.get("examination")
     if e is not None:
         if len(e["prior"]) != 4 or not all(isinstance(a, int | float) and a > 0

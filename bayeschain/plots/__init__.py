@@ -2,6 +2,7 @@
 
 from .clicks import plot_clicks_per_rank, plot_dwell_histogram, plot_transition_matrix
 from .path import plot_path_cdfs
+from .posterior import plot_predictive_check
 
 __all__ = ["plot_clicks_per_rank", "plot_dwell_histogram", "plot_path_cdfs",
-           "plot_transition_matrix"]
+           "plot_predictive_check", "plot_transition_matrix"]

@@ -83,3 +83,22 @@ def test_hidden_walk_recovers_its_parameters():
         lo = draws.quantile(0.005, dim=("chain", "draw")).values
         hi = draws.quantile(0.995, dim=("chain", "draw")).values
         assert np.all((lo <= value) & (value <= hi)), (name, lo, hi)
+
+
+def test_pooled_and_lognormal_models_recover_their_truth():
+    """The hierarchical model's per-rank rates and the log-normal dwell model on data with
+    known parameters (99% intervals)."""
+    rates = np.array([0.05, 0.08, 0.1, 0.12, 0.15])
+    log = simulate_click_log(5_000, seed=41, **{**SMALL, "holding_rates": rates})
+    stats = click_statistics(log)
+    pooled = fit(stats, small_spec("rwbm-pooled"), draws=400, tune=500, chains=2)
+    mu = pooled.holding_rates()
+    lo, hi = mu.quantile([0.005, 0.995], dim=("chain", "draw")).values
+    assert np.all((lo <= rates) & (rates <= hi))
+    # exponential dwell times are log-normal only approximately: check the log-scale mean,
+    # E[log T] = -log(mu) - Euler's gamma, against the log-normal model's posterior
+    lognormal = fit(stats, small_spec("dwell-lognormal"), draws=400, tune=500, chains=2)
+    m = lognormal.posterior["log_dwell_mean"]
+    lo, hi = m.quantile([0.005, 0.995], dim=("chain", "draw")).values
+    expected = -np.log(rates) - np.euler_gamma
+    assert np.all((lo <= expected) & (expected <= hi))

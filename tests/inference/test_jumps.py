@@ -1,0 +1,60 @@
+"""Jump models for Markov-Precision chains: free rows (conjugate) and a learned ID decay."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayeschain.inference import fit, load_spec, parse_spec
+from bayeschain.inference.jumps import decay_matrix
+from bayeschain.io.clickstats import ClickStats, _finish
+from bayeschain.measures.markov import transition_matrix
+
+
+def stats_from_moves(moves: np.ndarray) -> ClickStats:
+    """Click statistics holding only click-to-click moves (ranks are 1-based)."""
+    i, j = np.nonzero(moves)
+    empty = pd.DataFrame
+    return _finish(ClickStats(
+        transitions=pd.DataFrame({"from_rank": i + 1, "to_rank": j + 1, "count": moves[i, j]}),
+        last_clicks=empty({"rank": [], "outcome": [], "count": []}),
+        first_clicks=empty({"rank": [], "count": []}),
+        dwell=empty({c: [] for c in ("rank", "n", "sum", "sum_log", "sum_log2", "censored",
+                                     "nonpositive")}),
+        pages=empty({"outcome": [], "clicked": [], "count": []})))
+
+
+def sample_moves(p: np.ndarray, per_row: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.stack([rng.multinomial(per_row, row) for row in p]).astype(float)
+
+
+def test_unit_exponent_is_the_papers_id_model():
+    np.testing.assert_allclose(decay_matrix("ID", 1.0, 7), transition_matrix(7, "GL_AD_ID"),
+                               atol=1e-15)
+    np.testing.assert_allclose(decay_matrix("LID", 1.0, 7), transition_matrix(7, "GL_AD_LID"),
+                               atol=1e-15)
+
+
+def test_free_rows_recover_the_matrix():
+    truth = decay_matrix("LID", 1.7, 6)
+    post = fit(stats_from_moves(sample_moves(truth, 4000, 1)),
+               parse_spec(load_spec("jumps-free").text.replace("ranks = 10", "ranks = 6")),
+               draws=2000, chains=1)
+    jump = post.posterior["jump"]
+    lo = jump.quantile(0.0005, dim=("chain", "draw")).values
+    hi = jump.quantile(0.9995, dim=("chain", "draw")).values
+    off = ~np.eye(6, dtype=bool)
+    assert np.all((lo <= truth)[off] & (truth <= hi)[off])
+    np.testing.assert_array_equal(jump.values[..., np.arange(6), np.arange(6)], 0.0)
+
+
+def test_decay_exponent_is_recovered_by_nuts():
+    pytest.importorskip("pymc")
+    truth = decay_matrix("ID", 1.3, 8)
+    post = fit(stats_from_moves(sample_moves(truth, 300, 2)),
+               parse_spec(load_spec("jumps-id").text.replace("ranks = 10", "ranks = 8")),
+               draws=500, tune=500, chains=2)
+    g = post.posterior["jump_exponent"]
+    lo, hi = g.quantile([0.005, 0.995], dim=("chain", "draw")).values
+    assert lo <= 1.3 <= hi and hi - lo < 0.6
+    assert post.divergences() == 0
