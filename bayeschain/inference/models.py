@@ -4,7 +4,8 @@ All likelihoods use the sufficient statistics of :mod:`bayeschain.inference.data
 cost of a gradient does not grow with the size of the log.
 
 * **Transitions** after a click on rank ``i``: ``n_i ~ Multinomial(N_i, theta_i)``.
-  ``per-rank``: ``theta_i ~ Dirichlet(alpha)``; ``shared``: one ``theta``;
+  ``per-rank``: ``theta_i ~ Dirichlet(alpha)`` (rank 1's backward move fixed at 0);
+  ``shared``: one ``theta``;
   ``pooled`` (hierarchical): ``logit theta_ic = a_c + b_c log(i) + sigma_c z_ic`` with
   ``z ~ N(0, 1)`` (non-centred), category 0 fixed at 0 for identifiability; sparse deep
   ranks are pulled towards the trend.
@@ -48,8 +49,7 @@ def build_model(data: ModelData, spec: ModelSpec):
             totals = counts.sum(axis=1)
             kind = trans["parametrisation"]
             if kind == "per-rank":
-                theta = pm.Dirichlet("transition", a=np.broadcast_to(alpha, counts.shape),
-                                     dims=("rank", "category"))
+                theta = _per_rank_dirichlet(pm, pt, alpha, data)
             elif kind == "shared":
                 shared = pm.Dirichlet("transition_shared", a=alpha, dims="category")
                 theta = pm.Deterministic("transition", pt.broadcast_to(shared, counts.shape),
@@ -105,6 +105,26 @@ def build_model(data: ModelData, spec: ModelSpec):
                 -n * pt.log(s) - (s2 - 2 * m * s1 + n * m**2) / (2 * s**2) - s1
                 - 0.5 * n * np.log(2 * np.pi)))
     return model
+
+
+def _per_rank_dirichlet(pm, pt, alpha: np.ndarray, data: ModelData):
+    """Per-rank Dirichlet rows, with rank 1's backward move a structural zero (as in the
+    conjugate path): nothing lies above rank 1."""
+    cats = list(data.categories)
+    k = len(cats)
+    if "backward" not in cats:
+        return pm.Dirichlet("transition", a=np.broadcast_to(alpha, (data.ranks, k)),
+                            dims=("rank", "category"))
+    b = cats.index("backward")
+    others = [i for i in range(k) if i != b]
+    first = pm.Dirichlet("transition_rank1", a=alpha[others])
+    row1 = pt.set_subtensor(pt.zeros(k)[others], first)
+    rows = [row1[None, :]]
+    if data.ranks > 1:
+        rows.append(pm.Dirichlet("transition_deeper",
+                                 a=np.broadcast_to(alpha, (data.ranks - 1, k))))
+    return pm.Deterministic("transition", pt.concatenate(rows, axis=0),
+                            dims=("rank", "category"))
 
 
 def _hidden_walk(data: ModelData, exam: dict, pm, pt) -> None:

@@ -79,16 +79,22 @@ class Posterior:
 
     def diagnostics(self) -> pd.DataFrame:
         """R-hat and bulk ESS per parameter (ArviZ), and divergences (NUTS fits)."""
+        import warnings
+
         import arviz as az
 
-        rhat = az.rhat(self.posterior)
-        ess = az.ess(self.posterior, method="bulk")
+        # constant parameters (structural zeros) have no R-hat or ESS: ArviZ returns NaN
+        # for them, which is left out of the max / min below
+        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rhat = az.rhat(self.posterior)
+            ess = az.ess(self.posterior, method="bulk")
         rows = []
         rhat_ds = rhat["posterior"].to_dataset() if isinstance(rhat, xr.DataTree) else rhat
         ess_ds = ess["posterior"].to_dataset() if isinstance(ess, xr.DataTree) else ess
         for name in self.posterior.data_vars:
-            rows.append({"parameter": name, "max_rhat": float(rhat_ds[name].max()),
-                         "min_ess": float(ess_ds[name].min())})
+            rows.append({"parameter": name, "max_rhat": float(rhat_ds[name].max(skipna=True)),
+                         "min_ess": float(ess_ds[name].min(skipna=True))})
         table = pd.DataFrame(rows)
         table.attrs["divergences"] = self.divergences()
         return table

@@ -158,3 +158,32 @@ def test_save_and_load_with_provenance(tmp_path, big_log):
 def test_non_conjugate_specs_need_nuts(big_log):
     with pytest.raises(ParameterError, match="nuts"):
         fit(big_log, "rwbm-pooled", method="conjugate")
+
+
+def test_msm_session_parameters_are_recovered():
+    """Shared forward / backward / reformulate / stop probabilities after a click, drawn
+    for 100,000 clicks from known values: each true value in its 99.9% interval."""
+    from bayeschain.io.clickstats import ClickStats, _finish
+
+    truth = np.array([0.45, 0.15, 0.1, 0.3])          # forward, backward, reformulate, stop
+    rng = np.random.default_rng(9)
+    counts = rng.multinomial(100_000, truth)
+    # spread the moves over ranks 2..9 (direction is all the shared model sees)
+    import pandas as pd
+
+    transitions = pd.DataFrame({"from_rank": [4, 4], "to_rank": [6, 2],
+                                "count": [counts[0], counts[1]]})
+    last = pd.DataFrame({"rank": [4, 4], "outcome": ["next_query", "end"],
+                         "count": [counts[2], counts[3]]})
+    empty = pd.DataFrame
+    stats = _finish(ClickStats(
+        transitions, last, empty({"rank": [], "count": []}),
+        empty({c: [] for c in ("rank", "n", "sum", "sum_log", "sum_log2", "censored",
+                               "nonpositive")}),
+        empty({"outcome": [], "clicked": [], "count": []})))
+    post = fit(stats, "msm-session", draws=4000, chains=1)
+    params = post.browsing_parameters()
+    for name, value in zip("pqrs", truth, strict=True):
+        draws = params[name].isel(rank=0)
+        lo, hi = draws.quantile([0.0005, 0.9995], dim=("chain", "draw")).values
+        assert lo <= value <= hi, (name, lo, hi)
