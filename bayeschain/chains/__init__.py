@@ -20,7 +20,13 @@ from .absorbing import (
 )
 from .blocks import as_block
 from .passage import forward_passage_times
-from .recursion import effort_values, expected_ratio, joint_distribution, ratio_distribution
+from .recursion import (
+    effort_values,
+    expected_ratio,
+    joint_distribution,
+    ratio_distribution,
+    ratio_weights,
+)
 from .stationary import censored_chain, continuous_time_weights, invariant_distribution
 from .tridiagonal import Tridiagonal
 
@@ -42,6 +48,7 @@ __all__ = [
     "invariant_distribution",
     "joint_distribution",
     "ratio_distribution",
+    "ratio_weights",
     "return_probabilities",
     "reward_variance",
     "stopping_time_pmf",

@@ -190,3 +190,28 @@ def _rmatvec_last_but_one(block, a: np.ndarray) -> np.ndarray:
     """``a P~`` on the state axis of ``a[..., i, t]`` (the reward axis rides along)."""
     moved = np.moveaxis(a, -1, 0)  # (t, ..., N)
     return np.moveaxis(block.rmatvec(moved), 0, -1)
+
+
+def ratio_weights(transient, effort: Effort = "h", start=0, *, tol: float = 1e-12,
+                  check: bool = True) -> np.ndarray:
+    r"""Weights ``w`` with ``E[T(H) / f(H)] = sum_i rho_i w_i`` for every reward vector.
+
+    ``E[T/f(H)]`` is linear in the rewards, so ``w_i`` is the order-1 value of the reward
+    vector ``e_i``: ``w_i = sum_n E[N_i(n) ; H = n] / f(n)`` with ``N_i(n)`` the visits to
+    ``i`` in the first ``n`` steps.  It depends only on the chain: scoring many lists under
+    one chain is then a matrix product (DESIGN.md section 4).  Computed by
+    :func:`expected_ratio` with the identity as a batch of reward vectors, so each chain
+    costs ``O(steps x N^2)``.
+
+    Returns ``(..., N)``.
+    """
+    block = as_block(transient, check=check)
+    n = block.n_states
+    if hasattr(block, "bands"):
+        b = block.bands
+        from .tridiagonal import Tridiagonal
+
+        expanded = Tridiagonal(b.lower[..., None, :], b.diag[..., None, :], b.upper[..., None, :])
+    else:
+        expanded = block.matrix[..., None, :, :]
+    return expected_ratio(expanded, np.eye(n), effort, start, tol=tol, check=False)

@@ -1,0 +1,195 @@
+r"""Posterior scoring: every posterior draw of the user model pushed through the solvers.
+
+``score(runs, qrels, measure, posterior)`` returns an ``xarray.DataArray`` with dims
+``(chain, draw, run, topic)``.  Which parameters come from the posterior:
+
+* ``PatH(model='sfbm' | 'rwbm', order=1 | 2)``: forward ``p`` and (rwbm) backward ``q`` per
+  rank.  From a hidden-examination posterior (``walk``) they are the walk's shared
+  probabilities; from a click-transition posterior (``transition``) the per-rank
+  probabilities of moving forward / backward after a click.  Ranks deeper than the
+  posterior's take its last rank's values.
+* ``RBP``: the persistence ``p`` (shared forward probability; per-rank posteriors need
+  ``PatH(model='sfbm', order=2)``).
+* ``MPcont``: the holding rates ``mu`` per rank.
+
+Static browsing models use the visit-vector path of DESIGN.md section 4: for each list
+length ``L`` the chain's expected visits ``v`` (order 2) or ratio weights ``w`` (order 1)
+are solved once per draw, and the scores of all lists of that length are one matrix
+product ``relevance @ v.T``.  A posterior with a single draw reproduces ``evaluate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from .. import chains
+from ..browsing import build_chain
+from ..errors import ParameterError
+from ..io.lists import RankedLists, ranked_lists
+from ..measures import parse_measure
+from ..measures.classical import _check_persistence
+
+
+def _draws(posterior, name: str) -> np.ndarray:
+    """A posterior variable flattened to ``(draws, ...)``."""
+    da = posterior.posterior[name]
+    return da.stack(sample=("chain", "draw")).transpose("sample", ...).values
+
+
+def _per_rank(values: np.ndarray, n: int) -> np.ndarray:
+    """``(draws, R)`` per-rank values extended (last rank repeated) or cut to ``n``."""
+    if values.shape[1] >= n:
+        return values[:, :n]
+    return np.concatenate([values, np.repeat(values[:, -1:], n - values.shape[1], axis=1)],
+                          axis=1)
+
+
+def walk_parameters(posterior) -> tuple[np.ndarray, np.ndarray]:
+    """Forward and backward probabilities ``(draws, R)`` of the browsing walk."""
+    post = posterior.posterior
+    if "walk" in post:
+        walk = _draws(posterior, "walk")                       # (draws, move)
+        moves = list(post["walk"]["move"].values)
+        p = walk[:, moves.index("forward")][:, None]
+        q = walk[:, moves.index("backward")][:, None]
+        return p, q
+    if "transition" in post:
+        cats = list(post["transition"]["category"].values)
+        t = _draws(posterior, "transition")                    # (draws, rank, category)
+        return t[:, :, cats.index("forward")], t[:, :, cats.index("backward")]
+    raise ParameterError("the posterior has no browsing parameters (walk or transition)")
+
+
+def _lists(runs, qrels, level, depth, complete) -> RankedLists:
+    if isinstance(runs, RankedLists):
+        return runs
+    return ranked_lists(runs, qrels, level=level, depth=depth, complete=complete)
+
+
+def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None = None,
+          complete: bool = False) -> xr.DataArray:
+    """Scores of every (run, topic) under every posterior draw.
+
+    Parameters
+    ----------
+    runs : mapping name -> run DataFrame, a run DataFrame, or :class:`RankedLists`
+    qrels : DataFrame (ignored when ``runs`` is already a RankedLists)
+    measure : measure string (see the module docstring for what the posterior supplies)
+    posterior : :class:`~bayeschain.inference.Posterior`
+    """
+    lists = _lists(runs, qrels, level, depth, complete)
+    m = parse_measure(measure)
+    post = posterior.posterior
+    shape = (post.sizes["chain"], post.sizes["draw"])
+    values = _score_rows(lists, m, posterior)                  # (draws, rows)
+    return _to_grid(values.reshape(shape + (-1,)), lists, post)
+
+
+def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
+    kw = m.kwargs
+    rel = lists.relevance if m.cutoff is None else lists.relevance[:, : m.cutoff]
+    lengths = lists.lengths if m.cutoff is None else np.minimum(lists.lengths, m.cutoff)
+    if m.name == "PatH":
+        model = kw.get("model", "sfbm")
+        if model not in ("sfbm", "rwbm"):
+            raise ParameterError(f"posterior scoring supports PatH with model 'sfbm' or "
+                                 f"'rwbm', not {model!r}")
+        clash = {"p", "q", "p1", "qN"} & set(kw)
+        if clash:
+            raise ParameterError(f"{m!r}: {sorted(clash)} come from the posterior; remove them")
+        if kw.get("loss", 0) or kw.get("gains") is not None or kw.get("effort", "h") != "h":
+            raise ParameterError("posterior scoring of PatH supports plain gains, no utility "
+                                 "loss and effort 'h' (the visit-vector path)")
+        p, q = walk_parameters(posterior)
+        gains = (rel >= 0) * np.clip(rel, 0, None)
+        return _static_scores(gains, lengths, model, p, q, int(kw.get("order", 1)))
+    if m.name == "RBP":
+        p, _ = walk_parameters(posterior)
+        if not np.allclose(p, p[:, :1]):
+            raise ParameterError("RBP needs one persistence per draw; this posterior has "
+                                 "per-rank forward probabilities: use "
+                                 "PatH(model='sfbm', order=2)")
+        persistence = _check_persistence(p[:, 0])
+        gains = (rel >= lists.level).astype(float)
+        powers = persistence[:, None] ** np.arange(rel.shape[1])
+        return (1 - persistence)[:, None] * (powers @ gains.T)
+    if m.name in ("MPcont", "MP"):
+        from ..measures.markov import markov_precision
+
+        mu = None
+        if m.name == "MPcont":
+            mu = _per_rank(_draws(posterior, "holding_rate"), rel.shape[1])[:, None, :]
+        values = markov_precision(rel, kw.get("model", "GL_AD_ID"), mu, kw.get("rescale"),
+                                  recall_base=lists.recall_base, lengths=lengths,
+                                  level=lists.level)
+        if mu is None:
+            values = np.broadcast_to(values, (_n_draws(posterior),) + values.shape)
+        return values
+    raise ParameterError(f"posterior scoring supports PatH, RBP, MP and MPcont, not {m.name}")
+
+
+def _n_draws(posterior) -> int:
+    post = posterior.posterior
+    return int(post.sizes["chain"] * post.sizes["draw"])
+
+
+def _static_scores(gains: np.ndarray, lengths: np.ndarray, model: str, p: np.ndarray,
+                   q: np.ndarray, order: int) -> np.ndarray:
+    """Visit-vector path: one chain solve per (draw, list length), then matrix products."""
+    draws = p.shape[0]
+    out = np.zeros((draws, gains.shape[0]))
+    for length in np.unique(lengths):
+        rows = np.flatnonzero(lengths == length)
+        n = max(int(length), 1)
+        params = {"p": _per_rank(p, n)}
+        if model == "rwbm":
+            params["q"] = _per_rank(q, n)
+        chain = build_chain(model, n, **params)
+        sub = gains[rows, :n]
+        if order == 2:
+            visits = chains.expected_visits(chain, check=False)           # (draws, n)
+            out[:, rows] = (visits @ sub.T) / visits.sum(axis=1, keepdims=True)
+        elif order == 1:
+            weights = chains.ratio_weights(chain, check=False)            # (draws, n)
+            out[:, rows] = weights @ sub.T
+        else:
+            raise ParameterError(f"order must be 1 or 2, got {order}")
+    return out
+
+
+def _to_grid(values: np.ndarray, lists: RankedLists, post: xr.Dataset) -> xr.DataArray:
+    """(chain, draw, rows) -> (chain, draw, run, topic), NaN where a run lacks a topic."""
+    runs = pd.unique(lists.run_ids)
+    topics = pd.unique(lists.query_ids)
+    r = pd.Index(runs).get_indexer(lists.run_ids)
+    t = pd.Index(topics).get_indexer(lists.query_ids)
+    grid = np.full(values.shape[:2] + (runs.size, topics.size), np.nan)
+    grid[..., r, t] = values
+    return xr.DataArray(grid, dims=("chain", "draw", "run", "topic"),
+                        coords={"chain": post["chain"].values, "draw": post["draw"].values,
+                                "run": list(runs), "topic": list(topics)},
+                        name="score")
+
+
+def posterior_from_parameters(parameters: Mapping[str, np.ndarray]):
+    """A one-chain posterior from parameter arrays ``(draws, ...)`` (tests, what-if runs):
+    ``walk`` (draws, 4) in the order forward, backward, reformulate, stop, and/or
+    ``holding_rate`` (draws, ranks)."""
+    from ..inference.posterior import Posterior
+
+    variables = {}
+    if "walk" in parameters:
+        walk = np.asarray(parameters["walk"], dtype=float)
+        variables["walk"] = xr.DataArray(walk[None], dims=("chain", "draw", "move"),
+                                         coords={"move": ["forward", "backward",
+                                                          "reformulate", "stop"]})
+    if "holding_rate" in parameters:
+        mu = np.asarray(parameters["holding_rate"], dtype=float)
+        variables["holding_rate"] = xr.DataArray(
+            mu[None], dims=("chain", "draw", "rank"),
+            coords={"rank": np.arange(1, mu.shape[1] + 1)})
+    return Posterior(xr.DataTree.from_dict({"posterior": xr.Dataset(variables)}))

@@ -1,0 +1,129 @@
+"""Posterior scoring: single draws reproduce evaluate; comparisons behave."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bayeschain.compare import compare, hdi, posterior_from_parameters, score
+from bayeschain.errors import ParameterError
+from bayeschain.evaluation import evaluate_runs
+from bayeschain.inference import fit
+from bayeschain.io import click_statistics, read_qrels, read_run
+from bayeschain.simulate import simulate_click_log
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "trec_eval"
+
+
+@pytest.fixture(scope="module")
+def trec():
+    qrels = read_qrels(DATA / "qrels.test")
+    runs = {"full": read_run(DATA / "results.test"), "trunc": read_run(DATA / "results.trunc")}
+    return qrels, runs
+
+
+@pytest.mark.parametrize(("scored", "evaluated"), [
+    ("PatH(model='sfbm', order=2)", "PatH(model='sfbm', p=0.55, order=2)"),
+    ("PatH(model='sfbm', order=1)", "PatH(model='sfbm', p=0.55, order=1)"),
+    ("PatH(model='rwbm', order=2)", "PatH(model='rwbm', p=0.55, q=0.2, order=2)"),
+    ("PatH(model='rwbm', order=1)@20", "PatH(model='rwbm', p=0.55, q=0.2, order=1)@20"),
+    ("RBP", "RBP(p=0.55)"),
+    ("MPcont(model='GL_AD_ID')", "MPcont(model='GL_AD_ID')"),
+])
+def test_single_draw_reproduces_evaluate(trec, scored, evaluated):
+    qrels, runs = trec
+    mu = np.linspace(0.5, 2.0, 1000)[None, :]
+    post = posterior_from_parameters({"walk": [[0.55, 0.2, 0.05, 0.2]], "holding_rate": mu})
+    got = score(runs, qrels, scored, post)
+    assert got.dims == ("chain", "draw", "run", "topic")
+    ref = evaluate_runs(qrels, runs, [evaluated], holding_rates=mu[0])
+    # order 1 is a truncated series on both sides, each exact to 1e-12 per term
+    tol = 1e-10 if "order=1" in scored else 1e-15
+    for row in ref.itertuples():
+        assert float(got.sel(run=row.run, topic=row.topic)[0, 0]) == pytest.approx(
+            row.value, rel=1e-12, abs=tol)
+    assert np.isnan(got.sel(run="trunc", topic="302")).all()   # topic missing from the run
+
+
+def test_draws_are_scored_independently(trec):
+    qrels, runs = trec
+    walks = np.array([[0.3, 0.1, 0.1, 0.5], [0.7, 0.1, 0.05, 0.15]])
+    got = score(runs, qrels, "PatH(model='rwbm', order=2)", posterior_from_parameters(
+        {"walk": walks}))
+    for i, (p, q, _, _) in enumerate(walks):
+        one = score(runs, qrels, "PatH(model='rwbm', order=2)",
+                    posterior_from_parameters({"walk": walks[i:i + 1]}))
+        np.testing.assert_allclose(got[0, i].values, one[0, 0].values, equal_nan=True)
+        assert p > 0 and q > 0
+
+
+def test_parameters_from_the_posterior_are_not_given_twice(trec):
+    qrels, runs = trec
+    post = posterior_from_parameters({"walk": [[0.5, 0.2, 0.1, 0.2]]})
+    with pytest.raises(ParameterError, match="come from the posterior"):
+        score(runs, qrels, "PatH(model='sfbm', p=0.5)", post)
+    with pytest.raises(ParameterError, match="supports"):
+        score(runs, qrels, "nDCG@10", post)
+
+
+def test_hdi_is_the_shortest_interval():
+    rng = np.random.default_rng(0)
+    x = rng.exponential(size=4000)
+    lo, hi = hdi(x, 0.9)
+    assert np.mean((x >= lo) & (x <= hi)) >= 0.9
+    xs = np.sort(x)
+    k = int(np.ceil(0.9 * x.size))
+    assert hi - lo == pytest.approx(np.min(xs[k - 1:] - xs[: x.size - k + 1]))
+    assert lo < np.quantile(x, 0.01)          # a decreasing density: the HDI hugs the minimum
+
+
+def test_comparison_is_order_invariant_and_sums_to_one(trec):
+    qrels, runs = trec
+    walks = np.random.default_rng(1).dirichlet([20, 5, 2, 8], size=300)
+    post = posterior_from_parameters({"walk": walks})
+    s = score(runs, qrels, "PatH(model='rwbm', order=2)", post)
+    a = compare(s, rope=0.001)
+    b = compare(s.isel(run=[1, 0]), rope=0.001)
+    assert a.pairs.equals(b.pairs) and a.best.equals(b.best)
+    row = a.pairs.iloc[0]
+    assert row["P(A>B)"] + row["P(|A-B|<rope)"] + row["P(A<B)"] == pytest.approx(1.0)
+    assert a.best.sum() == pytest.approx(1.0)
+    assert "| A | B |" in a.to_markdown() and "\\begin{tabular}" in a.to_latex()
+
+
+def test_posterior_probability_grows_with_the_log_and_hdi_covers_the_truth():
+    """Two rankings that differ only in where their relevant documents sit; users from a
+    known walk.  As the log grows, P(A > B) under the fitted click-transition posterior
+    tends to 1 and the HDI of the difference keeps covering the difference computed with
+    the true (exact) click-transition probabilities."""
+    import pandas as pd
+
+    from bayeschain.measures import path_expectation
+    from tests.inference.truth import click_transition_truth
+
+    n = 10
+    truth = click_transition_truth(n, 0.6, 0.15, 0.05, 0.3)
+    rel_a = np.array([0, 0, 1, 0, 0, 0, 0, 0, 0, 0.0])     # rank 3
+    rel_b = np.array([0, 0, 0, 1, 1, 0, 0, 0, 0, 0.0])     # ranks 4 and 5: close behind
+    runs, judgements = {}, []
+    for name, rel in (("A", rel_a), ("B", rel_b)):
+        docs = [f"{name}{i}" for i in range(n)]
+        runs[name] = pd.DataFrame({"query_id": "t", "doc_id": docs,
+                                   "score": np.arange(n, 0, -1.0), "run_id": name})
+        judgements.append(pd.DataFrame({"query_id": "t", "doc_id": docs,
+                                        "relevance": rel.astype(int)}))
+    qrels = pd.concat(judgements, ignore_index=True)
+    true_diff = float(path_expectation(rel_a, "sfbm", order=2, p=truth[:, 0])
+                      - path_expectation(rel_b, "sfbm", order=2, p=truth[:, 0]))
+    probs = []
+    for sessions in (30, 20_000):
+        log = simulate_click_log(sessions, n_ranks=n, forward=0.6, backward=0.15,
+                                 reformulate=0.05, click=0.3, examine_time=0.0,
+                                 max_queries=60, seed=sessions)
+        post = fit(click_statistics(log), "rwbm-conjugate", draws=2000, chains=1)
+        comp = compare(score(runs, qrels, "PatH(model='sfbm', order=2)", post), rope=0.0)
+        row = comp.pairs.iloc[0]
+        assert row["hdi_0.95_low"] <= true_diff <= row["hdi_0.95_high"]
+        probs.append(row["P(A>B)"])
+    assert 0 < true_diff < 0.1
+    assert probs[0] < 0.99 and probs[1] > probs[0] and probs[1] > 0.999
