@@ -1,0 +1,91 @@
+"""``bayeschain compare QRELS RUN... --posterior post.nc -m MEASURE``: Bayesian comparison.
+
+Scores every run and topic under every posterior draw of the user model, prints the
+pairwise table (mean difference with its HDI, P(A > B), P(|A - B| < rope), P(A < B)) and
+each run's probability of being the best, and optionally writes the table (CSV,
+Markdown or LaTeX by extension) and the figures (forest plot, pairwise matrix).
+Uncertainty included: the user-model posterior; topics are averaged as given.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("qrels", help="TREC qrels file")
+    p.add_argument("runs", nargs="+", metavar="run", help="TREC run files (two or more)")
+    p.add_argument("--posterior", required=True, help="posterior file from `bayeschain fit`")
+    p.add_argument("-m", "--measure", default="PatH(model='sfbm', order=2)",
+                   help="measure whose parameters come from the posterior (default "
+                        "\"PatH(model='sfbm', order=2)\"; also rwbm, RBP, MPcont)")
+    p.add_argument("--rope", type=float, default=0.01,
+                   help="region of practical equivalence on the mean score (default 0.01)")
+    p.add_argument("--reference", default=None, help="compare every run with this one only")
+    p.add_argument("-o", "--output", default=None,
+                   help="write the table: .csv, .md or .tex")
+    p.add_argument("--figures", default=None, metavar="DIR",
+                   help="write forest.png and pairwise.png to DIR")
+    p.add_argument("--force", action="store_true", help="overwrite existing outputs")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..compare import compare, score
+    from ..errors import ParameterError
+    from ..inference import Posterior
+    from ..io.trec import read_qrels, read_runs
+    from ..io.write import atomic_write_text, check_output_path
+    from .eval import _run_names
+
+    if len(args.runs) < 2:
+        raise ParameterError("compare needs at least two runs")
+    if args.output:
+        suffix = Path(args.output).suffix
+        if suffix not in (".csv", ".md", ".tex"):
+            raise ParameterError("--output must end in .csv, .md or .tex")
+        check_output_path(args.output, force=args.force,
+                          protected=[args.qrels, args.posterior, *args.runs])
+    posterior = Posterior.load(args.posterior)
+    qrels = read_qrels(args.qrels)
+    frames = read_runs(args.runs)
+    runs = dict(zip(_run_names(args.runs, frames), frames, strict=True))
+    scores = score(runs, qrels, args.measure, posterior)
+    result = compare(scores, reference=args.reference, rope=args.rope)
+    print(f"{args.measure} under {posterior.n_draws:,} posterior draws of "
+          f"{posterior.attrs.get('spec_name')} (topics averaged as given)")
+    print(result.pairs.round(4).to_string(index=False))
+    print("\nP(best): " + ", ".join(f"{k} {v:.3f}" for k, v in result.best.items()))
+    if args.output:
+        suffix = Path(args.output).suffix
+        text = {".csv": lambda: result.pairs.to_csv(index=False), ".md": result.to_markdown,
+                ".tex": result.to_latex}[suffix]()
+        atomic_write_text(args.output, text, force=args.force)
+        print(f"wrote {args.output}")
+    if args.figures:
+        _figures(Path(args.figures), scores, result, args.force)
+    return 0
+
+
+def _figures(folder, scores, result, force: bool) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..io.write import check_output_path
+    from ..plots import plot_forest, plot_pairwise
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, draw in (("forest.png", lambda ax: plot_forest(ax, scores)),
+                       ("pairwise.png", lambda ax: plot_pairwise(ax, result))):
+        target = check_output_path(folder / name, force=force)
+        fig, ax = plt.subplots(figsize=(5, 4))
+        draw(ax)
+        fig.tight_layout()
+        tmp = target.with_name(f".{name}.tmp.png")
+        fig.savefig(tmp, dpi=100)
+        plt.close(fig)
+        tmp.replace(target)
+        print(f"wrote {target}")

@@ -1,0 +1,34 @@
+"""``bayeschain compare``: fit on the bundled log, compare trec_eval's two test runs."""
+
+from pathlib import Path
+
+import pytest
+
+from bayeschain.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+LOG = ROOT / "data" / "trec_session_2013" / "sessiontrack2013.xml.gz"
+TREC = ROOT / "data" / "trec_eval"
+
+
+def test_compare_prints_writes_and_draws(tmp_path, capsys):
+    pytest.importorskip("h5netcdf")
+    post = tmp_path / "post.nc"
+    assert main(["fit", str(LOG), "-o", str(post), "--draws", "300", "--quiet"]) == 0
+    capsys.readouterr()
+    table = tmp_path / "cmp.md"
+    figs = tmp_path / "figs"
+    args = ["compare", str(TREC / "qrels.test"), str(TREC / "results.test"),
+            str(TREC / "results.trunc"), "--posterior", str(post),
+            "-m", "PatH(model='rwbm', order=2)", "-o", str(table), "--figures", str(figs)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "P(A>B)" in out and "P(best)" in out
+    assert table.read_text().startswith("| A | B |")
+    assert (figs / "forest.png").stat().st_size > 5_000
+    assert main(args) == 2                        # outputs exist: refused without --force
+    assert "exists" in capsys.readouterr().err
+    bad = ["compare", str(TREC / "qrels.test"), str(TREC / "results.test"),
+           "--posterior", str(post)]
+    assert main(bad) == 2
+    assert "two runs" in capsys.readouterr().err
