@@ -1,7 +1,7 @@
 """Posterior scoring of runs and Bayesian comparison of systems."""
 
-from .comparison import Comparison, compare, hdi
+from .comparison import Comparison, compare, dominance_probability, hdi
 from .score import posterior_from_parameters, score, walk_parameters
 
-__all__ = ["Comparison", "compare", "hdi", "posterior_from_parameters", "score",
-           "walk_parameters"]
+__all__ = ["Comparison", "compare", "dominance_probability", "hdi",
+           "posterior_from_parameters", "score", "walk_parameters"]

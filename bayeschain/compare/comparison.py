@@ -9,6 +9,10 @@ for every pair of runs reports
 
 and for every run the probability that it is the best.  Results do not depend on the
 order in which runs are given (pairs are reported in sorted order of names).
+
+:func:`dominance_probability` gives, per topic, the posterior probability that run A's
+law of P@H stochastically dominates run B's (order 3 of Ferrante & Ferro, ICTIR 2020):
+the share of posterior draws under which A's CDF lies below B's everywhere.
 """
 
 from __future__ import annotations
@@ -42,6 +46,15 @@ class Comparison:
     best: pd.Series
     rope: float
     ci_prob: float
+    topics: str = "fixed"
+
+    @property
+    def uncertainty(self) -> str:
+        """Which sources of uncertainty the intervals include."""
+        parts = ["user-model posterior"]
+        if self.topics == "bayesian-bootstrap":
+            parts.append("topic sampling (Bayesian bootstrap)")
+        return " + ".join(parts)
 
     def to_pandas(self) -> pd.DataFrame:
         return self.pairs.copy()
@@ -69,7 +82,7 @@ def _fmt(v) -> str:
 
 
 def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.01,
-            ci_prob: float = 0.95) -> Comparison:
+            ci_prob: float = 0.95, *, topics: str = "fixed", seed=None) -> Comparison:
     """Compare runs from posterior scores ``(chain, draw, run, topic)``.
 
     Parameters
@@ -77,13 +90,30 @@ def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.
     reference : compare every run with this one only (default: all pairs)
     rope : half-width of the region of practical equivalence on the mean score
     ci_prob : mass of the highest-density interval of the difference
+    topics : ``"fixed"`` averages the topics as given (user-model uncertainty only);
+        ``"bayesian-bootstrap"`` also treats the topics as a sample: each draw averages
+        them with Dirichlet(1, ..., 1) weights (Rubin 1981), so the intervals include
+        topic-sampling uncertainty.
     """
     if set(scores.dims) != {"chain", "draw", "run", "topic"}:
         raise ParameterError(f"scores must have dims (chain, draw, run, topic); got "
                              f"{scores.dims}")
     if not rope >= 0:
         raise ParameterError("rope must be >= 0")
-    mean = scores.mean("topic", skipna=True).stack(sample=("chain", "draw"))
+    if topics == "fixed":
+        mean = scores.mean("topic", skipna=True).stack(sample=("chain", "draw"))
+    elif topics == "bayesian-bootstrap":
+        stacked = scores.stack(sample=("chain", "draw")).transpose("sample", "run", "topic")
+        values = stacked.values
+        weights = np.random.default_rng(seed).dirichlet(np.ones(values.shape[-1]),
+                                                        size=values.shape[0])
+        present = ~np.isnan(values)
+        w = weights[:, None, :] * present
+        mean_values = np.nansum(values * w, axis=-1) / w.sum(axis=-1)
+        mean = xr.DataArray(mean_values, dims=("sample", "run"),
+                            coords={"run": stacked["run"].values})
+    else:
+        raise ParameterError(f"topics must be 'fixed' or 'bayesian-bootstrap', got {topics!r}")
     names = sorted(str(r) for r in mean["run"].values)
     if reference is not None and reference not in names:
         raise ParameterError(f"reference run {reference!r} is not among {names}")
@@ -105,4 +135,53 @@ def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.
     winners = np.argmax(stacked, axis=0)
     best = pd.Series(np.bincount(winners, minlength=len(names)) / winners.size,
                      index=names, name="P(best)")
-    return Comparison(pd.DataFrame(rows), best, float(rope), float(ci_prob))
+    return Comparison(pd.DataFrame(rows), best, float(rope), float(ci_prob), topics)
+
+
+def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, *,
+                          max_draws: int | None = 200, seed=None) -> pd.Series:
+    """Per topic, the share of posterior draws under which ``a`` stochastically dominates
+    ``b`` (P@H law of ``a`` above that of ``b``); the mean over topics is ``"all"``.
+
+    ``measure`` must be ``PatH(model='sfbm' | 'rwbm')`` with a cut-off (the exact law costs
+    one joint-distribution recursion per list and draw).  ``max_draws`` subsamples the
+    posterior draws (None: all).
+    """
+    from ..io.lists import ranked_lists
+    from ..measures import parse_measure, path_distribution, stochastic_dominance
+    from .score import _per_rank, walk_parameters
+
+    m = parse_measure(measure)
+    kw = m.kwargs
+    if m.name != "PatH" or kw.get("model", "sfbm") not in ("sfbm", "rwbm") or m.cutoff is None:
+        raise ParameterError("dominance_probability takes PatH(model='sfbm' or 'rwbm')@k")
+    lists = ranked_lists({a: runs[a], b: runs[b]}, qrels)
+    p, q = walk_parameters(posterior)
+    rng = np.random.default_rng(seed)
+    idx = np.arange(p.shape[0])
+    if max_draws is not None and idx.size > max_draws:
+        idx = np.sort(rng.choice(idx, size=max_draws, replace=False))
+    out = {}
+    for topic in pd.unique(lists.query_ids):
+        rows = {}
+        for name in (a, b):
+            hit = np.flatnonzero((lists.run_ids == name) & (lists.query_ids == topic))
+            if hit.size:
+                length = min(int(lists.lengths[hit[0]]), m.cutoff)
+                rows[name] = np.clip(lists.relevance[hit[0], :max(length, 1)], 0, None)
+        if len(rows) < 2:
+            continue
+        wins = 0
+        for d in idx:
+            laws = []
+            for name in (a, b):
+                rel = rows[name]
+                params = {"p": _per_rank(p[d:d + 1], rel.size)[0]}
+                if kw.get("model") == "rwbm":
+                    params["q"] = _per_rank(q[d:d + 1], rel.size)[0]
+                laws.append(path_distribution(rel, kw.get("model", "sfbm"), **params))
+            wins += stochastic_dominance(*laws).a_dominates
+        out[str(topic)] = wins / idx.size
+    series = pd.Series(out, name=f"P({a} dominates {b})")
+    series["all"] = float(series.mean()) if len(series) else float("nan")
+    return series

@@ -127,3 +127,49 @@ def test_posterior_probability_grows_with_the_log_and_hdi_covers_the_truth():
         probs.append(row["P(A>B)"])
     assert 0 < true_diff < 0.1
     assert probs[0] < 0.99 and probs[1] > probs[0] and probs[1] > 0.999
+
+
+def test_bayesian_bootstrap_widens_the_intervals(trec):
+    qrels, runs = trec
+    walks = np.random.default_rng(2).dirichlet([20, 5, 2, 8], size=400)
+    s = score(runs, qrels, "PatH(model='rwbm', order=2)", posterior_from_parameters(
+        {"walk": walks}))
+    fixed = compare(s, rope=0.0).pairs.iloc[0]
+    boot = compare(s, rope=0.0, topics="bayesian-bootstrap", seed=1)
+    row = boot.pairs.iloc[0]
+    assert row["hdi_0.95_high"] - row["hdi_0.95_low"] > \
+        fixed["hdi_0.95_high"] - fixed["hdi_0.95_low"]
+    assert "topic sampling" in boot.uncertainty
+    with pytest.raises(ParameterError, match="topics"):
+        compare(s, topics="jackknife")
+
+
+def test_dominance_probability_against_brute_force_cdfs():
+    """Per topic and draw, dominance decided on the union of supports equals the brute
+    force check of F_A <= F_B on a fine grid of x."""
+    import pandas as pd
+
+    from bayeschain.compare import dominance_probability
+    from bayeschain.measures import path_distribution
+
+    rel = {"A": [1, 0, 0, 0, 0, 0], "B": [0, 1, 1, 1, 1, 0]}
+    runs, judgements = {}, []
+    for name, r in rel.items():
+        docs = [f"{name}{i}" for i in range(6)]
+        runs[name] = pd.DataFrame({"query_id": "t", "doc_id": docs,
+                                   "score": np.arange(6, 0, -1.0), "run_id": name})
+        judgements.append(pd.DataFrame({"query_id": "t", "doc_id": docs, "relevance": r}))
+    qrels = pd.concat(judgements, ignore_index=True)
+    walks = np.random.default_rng(3).dirichlet([2, 1, 1, 2], size=40)
+    post = posterior_from_parameters({"walk": walks})
+    got = dominance_probability(runs, qrels, "PatH(model='rwbm')@6", post, "A", "B",
+                                max_draws=None)
+    grid = np.linspace(-0.01, 1.01, 5001)
+    wins = 0
+    for p, q, _, _ in walks:
+        fa = path_distribution(np.array(rel["A"], float), "rwbm", p=p, q=q).cdf(grid)
+        fb = path_distribution(np.array(rel["B"], float), "rwbm", p=p, q=q).cdf(grid)
+        wins += bool(np.all(fa <= fb + 1e-12))
+    assert got["t"] == pytest.approx(wins / len(walks))
+    assert 0 < got["t"] < 1                       # some draws dominate, some do not
+    assert got["all"] == got["t"]
