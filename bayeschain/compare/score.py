@@ -71,7 +71,7 @@ def _lists(runs, qrels, level, depth, complete) -> RankedLists:
 
 
 def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None = None,
-          complete: bool = False) -> xr.DataArray:
+          complete: bool = False, draw_block: int = 250, client=None) -> xr.DataArray:
     """Scores of every (run, topic) under every posterior draw.
 
     Parameters
@@ -80,13 +80,56 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
     qrels : DataFrame (ignored when ``runs`` is already a RankedLists)
     measure : measure string (see the module docstring for what the posterior supplies)
     posterior : :class:`~bayeschain.inference.Posterior`
+    draw_block : draws processed at a time (bounds the memory of intermediate arrays)
+    client : a ``dask.distributed.Client``: run-topic blocks are scored on its workers
+        (same numbers as the local path)
     """
     lists = _lists(runs, qrels, level, depth, complete)
     m = parse_measure(measure)
     post = posterior.posterior
     shape = (post.sizes["chain"], post.sizes["draw"])
-    values = _score_rows(lists, m, posterior)                  # (draws, rows)
+    if client is None:
+        values = _score_in_blocks(lists, m, posterior, draw_block)
+    else:
+        values = _score_on_cluster(lists, m, posterior, draw_block, client)
     return _to_grid(values.reshape(shape + (-1,)), lists, post)
+
+
+def _draw_slice(posterior, lo: int, hi: int):
+    """The posterior restricted to flattened draws ``lo:hi`` (as one chain)."""
+    from ..inference.posterior import Posterior
+
+    flat = posterior.posterior.stack(sample=("chain", "draw")).isel(sample=slice(lo, hi))
+    ds = flat.drop_vars(["sample", "chain", "draw"]).rename(sample="draw") \
+        .expand_dims("chain").transpose("chain", "draw", ...)
+    return Posterior(xr.DataTree.from_dict({"posterior": ds}))
+
+
+def _score_in_blocks(lists, m, posterior, draw_block: int) -> np.ndarray:
+    total = _n_draws(posterior)
+    if total <= draw_block:
+        return _score_rows(lists, m, posterior)
+    blocks = [_score_rows(lists, m, _draw_slice(posterior, lo, min(lo + draw_block, total)))
+              for lo in range(0, total, draw_block)]
+    return np.concatenate(blocks, axis=0)
+
+
+def _subset(lists: RankedLists, rows: np.ndarray) -> RankedLists:
+    return RankedLists(lists.run_ids[rows], lists.query_ids[rows], lists.relevance[rows],
+                       lists.lengths[rows], lists.recall_base[rows], lists.ideal[rows],
+                       lists.level)
+
+
+def _score_on_cluster(lists, m, posterior, draw_block: int, client) -> np.ndarray:
+    """Run-topic blocks scored on Dask workers; the posterior is scattered once."""
+    n_rows = len(lists)
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    edges = np.linspace(0, n_rows, min(n_rows, 4 * workers) + 1).astype(int)
+    post_future = client.scatter(posterior, broadcast=True)
+    futures = [client.submit(_score_in_blocks, _subset(lists, np.arange(lo, hi)), m,
+                             post_future, draw_block, pure=False)
+               for lo, hi in zip(edges[:-1], edges[1:], strict=True) if hi > lo]
+    return np.concatenate(client.gather(futures), axis=1)
 
 
 def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:

@@ -173,3 +173,21 @@ def test_dominance_probability_against_brute_force_cdfs():
     assert got["t"] == pytest.approx(wins / len(walks))
     assert 0 < got["t"] < 1                       # some draws dominate, some do not
     assert got["all"] == got["t"]
+
+
+def test_draw_blocks_and_dask_give_the_local_numbers(trec):
+    qrels, runs = trec
+    walks = np.random.default_rng(4).dirichlet([20, 5, 2, 8], size=37)
+    post = posterior_from_parameters({"walk": walks})
+    measure = "PatH(model='rwbm', order=2)"
+    whole = score(runs, qrels, measure, post, draw_block=1000)
+    blocks = score(runs, qrels, measure, post, draw_block=5)
+    # equal up to the last bit of BLAS's summation order for other matrix shapes
+    np.testing.assert_allclose(whole.values, blocks.values, rtol=1e-14, atol=1e-16)
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        remote = score(runs, qrels, measure, post, draw_block=10, client=client)
+    np.testing.assert_allclose(whole.values, remote.values, rtol=1e-14, atol=1e-16)
+    assert np.array_equal(np.isnan(whole.values), np.isnan(remote.values))
