@@ -51,6 +51,12 @@ def _fit_arguments(p: argparse.ArgumentParser) -> None:
     add_arguments(p)
 
 
+def _score_arguments(p: argparse.ArgumentParser) -> None:
+    from .commands.score import add_arguments
+
+    add_arguments(p)
+
+
 def _compare_arguments(p: argparse.ArgumentParser) -> None:
     from .commands.compare import add_arguments
 
@@ -64,6 +70,8 @@ COMMANDS: dict[str, Command] = {
                      "bayeschain.commands.stats", _stats_arguments),
     "fit": Command("fit a browsing model's parameters to a click log (posterior to .nc)",
                    "bayeschain.commands.fit", _fit_arguments),
+    "score": Command("score runs under every posterior draw of a fitted user model",
+                     "bayeschain.commands.score", _score_arguments),
     "compare": Command("compare runs under a fitted user model: P(A>B), HDI, ROPE, P(best)",
                        "bayeschain.commands.compare", _compare_arguments),
     "eval": Command("evaluate TREC runs against qrels (trec_eval-like, every measure)",

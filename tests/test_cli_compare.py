@@ -32,3 +32,23 @@ def test_compare_prints_writes_and_draws(tmp_path, capsys):
            "--posterior", str(post)]
     assert main(bad) == 2
     assert "two runs" in capsys.readouterr().err
+
+
+def test_score_command_writes_every_draw(tmp_path, capsys):
+    pytest.importorskip("h5netcdf")
+    post = tmp_path / "post.nc"
+    assert main(["fit", str(LOG), "-o", str(post), "--draws", "50", "--chains", "2",
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "scores.csv"
+    assert main(["score", str(TREC / "qrels.test"), str(TREC / "results.test"),
+                 "--posterior", str(post), "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "STANDARD:" in text and "95% interval" in text
+    import pandas as pd
+
+    table = pd.read_csv(out)
+    assert set(table.columns) >= {"chain", "draw", "run", "topic", "score"}
+    assert len(table) == 2 * 50 * 1 * 3
+    assert main(["score", str(TREC / "qrels.test"), str(TREC / "results.test"),
+                 "--posterior", str(post), "-o", str(out)]) == 2

@@ -1,7 +1,14 @@
 """Posterior scoring of runs and Bayesian comparison of systems."""
 
 from .comparison import Comparison, compare, dominance_probability, hdi
-from .score import posterior_from_parameters, score, walk_parameters
+from .score import (
+                    posterior_from_parameters,
+                    score,
+                    score_sessions,
+                    session_parameters,
+                    walk_parameters,
+)
 
 __all__ = ["Comparison", "compare", "dominance_probability", "hdi",
-           "posterior_from_parameters", "score", "walk_parameters"]
+           "posterior_from_parameters", "score", "score_sessions", "session_parameters",
+           "walk_parameters"]

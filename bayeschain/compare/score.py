@@ -236,3 +236,43 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray]):
             mu[None], dims=("chain", "draw", "rank"),
             coords={"rank": np.arange(1, mu.shape[1] + 1)})
     return Posterior(xr.DataTree.from_dict({"posterior": xr.Dataset(variables)}))
+
+
+def session_parameters(posterior) -> dict[str, np.ndarray]:
+    """MsM's ``p, q, r, s`` per draw ``(draws,)``: a hidden walk's moves, or shared
+    click-transition probabilities (spec ``msm-session``)."""
+    post = posterior.posterior
+    names = {"forward": "p", "backward": "q", "reformulate": "r", "stop": "s"}
+    if "walk" in post:
+        walk = _draws(posterior, "walk")
+        moves = list(post["walk"]["move"].values)
+        return {names[c]: walk[:, moves.index(c)] for c in names}
+    if "transition" in post:
+        t = _draws(posterior, "transition")                    # (draws, rank, category)
+        cats = list(post["transition"]["category"].values)
+        if set(names) - set(cats):
+            raise ParameterError("MsM needs forward, backward, reformulate and stop "
+                                 "probabilities; fit a spec with all four (msm-session)")
+        if not np.allclose(t, t[:, :1, :]):
+            raise ParameterError("MsM takes shared p, q, r, s; this posterior is per rank "
+                                 "(fit the msm-session spec)")
+        return {names[c]: t[:, 0, cats.index(c)] for c in names}
+    raise ParameterError("the posterior has no session parameters (walk or transition)")
+
+
+def score_sessions(sessions: Mapping[str, np.ndarray], posterior, *,
+                   discount: str = "linear", log_base: float = 10) -> xr.DataArray:
+    """MsM of each session (an ``N x K`` relevance matrix) under every posterior draw of
+    ``p, q, r, s``; dims ``(chain, draw, session)``."""
+    from ..measures.session import msm
+
+    params = session_parameters(posterior)
+    post = posterior.posterior
+    names = list(sessions)
+    values = np.stack([msm(np.asarray(sessions[n], dtype=float), params["p"], params["q"],
+                           params["r"], params["s"], discount, log_base) for n in names],
+                      axis=-1)
+    shape = (post.sizes["chain"], post.sizes["draw"], len(names))
+    return xr.DataArray(values.reshape(shape), dims=("chain", "draw", "session"),
+                        coords={"chain": post["chain"].values, "draw": post["draw"].values,
+                                "session": names}, name="msm")

@@ -191,3 +191,18 @@ def test_draw_blocks_and_dask_give_the_local_numbers(trec):
         remote = score(runs, qrels, measure, post, draw_block=10, client=client)
     np.testing.assert_allclose(whole.values, remote.values, rtol=1e-14, atol=1e-16)
     assert np.array_equal(np.isnan(whole.values), np.isnan(remote.values))
+
+
+def test_msm_sessions_under_posterior_draws():
+    from bayeschain.compare import score_sessions
+    from bayeschain.measures import msm
+
+    sessions = {"s1": np.array([[1, 0], [0, 2], [1, 1.0]]), "s2": np.array([[0], [1], [0.0]])}
+    walks = np.random.default_rng(5).dirichlet([5, 2, 2, 3], size=6)
+    got = score_sessions(sessions, posterior_from_parameters({"walk": walks}),
+                         discount="log")
+    assert got.dims == ("chain", "draw", "session")
+    for i, (p, q, r, s) in enumerate(walks):
+        for name, matrix in sessions.items():
+            assert float(got.sel(session=name)[0, i]) == pytest.approx(
+                msm(matrix, p, q, r, s, "log"), rel=1e-13)

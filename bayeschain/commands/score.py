@@ -1,0 +1,66 @@
+"""``bayeschain score QRELS RUN... --posterior post.nc -m MEASURE``: scores with intervals.
+
+Prints each run's mean score over topics with its 95% credible interval under the user
+model's posterior, and writes every (chain, draw, run, topic) score to ``-o`` (``.nc``
+netCDF or ``.csv`` long table), atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("qrels", help="TREC qrels file")
+    p.add_argument("runs", nargs="+", metavar="run", help="TREC run files")
+    p.add_argument("--posterior", required=True, help="posterior file from `bayeschain fit`")
+    p.add_argument("-m", "--measure", default="PatH(model='sfbm', order=2)",
+                   help="measure whose parameters come from the posterior")
+    p.add_argument("-o", "--output", default=None, help="write all scores: .nc or .csv")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output")
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from ..compare import score
+    from ..errors import ParameterError
+    from ..inference import Posterior
+    from ..io.trec import read_qrels, read_runs
+    from ..io.write import check_output_path
+    from .eval import _run_names
+
+    if args.output:
+        if Path(args.output).suffix not in (".nc", ".csv"):
+            raise ParameterError("--output must end in .nc or .csv")
+        check_output_path(args.output, force=args.force,
+                          protected=[args.qrels, args.posterior, *args.runs])
+    posterior = Posterior.load(args.posterior)
+    qrels = read_qrels(args.qrels)
+    frames = read_runs(args.runs)
+    runs = dict(zip(_run_names(args.runs, frames), frames, strict=True))
+    scores = score(runs, qrels, args.measure, posterior)
+    mean = scores.mean("topic", skipna=True).stack(sample=("chain", "draw"))
+    print(f"{args.measure} under {posterior.n_draws:,} draws of "
+          f"{posterior.attrs.get('spec_name')}: mean over topics (95% interval)")
+    for run in mean["run"].values:
+        d = mean.sel(run=run)
+        lo, hi = d.quantile([0.025, 0.975]).values
+        print(f"  {run}: {float(d.mean()):.4f} [{lo:.4f}, {hi:.4f}]")
+    if args.output:
+        target = Path(args.output)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                   suffix=target.suffix)
+        os.close(fd)
+        try:
+            if target.suffix == ".nc":
+                scores.to_netcdf(tmp, engine="h5netcdf")
+            else:
+                scores.to_dataframe().reset_index().to_csv(tmp, index=False)
+            os.replace(tmp, target)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        print(f"wrote {target}")
+    return 0
