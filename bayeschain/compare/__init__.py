@@ -8,7 +8,8 @@ from .score import (
                     session_parameters,
                     walk_parameters,
 )
+from .topics import topic_model
 
 __all__ = ["Comparison", "compare", "dominance_probability", "hdi",
            "posterior_from_parameters", "score", "score_sessions", "session_parameters",
-           "walk_parameters"]
+           "topic_model", "walk_parameters"]

@@ -48,10 +48,12 @@ class Comparison:
     ci_prob: float
     topics: str = "fixed"
 
+    source: str = "user-model posterior"
+
     @property
     def uncertainty(self) -> str:
         """Which sources of uncertainty the intervals include."""
-        parts = ["user-model posterior"]
+        parts = [self.source]
         if self.topics == "bayesian-bootstrap":
             parts.append("topic sampling (Bayesian bootstrap)")
         return " + ".join(parts)
@@ -135,7 +137,8 @@ def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.
     winners = np.argmax(stacked, axis=0)
     best = pd.Series(np.bincount(winners, minlength=len(names)) / winners.size,
                      index=names, name="P(best)")
-    return Comparison(pd.DataFrame(rows), best, float(rope), float(ci_prob), topics)
+    source = scores.attrs.get("uncertainty", "user-model posterior")
+    return Comparison(pd.DataFrame(rows), best, float(rope), float(ci_prob), topics, source)
 
 
 def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, *,
