@@ -2,6 +2,7 @@
 
 from .comparison import Comparison, compare, dominance_probability, hdi
 from .score import (
+                    path_cdf_bands,
                     posterior_from_parameters,
                     score,
                     score_sessions,
@@ -10,6 +11,6 @@ from .score import (
 )
 from .topics import topic_model
 
-__all__ = ["Comparison", "compare", "dominance_probability", "hdi",
+__all__ = ["Comparison", "compare", "dominance_probability", "hdi", "path_cdf_bands",
            "posterior_from_parameters", "score", "score_sessions", "session_parameters",
            "topic_model", "walk_parameters"]

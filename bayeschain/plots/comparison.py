@@ -54,3 +54,18 @@ def plot_difference(ax, scores, a: str, b: str, *, rope: float = 0.01):
     ax.set_ylabel("draws")
     ax.legend(fontsize=8)
     return ax
+
+
+def plot_cdf_bands(ax, bands, *, label: str, color: str = "tab:blue"):
+    """Median CDF of P@H over posterior draws with the outer quantiles as a band."""
+    q = list(bands["quantile"].values)
+    x = bands["x"].values
+    ax.fill_between(x, bands.sel(quantile=q[0]).values, bands.sel(quantile=q[-1]).values,
+                    step="post", color=color, alpha=0.25)
+    ax.step(x, bands.sel(quantile=q[len(q) // 2]).values, where="post", color=color,
+            label=label)
+    ax.set_xlabel("P@H")
+    ax.set_ylabel("F(x)")
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=8, loc="lower right")
+    return ax

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import xarray as xr
 
 from bayeschain.compare import compare, hdi, posterior_from_parameters, score
 from bayeschain.errors import ParameterError
@@ -206,3 +207,34 @@ def test_msm_sessions_under_posterior_draws():
         for name, matrix in sessions.items():
             assert float(got.sel(session=name)[0, i]) == pytest.approx(
                 msm(matrix, p, q, r, s, "log"), rel=1e-13)
+
+
+def test_cdf_bands_and_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bayeschain.compare import path_cdf_bands
+    from bayeschain.measures import path_distribution
+    from bayeschain.plots import plot_cdf_bands, plot_difference, plot_forest
+
+    walks = np.random.default_rng(6).dirichlet([10, 3, 1, 4], size=30)
+    post = posterior_from_parameters({"walk": walks})
+    rel = np.array([1, 0, 0, 1, 0, 0, 1, 0, 0, 1.0])
+    bands = path_cdf_bands(rel, "rwbm", post, max_draws=None)
+    lo, mid, hi = bands.values
+    assert np.all(lo <= mid + 1e-12) and np.all(mid <= hi + 1e-12)
+    cdfs = np.stack([path_distribution(rel, "rwbm", p=p, q=q).cdf(bands["x"].values)
+                     for p, q, _, _ in walks])
+    np.testing.assert_allclose(mid, np.quantile(cdfs, 0.5, axis=0), atol=1e-12)
+    scores = xr.DataArray(np.random.default_rng(7).random((1, 50, 2, 3)),
+                          dims=("chain", "draw", "run", "topic"),
+                          coords={"run": ["A", "B"]})
+    fig, axes = plt.subplots(1, 3)
+    plot_cdf_bands(axes[0], bands, label="r")
+    plot_forest(axes[1], scores)
+    plot_difference(axes[2], scores, "A", "B")
+    fig.savefig(tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 10_000
