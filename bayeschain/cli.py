@@ -27,10 +27,11 @@ class Command:
 
 
 def _demo_arguments(p: argparse.ArgumentParser) -> None:
+    from .commands.session_demo import add_arguments
+
+    add_arguments(p)
     p.add_argument("--users", type=int, default=100_000,
-                   help="simulated users for the Monte-Carlo check (default 100000)")
-    p.add_argument("--data", default=None, help="data folder (default: the bundled data/)")
-    p.add_argument("--seed", type=int, default=2020, help="random seed (default 2020)")
+                   help="--toy: simulated users for the Monte-Carlo check (default 100000)")
 
 
 def _eval_arguments(p: argparse.ArgumentParser) -> None:
@@ -64,7 +65,8 @@ def _compare_arguments(p: argparse.ArgumentParser) -> None:
 
 
 COMMANDS: dict[str, Command] = {
-    "demo": Command("run the engine on the bundled example and check it by simulation",
+    "demo": Command("fit a user model to the bundled TREC Session log, score and compare "
+                    "systems with credible intervals (--toy: the paper's toy example)",
                     "bayeschain.commands.demo", _demo_arguments),
     "stats": Command("summarise a click log: sessions, clicks per rank, backward moves, dwell",
                      "bayeschain.commands.stats", _stats_arguments),

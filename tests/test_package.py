@@ -27,7 +27,7 @@ def test_public_names_resolve_lazily():
 
 
 def test_demo_prints_the_paper_numbers(capsys):
-    assert main(["demo", "--users", "2000"]) == 0
+    assert main(["demo", "--toy", "--users", "2000"]) == 0
     out = capsys.readouterr().out
     # DFBM gives P@10 = 0.4 for both runs; SFBM p = 0.5 gives RBP = 0.57 / 0.47 (Section 5.2)
     assert "DFBM (Precision)     r     10.000   4.0000   0.4000" in out
@@ -35,7 +35,7 @@ def test_demo_prints_the_paper_numbers(capsys):
 
 
 def test_demo_missing_data_is_a_one_line_error(tmp_path, capsys):
-    assert main(["demo", "--data", str(tmp_path)]) == 2
+    assert main(["demo", "--toy", "--data", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "No such file" in err
 
@@ -43,7 +43,7 @@ def test_demo_missing_data_is_a_one_line_error(tmp_path, capsys):
 def test_demo_malformed_data_names_file_and_line(tmp_path, capsys):
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "ictir2020_section5.tsv").write_text("# c\nr\t1 0 x\n")
-    assert main(["demo", "--data", str(tmp_path)]) == 2
+    assert main(["demo", "--toy", "--data", str(tmp_path)]) == 2
     assert "ictir2020_section5.tsv:2: relevance values must be numbers" in capsys.readouterr().err
 
 
@@ -51,3 +51,16 @@ def test_help_runs_without_heavy_imports():
     out = subprocess.run([sys.executable, "-m", "bayeschain", "--help"], capture_output=True,
                          text=True, check=True)
     assert "demo" in out.stdout
+
+
+def test_real_data_demo_writes_its_outputs(tmp_path, capsys):
+    pytest.importorskip("h5netcdf")
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--no-nuts"]) == 0
+    text = capsys.readouterr().out
+    assert "133 sessions, 401 result pages, 586 clicks" in text
+    assert "P(A dominates B)" in text and "How to read these numbers" in text
+    for name in ("posterior.nc", "scores.csv", "comparisons.csv"):
+        assert (out / name).stat().st_size > 0
+    assert main(["demo", "--out", str(out), "--no-nuts"]) == 0   # never overwrites:
+    assert (tmp_path / "demo-2" / "comparisons.csv").exists()     # a new folder instead

@@ -1,8 +1,9 @@
-"""``bayeschain demo``: the exact engine on the bundled example, checked by simulation.
+"""``bayeschain demo --toy``: the exact engine on the paper's example, checked by simulation.
 
-Until the full pipeline (click log -> posterior -> scores) lands, the demo scores the two
-runs of Section 5.2 of Ferrante & Ferro (ICTIR 2020) under the paper's browsing models of
-Figure 1 and prints, for each, the exact expectations next to a Monte-Carlo estimate.
+Scores the two runs of Section 5.2 of Ferrante & Ferro (ICTIR 2020) under the paper's
+browsing models of Figure 1 and prints, for each, the exact expectations next to a
+Monte-Carlo estimate.  Without ``--toy``, ``bayeschain demo`` runs the real-data pipeline of
+:mod:`bayeschain.commands.session_demo`.
 """
 
 from __future__ import annotations
@@ -63,6 +64,15 @@ def walk(n: int, forward: float, backward: float, first_forward: float,
 
 
 def run(args: argparse.Namespace) -> int:
+    """``--toy``: the engine on the paper's toy runs; otherwise the real-data demo."""
+    if getattr(args, "toy", False):
+        return run_toy(args)
+    from .session_demo import run as run_session_demo
+
+    return run_session_demo(args)
+
+
+def run_toy(args: argparse.Namespace) -> int:
     data = Path(args.data) if args.data else bundled_data_dir()
     runs = read_relevance_table(data / EXAMPLE)
     n = len(next(iter(runs.values())))

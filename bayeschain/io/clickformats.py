@@ -56,6 +56,7 @@ class _Builder:
                        "missing_end_times": 0, "skipped_lines": 0, "empty_pages": 0,
                        "queries_without_page": 0}
         self.serp = -1
+        self.texts: dict[str, str] = {}      # doc -> title and snippet, when the log has them
         self.page: dict[str, int] = {}      # doc -> rank on the current page
         self.clicked: set[int] = set()
 
@@ -226,7 +227,8 @@ def read_trec_session(path, *, errors: str = "raise") -> ClickLog:
             elif node.tag == "currentquery":
                 t = _float(b, node.get("starttime"), "currentquery starttime")
                 b.query(sid, _text(node.find("query")), t, [], has_page=False)
-    log = b.build(has_sessions=True, has_time=True, meta={"session_topic": topics})
+    log = b.build(has_sessions=True, has_time=True,
+                  meta={"session_topic": topics, "doc_text": b.texts})
     return log
 
 
@@ -238,6 +240,7 @@ def _trec_interaction(b: _Builder, sid: str, node) -> None:
     for res in ([] if results is None else results.findall("result")):
         rank = int(res.get("rank"))
         doc = _text(res.find("clueweb12id"))
+        b.texts.setdefault(doc, f"{_text(res.find('title'))} {_text(res.find('snippet'))}")
         while len(docs) < rank - 1:
             docs.append(None)
         docs.append(doc)
