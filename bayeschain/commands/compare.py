@@ -34,10 +34,8 @@ def run(args: argparse.Namespace) -> int:
 
     from ..compare import compare, score
     from ..errors import ParameterError
-    from ..inference import Posterior
-    from ..io.trec import read_qrels, read_runs
     from ..io.write import atomic_write_text, check_output_path
-    from .eval import _run_names
+    from .score import load_scoring_inputs
 
     if len(args.runs) < 2:
         raise ParameterError("compare needs at least two runs")
@@ -47,10 +45,7 @@ def run(args: argparse.Namespace) -> int:
             raise ParameterError("--output must end in .csv, .md or .tex")
         check_output_path(args.output, force=args.force,
                           protected=[args.qrels, args.posterior, *args.runs])
-    posterior = Posterior.load(args.posterior)
-    qrels = read_qrels(args.qrels)
-    frames = read_runs(args.runs)
-    runs = dict(zip(_run_names(args.runs, frames), frames, strict=True))
+    posterior, qrels, runs = load_scoring_inputs(args)
     scores = score(runs, qrels, args.measure, posterior)
     result = compare(scores, reference=args.reference, rope=args.rope)
     print(f"{args.measure} under {posterior.n_draws:,} posterior draws of "
@@ -74,18 +69,13 @@ def _figures(folder, scores, result, force: bool) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..io.write import check_output_path
+    from ..io.write import atomic_save_figure
     from ..plots import plot_forest, plot_pairwise
 
     folder.mkdir(parents=True, exist_ok=True)
     for name, draw in (("forest.png", lambda ax: plot_forest(ax, scores)),
                        ("pairwise.png", lambda ax: plot_pairwise(ax, result))):
-        target = check_output_path(folder / name, force=force)
         fig, ax = plt.subplots(figsize=(5, 4))
         draw(ax)
         fig.tight_layout()
-        tmp = target.with_name(f".{name}.tmp.png")
-        fig.savefig(tmp, dpi=100)
-        plt.close(fig)
-        tmp.replace(target)
-        print(f"wrote {target}")
+        print(f"wrote {atomic_save_figure(fig, folder / name, force=force)}")

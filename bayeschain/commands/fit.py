@@ -72,16 +72,11 @@ def _ppc_figure(check, folder, force: bool) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..io.write import check_output_path
+    from ..io.write import atomic_save_figure
     from ..plots import plot_predictive_check
 
     Path(folder).mkdir(parents=True, exist_ok=True)
-    target = check_output_path(Path(folder) / "ppc_backward.png", force=force)
     fig, ax = plt.subplots(figsize=(5, 3.5))
     plot_predictive_check(ax, check, label="share of backward moves")
     fig.tight_layout()
-    tmp = target.with_name(".ppc_backward.tmp.png")
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    tmp.replace(target)
-    print(f"wrote {target}")
+    print(f"wrote {atomic_save_figure(fig, Path(folder) / 'ppc_backward.png', force=force)}")

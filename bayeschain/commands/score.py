@@ -20,6 +20,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
 
 
+def load_scoring_inputs(args: argparse.Namespace):
+    """The posterior, the qrels and the named runs of a score / compare command."""
+    from ..inference import Posterior
+    from ..io.trec import read_qrels, read_runs
+    from .eval import _run_names
+
+    posterior = Posterior.load(args.posterior)
+    qrels = read_qrels(args.qrels)
+    frames = read_runs(args.runs)
+    return posterior, qrels, dict(zip(_run_names(args.runs, frames), frames, strict=True))
+
+
 def run(args: argparse.Namespace) -> int:
     import os
     import tempfile
@@ -27,20 +39,14 @@ def run(args: argparse.Namespace) -> int:
 
     from ..compare import score
     from ..errors import ParameterError
-    from ..inference import Posterior
-    from ..io.trec import read_qrels, read_runs
     from ..io.write import check_output_path
-    from .eval import _run_names
 
     if args.output:
         if Path(args.output).suffix not in (".nc", ".csv"):
             raise ParameterError("--output must end in .nc or .csv")
         check_output_path(args.output, force=args.force,
                           protected=[args.qrels, args.posterior, *args.runs])
-    posterior = Posterior.load(args.posterior)
-    qrels = read_qrels(args.qrels)
-    frames = read_runs(args.runs)
-    runs = dict(zip(_run_names(args.runs, frames), frames, strict=True))
+    posterior, qrels, runs = load_scoring_inputs(args)
     scores = score(runs, qrels, args.measure, posterior)
     mean = scores.mean("topic", skipna=True).stack(sample=("chain", "draw"))
     print(f"{args.measure} under {posterior.n_draws:,} draws of "

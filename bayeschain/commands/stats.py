@@ -75,7 +75,7 @@ def _figures(folder: Path, stats, per_rank, dwell, force: bool) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..io.write import check_output_path
+    from ..io.write import atomic_save_figure
     from ..plots import plot_clicks_per_rank, plot_dwell_histogram, plot_transition_matrix
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -85,12 +85,7 @@ def _figures(folder: Path, stats, per_rank, dwell, force: bool) -> None:
                     ax, stats.transition_matrix(n)),
                 "dwell.png": lambda ax: plot_dwell_histogram(ax, dwell)}
     for name, draw in drawings.items():
-        target = check_output_path(folder / name, force=force)
         fig, ax = plt.subplots(figsize=(5, 4))
         draw(ax)
         fig.tight_layout()
-        tmp = target.with_name(f".{name}.tmp.png")
-        fig.savefig(tmp, dpi=100)
-        plt.close(fig)
-        tmp.replace(target)
-        print(f"  wrote {target}")
+        print(f"  wrote {atomic_save_figure(fig, folder / name, force=force)}")

@@ -39,3 +39,20 @@ def atomic_write_text(path, text: str, *, force: bool = False, protected: Iterab
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
+
+
+def atomic_save_figure(fig, path, *, force: bool = False, dpi: int = 100) -> Path:
+    """Save a matplotlib figure atomically (temporary file + rename), then close it."""
+    import matplotlib.pyplot as plt
+
+    target = check_output_path(path, force=force)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.",
+                               suffix=target.suffix)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=dpi)
+        os.replace(tmp, target)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+        plt.close(fig)
+    return target
