@@ -1,0 +1,80 @@
+"""Every command: a missing file, a malformed file, a wrong measure name and an impossible
+parameter give a one-line error, a non-zero exit status and no partial output file."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TREC = ROOT / "data" / "trec_eval"
+LOG = ROOT / "data" / "trec_session_2013" / "sessiontrack2013.xml.gz"
+
+
+@pytest.fixture(scope="module")
+def posterior(tmp_path_factory):
+    pytest.importorskip("h5netcdf")
+    path = tmp_path_factory.mktemp("post") / "post.nc"
+    proc = subprocess.run([sys.executable, "-m", "bayeschain", "fit", str(LOG), "-o",
+                           str(path), "--draws", "50", "--quiet"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    return path
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "bayeschain", *map(str, args)],
+                          capture_output=True, text=True)
+
+
+def cases(tmp, post):
+    bad_run = tmp / "bad.run"
+    bad_run.write_text("301 Q0 D1 1 high STANDARD\n")
+    bad_log = tmp / "bad.log"
+    bad_log.write_text("0\t0\tQ\t7\t0.0\tu1\n0\tsoon\tC\tu1\n")
+    qrels, good = TREC / "qrels.test", TREC / "results.test"
+    out = tmp / "out.file"
+    return [
+        # (arguments, expected message, output that must not appear)
+        (["eval", qrels, tmp / "missing.run", "-o", out], "No such file", out),
+        (["eval", qrels, bad_run, "-o", out], "bad.run:1:", out),
+        (["eval", qrels, good, "-m", "Nope", "-o", out], "unknown measure 'Nope'", out),
+        (["eval", qrels, good, "-m", "RBP(p=3)", "-o", out], "persistence", out),
+        (["stats", tmp / "missing.log"], "No such file", None),
+        (["stats", bad_log], "bad.log:2:", None),
+        (["fit", tmp / "missing.log", "-o", tmp / "p.nc"], "No such file", tmp / "p.nc"),
+        (["fit", bad_log, "-o", tmp / "p.nc"], "bad.log:2:", tmp / "p.nc"),
+        (["fit", LOG, "--spec", "nope", "-o", tmp / "p.nc"], "unknown model spec", tmp / "p.nc"),
+        (["score", qrels, good, "--posterior", tmp / "missing.nc", "-o", tmp / "s.csv"],
+         "No such file", tmp / "s.csv"),
+        (["score", qrels, bad_run, "--posterior", post, "-o", tmp / "s.csv"], "bad.run:1:",
+         tmp / "s.csv"),
+        (["score", qrels, good, "--posterior", post, "-m", "Nope", "-o", tmp / "s.csv"],
+         "unknown measure", tmp / "s.csv"),
+        (["score", qrels, good, "--posterior", post, "-m", "PatH(model='sfbm', p=0.5)",
+          "-o", tmp / "s.csv"], "come from the posterior", tmp / "s.csv"),
+        (["compare", qrels, good, tmp / "missing.run", "--posterior", post, "-o",
+          tmp / "c.md"], "No such file", tmp / "c.md"),
+        (["compare", qrels, good, good, "--posterior", post, "-m", "Nope", "-o",
+          tmp / "c.md"], "unknown measure", tmp / "c.md"),
+        (["compare", qrels, good, bad_run, "--posterior", post, "-o", tmp / "c.md"],
+         "bad.run:1:", tmp / "c.md"),
+        (["compare", qrels, good, good, "--posterior", post, "--rope", "-1", "-o",
+          tmp / "c.md"], "rope", tmp / "c.md"),
+        (["demo", "--toy", "--data", tmp / "nowhere"], "No such file", None),
+        (["demo", "--data", tmp / "nowhere", "--out", tmp / "demo"], "No such file",
+         tmp / "demo" / "comparisons.csv"),
+    ]
+
+
+def test_user_mistakes_are_one_line_errors(tmp_path, posterior):
+    for args, message, output in cases(tmp_path, posterior):
+        proc = run(*args)
+        assert proc.returncode != 0, args
+        err = proc.stderr.strip()
+        assert message in err, (args, err)
+        assert err.count("\n") == 0, (args, err)
+        assert "Traceback" not in err
+        if output is not None:
+            assert not Path(output).exists(), args
