@@ -52,6 +52,12 @@ def _fit_arguments(p: argparse.ArgumentParser) -> None:
     add_arguments(p)
 
 
+def _simulate_arguments(p: argparse.ArgumentParser) -> None:
+    from .commands.simulate import add_arguments
+
+    add_arguments(p)
+
+
 def _score_arguments(p: argparse.ArgumentParser) -> None:
     from .commands.score import add_arguments
 
@@ -76,6 +82,8 @@ COMMANDS: dict[str, Command] = {
                      "bayeschain.commands.score", _score_arguments),
     "compare": Command("compare runs under a fitted user model: P(A>B), HDI, ROPE, P(best)",
                        "bayeschain.commands.compare", _compare_arguments),
+    "simulate": Command("write a synthetic click log from a known user model",
+                        "bayeschain.commands.simulate", _simulate_arguments),
     "eval": Command("evaluate TREC runs against qrels (trec_eval-like, every measure)",
                     "bayeschain.commands.eval", _eval_arguments),
 }

@@ -63,6 +63,10 @@ def cases(tmp, post):
         (["compare", qrels, good, good, "--posterior", post, "--rope", "-1", "-o",
           tmp / "c.md"], "rope", tmp / "c.md"),
         (["demo", "--toy", "--data", tmp / "nowhere"], "No such file", None),
+        (["simulate", "-o", tmp / "log.xml"], "extension", tmp / "log.xml"),
+        (["simulate", "-o", tmp / "log.csv", "--sessions", "0"], "positive", tmp / "log.csv"),
+        (["simulate", "-o", tmp / "log.csv", "--forward", "0.9", "--backward", "0.3"],
+         "p + q + r <= 1", tmp / "log.csv"),
         (["demo", "--data", tmp / "nowhere", "--out", tmp / "demo"], "No such file",
          tmp / "demo" / "comparisons.csv"),
     ]

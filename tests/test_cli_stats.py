@@ -32,3 +32,13 @@ def test_errors_are_one_line(tmp_path):
                               capture_output=True, text=True)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
         assert proc.stderr.strip().count("\n") == 0
+
+
+def test_simulate_then_stats(tmp_path, capsys):
+    out = tmp_path / "log.parquet"
+    assert main(["simulate", "-o", str(out), "--sessions", "500", "--seed", "1"]) == 0
+    assert "500 sessions" in capsys.readouterr().out
+    assert main(["stats", str(out)]) == 0
+    assert "sessions 500" in capsys.readouterr().out
+    assert main(["simulate", "-o", str(out)]) == 2               # never overwrites
+    assert "exists" in capsys.readouterr().err

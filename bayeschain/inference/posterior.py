@@ -58,6 +58,18 @@ class Posterior:
         return {names[c]: t.sel(category=c, drop=True) for c in t["category"].values
                 if c in names}
 
+    def to_arviz(self):
+        """The draws as ArviZ's own container (``InferenceData`` for ArviZ 0.x, the
+        ``DataTree`` itself for ArviZ 1.x), ready for ``az.plot_posterior`` and friends."""
+        import arviz as az
+
+        if hasattr(az, "InferenceData"):
+            groups = {"posterior": self.posterior}
+            if "sample_stats" in self.tree.children:
+                groups["sample_stats"] = self.tree["sample_stats"].to_dataset()
+            return az.InferenceData(**groups)
+        return self.tree
+
     def summary(self, ci_prob: float = 0.95) -> pd.DataFrame:
         """Mean, sd and the equal-tailed ``ci_prob`` interval of every parameter."""
         rows = []

@@ -202,8 +202,8 @@ def write_canonical(log: ClickLog, path, *, force: bool = False) -> Path:
     from .write import check_output_path
 
     target = check_output_path(path, force=force)
-    tmp = target.with_name(f".{target.name}.tmp")
     suffix = target.suffix.lower()
+    tmp = target.with_name(f".{target.stem}.tmp{target.suffix}")
     try:
         if suffix == ".parquet":
             log.events.to_parquet(tmp, index=False)

@@ -187,3 +187,10 @@ def test_msm_session_parameters_are_recovered():
         draws = params[name].isel(rank=0)
         lo, hi = draws.quantile([0.0005, 0.9995], dim=("chain", "draw")).values
         assert lo <= value <= hi, (name, lo, hi)
+
+
+def test_posterior_works_with_arviz(big_log):
+    az = pytest.importorskip("arviz")
+    post = fit(big_log, "rwbm-conjugate", draws=100, chains=2)
+    summary = az.summary(post.to_arviz(), var_names=["holding_rate"])
+    assert len(summary) == 10
