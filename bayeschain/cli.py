@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import __version__
@@ -19,73 +19,33 @@ from . import __version__
 
 @dataclass(frozen=True)
 class Command:
-    """A subcommand: its help line, the module that implements it, and its arguments."""
+    """A subcommand: its help line and the module that implements it.
+
+    The module defines ``add_arguments(parser)`` and ``run(args)``; its top level imports
+    nothing heavy (NumPy, pandas and the rest load inside ``run``), so building the parser
+    for ``--help`` stays fast.
+    """
 
     help: str
     module: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-
-
-def _demo_arguments(p: argparse.ArgumentParser) -> None:
-    from .commands.session_demo import add_arguments
-
-    add_arguments(p)
-    p.add_argument("--users", type=int, default=100_000,
-                   help="--toy: simulated users for the Monte-Carlo check (default 100000)")
-
-
-def _eval_arguments(p: argparse.ArgumentParser) -> None:
-    from .commands.eval import add_arguments  # light: argparse and strings only
-
-    add_arguments(p)
-
-
-def _stats_arguments(p: argparse.ArgumentParser) -> None:
-    from .commands.stats import add_arguments
-
-    add_arguments(p)
-
-
-def _fit_arguments(p: argparse.ArgumentParser) -> None:
-    from .commands.fit import add_arguments
-
-    add_arguments(p)
-
-
-def _simulate_arguments(p: argparse.ArgumentParser) -> None:
-    from .commands.simulate import add_arguments
-
-    add_arguments(p)
-
-
-def _score_arguments(p: argparse.ArgumentParser) -> None:
-    from .commands.score import add_arguments
-
-    add_arguments(p)
-
-
-def _compare_arguments(p: argparse.ArgumentParser) -> None:
-    from .commands.compare import add_arguments
-
-    add_arguments(p)
 
 
 COMMANDS: dict[str, Command] = {
     "demo": Command("fit a user model to the bundled TREC Session log, score and compare "
                     "systems with credible intervals (--toy: the paper's toy example)",
-                    "bayeschain.commands.demo", _demo_arguments),
+                    "bayeschain.commands.demo"),
     "stats": Command("summarise a click log: sessions, clicks per rank, backward moves, dwell",
-                     "bayeschain.commands.stats", _stats_arguments),
+                     "bayeschain.commands.stats"),
     "fit": Command("fit a browsing model's parameters to a click log (posterior to .nc)",
-                   "bayeschain.commands.fit", _fit_arguments),
+                   "bayeschain.commands.fit"),
     "score": Command("score runs under every posterior draw of a fitted user model",
-                     "bayeschain.commands.score", _score_arguments),
+                     "bayeschain.commands.score"),
     "compare": Command("compare runs under a fitted user model: P(A>B), HDI, ROPE, P(best)",
-                       "bayeschain.commands.compare", _compare_arguments),
+                       "bayeschain.commands.compare"),
     "simulate": Command("write a synthetic click log from a known user model",
-                        "bayeschain.commands.simulate", _simulate_arguments),
+                        "bayeschain.commands.simulate"),
     "eval": Command("evaluate TREC runs against qrels (trec_eval-like, every measure)",
-                    "bayeschain.commands.eval", _eval_arguments),
+                    "bayeschain.commands.eval"),
 }
 
 
@@ -96,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bayeschain {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, cmd in COMMANDS.items():
-        cmd.add_arguments(sub.add_parser(name, help=cmd.help, description=cmd.help))
+        module = importlib.import_module(cmd.module)
+        module.add_arguments(sub.add_parser(name, help=cmd.help, description=cmd.help))
     return parser
 
 

@@ -51,6 +51,11 @@ def test_help_runs_without_heavy_imports():
     out = subprocess.run([sys.executable, "-m", "bayeschain", "--help"], capture_output=True,
                          text=True, check=True)
     assert "demo" in out.stdout
+    code = ("import sys; from bayeschain.cli import build_parser; build_parser(); "
+            f"print([m for m in {HEAVY!r} if m in sys.modules])")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert loaded.stdout.strip() == "[]"        # every command's options, nothing heavy
 
 
 def test_real_data_demo_writes_its_outputs(tmp_path, capsys):

@@ -11,18 +11,14 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..chains import (
-    Tridiagonal,
-    expected_ratio,
-    expected_reward,
-    expected_stopping_time,
-    geometric_loss_reward,
-)
 from ..errors import FormatError
-from ..simulate import simulate_users
+
+if TYPE_CHECKING:  # NumPy loads when the demo runs, not for --help
+    import numpy as np
+
+    from ..chains import Tridiagonal
 
 EXAMPLE = Path("examples") / "ictir2020_section5.tsv"
 
@@ -34,6 +30,8 @@ def bundled_data_dir() -> Path:
 
 def read_relevance_table(path: Path) -> dict[str, np.ndarray]:
     """Read ``name<TAB>r1 r2 ... rN`` lines (``#`` comments allowed)."""
+    import numpy as np
+
     runs: dict[str, np.ndarray] = {}
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -56,11 +54,23 @@ def read_relevance_table(path: Path) -> dict[str, np.ndarray]:
 def walk(n: int, forward: float, backward: float, first_forward: float,
          last_backward: float) -> Tridiagonal:
     """A constant walk with the boundary rows of the paper's Section 3 matrix."""
+    import numpy as np
+
+    from ..chains import Tridiagonal
+
     upper = np.full(n, forward)
     lower = np.full(n, backward)
     upper[0], upper[-1] = first_forward, 0.0
     lower[0], lower[-1] = 0.0, last_backward
     return Tridiagonal(lower, np.zeros(n), upper)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from .session_demo import add_arguments as session_arguments
+
+    session_arguments(p)
+    p.add_argument("--users", type=int, default=100_000,
+                   help="--toy: simulated users for the Monte-Carlo check (default 100000)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,6 +83,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_toy(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from ..chains import (
+        expected_ratio,
+        expected_reward,
+        expected_stopping_time,
+        geometric_loss_reward,
+    )
+    from ..simulate import simulate_users
+
     data = Path(args.data) if args.data else bundled_data_dir()
     runs = read_relevance_table(data / EXAMPLE)
     n = len(next(iter(runs.values())))

@@ -17,11 +17,13 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ..errors import BayeschainError
+
+if TYPE_CHECKING:  # NumPy and pandas load when the demo runs, not for --help
+    import numpy as np
+    import pandas as pd
 
 MEASURE = "PatH(model='sfbm', order=2)"
 
@@ -45,8 +47,10 @@ def _output_folder(base: Path, force: bool) -> Path:
                           file=base)
 
 
-def _systems(log) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, dict[str, np.ndarray]]:
-    """Runs (one per system, one topic per session) and MsM session matrices."""
+def _systems(log) -> dict[str, pd.DataFrame]:
+    """Runs (one per system; each session is a topic)."""
+    import pandas as pd
+
     ev = log.events
     pages = ev[(ev["event"] == "query") & ev["serp_id"].notna()]
     results = log.results
@@ -67,13 +71,14 @@ def _systems(log) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, dict[str, np.n
         rows["engine"] += [(sid, d, float(len(docs) - i), "engine") for i, d in enumerate(docs)]
         rows["baseline"] += [(sid, docs[j], float(len(docs) - i), "baseline")
                              for i, j in enumerate(order)]
-    runs = {name: pd.DataFrame(r, columns=["query_id", "doc_id", "score", "run_id"])
+    return {name: pd.DataFrame(r, columns=["query_id", "doc_id", "score", "run_id"])
             for name, r in rows.items()}
-    return runs, pages, {}
 
 
 def _session_qrels(log, qrels_path: Path) -> pd.DataFrame:
     """The track's qrels copied to each session of their topic (runs are per session)."""
+    import pandas as pd
+
     from ..io import read_qrels
 
     qrels = read_qrels(qrels_path)
@@ -90,6 +95,8 @@ def _session_qrels(log, qrels_path: Path) -> pd.DataFrame:
 
 def _session_matrices(log, qrels: pd.DataFrame, depth: int = 10) -> dict[str, np.ndarray]:
     """Each session's documents x queries relevance matrix (first ``depth`` results)."""
+    import numpy as np
+
     grades = {(str(q), str(d)): g for q, d, g in zip(qrels["query_id"], qrels["doc_id"],
                                                       qrels["relevance"], strict=True)}
     ev = log.events
@@ -108,6 +115,9 @@ def _session_matrices(log, qrels: pd.DataFrame, depth: int = 10) -> dict[str, np
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+    import pandas as pd
+
     from ..compare import compare, dominance_probability, score, score_sessions
     from ..inference import fit, load_spec, model_data, predictive_backward_share
     from ..io import click_statistics, read_clicks
@@ -143,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     session_post = fit(stats, "msm-session", draws=1000, chains=2, seed=args.seed)
 
     qrels = _session_qrels(log, folder / "qrels.txt")
-    runs, _, _ = _systems(log)
+    runs = _systems(log)
     _step(t0, f"systems from the log: {', '.join(runs)} "
               f"({runs['first query']['query_id'].nunique()} sessions with results)")
     scores = score(runs, qrels, MEASURE, post)
