@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table  # noqa: E402
 
-from bayeschain.inference import fit, load_spec  # noqa: E402
+from bayeschain.inference import fit  # noqa: E402
 from bayeschain.inference.models import walk_click_laws  # noqa: E402
 from bayeschain.io import click_statistics, read_clicks  # noqa: E402
 from bayeschain.simulate import simulate_click_log  # noqa: E402
@@ -211,7 +211,6 @@ def main() -> None:
     print(table(real_log_fits(args.skip_nuts), ("log", "method", "divergences",
                                                  "backward share (95%)",
                                                  "holding rates mu, ranks 1-3 (95%)")))
-    _ = load_spec
 
 
 if __name__ == "__main__":

@@ -123,7 +123,9 @@ def run(args: argparse.Namespace) -> int:
     from ..io import click_statistics, read_clicks
 
     t0 = time.perf_counter()
-    data = Path(args.data) if args.data else Path(__file__).resolve().parents[2] / "data"
+    from .demo import bundled_data_dir
+
+    data = Path(args.data) if args.data else bundled_data_dir()
     folder = data / "trec_session_2013"
     log = read_clicks(folder / "sessiontrack2013.xml.gz")
     s = log.summary()

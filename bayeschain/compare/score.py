@@ -148,7 +148,7 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
             raise ParameterError("posterior scoring of PatH supports plain gains, no utility "
                                  "loss and effort 'h' (the visit-vector path)")
         p, q = walk_parameters(posterior)
-        gains = (rel >= 0) * np.clip(rel, 0, None)
+        gains = np.clip(rel, 0, None)
         return _static_scores(gains, lengths, model, p, q, int(kw.get("order", 1)))
     if m.name == "RBP":
         p, _ = walk_parameters(posterior)

@@ -46,10 +46,6 @@ class ModelData:
     no_click: np.ndarray | None = None   # (2,) pages without a click: stop, reformulate
     beyond: int = 0                      # clicks deeper than `ranks` left out of `moves`
 
-    @property
-    def sessions_hint(self) -> int:
-        return int(self.transitions.sum())
-
 
 def model_data(stats: ClickStats, ranks: int, categories=("forward", "backward", "stop",
                                                            "reformulate")) -> ModelData:

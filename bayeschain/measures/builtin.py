@@ -22,10 +22,6 @@ def _binary(rel: np.ndarray, ctx: Mapping[str, Any]) -> np.ndarray:
     return rel >= ctx.get("level", 1)
 
 
-def _graded_gains(rel: np.ndarray, gains) -> np.ndarray:
-    return apply_gains(rel, gains)
-
-
 def _precision(rel, m: Measure, ctx):
     return classical.precision_at(_binary(rel, ctx), m.cutoff)
 
@@ -47,7 +43,7 @@ def _rbp_gains(rel, gains, ctx):
     if isinstance(gains, str):
         raise ParameterError(f"RBP gains must be a {{grade: weight}} map or 'graded', "
                              f"got {gains!r}")
-    return _graded_gains(rel, gains)
+    return apply_gains(rel, gains)
 
 
 def _rbp(rel, m: Measure, ctx):
@@ -71,15 +67,15 @@ def _ideal(rel, ctx):
 
 def _dcg(rel, m: Measure, ctx):
     kw = m.kwargs
-    g = _graded_gains(rel, kw.get("gains"))
+    g = apply_gains(rel, kw.get("gains"))
     return classical.discounted_cumulative_gain(g, m.cutoff, kw.get("base", 2.0),
                                                 kw.get("variant", "trec"))
 
 
 def _ndcg(rel, m: Measure, ctx):
     kw = m.kwargs
-    g = _graded_gains(rel, kw.get("gains"))
-    ideal = _graded_gains(_ideal(rel, ctx), kw.get("gains"))
+    g = apply_gains(rel, kw.get("gains"))
+    ideal = apply_gains(_ideal(rel, ctx), kw.get("gains"))
     return classical.normalized_dcg(g, ideal, m.cutoff, kw.get("base", 2.0),
                                     kw.get("variant", "trec"))
 
@@ -104,7 +100,7 @@ _MODEL_PARAMS = ("p", "q", "p1", "qN", "cutoff", "base", "variant", "max_grade")
 
 
 def _path(rel, m: Measure, ctx):
-    kw = {**{k: v for k, v in _PATH_PARAMS.items()}, **m.kwargs}
+    kw = {**_PATH_PARAMS, **m.kwargs}
     if kw["effort"] not in ("h", "1"):
         raise ParameterError("PatH effort must be 'h' or '1' in a measure string; pass a "
                              "function to bayeschain.measures.path_expectation for others")
