@@ -26,3 +26,29 @@ def test_fit_writes_a_posterior_and_refuses_to_overwrite(tmp_path, capsys):
     assert "exists" in capsys.readouterr().err
     assert main(["fit", str(LOG), "--spec", "nope", "--quiet"]) == 2
     assert "built-in specs" in capsys.readouterr().err
+
+
+def test_fit_by_relevance_then_score_with_the_relevance_walk(tmp_path, capsys):
+    """rwbm-relevance on the TREC Session log with its qrels, then `bayeschain score`
+    with PatH(model='drwbm') on a run built from the log's own first pages."""
+    pytest.importorskip("h5netcdf")
+    qrels = LOG.parent / "qrels.txt"
+    out = tmp_path / "rel.nc"
+    assert main(["fit", str(LOG), "--spec", "rwbm-relevance", "-o", str(out), "--quiet"]) == 2
+    assert "--qrels" in capsys.readouterr().err
+    assert main(["fit", str(LOG), "--spec", "rwbm-relevance", "--qrels", str(qrels),
+                 "-o", str(out), "--draws", "100", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "transition_by_relevance[relevant, 1, forward]" in text
+    post = Posterior.load(out)
+    t = post.posterior["transition_by_relevance"]
+    assert set(t["relevance"].values) == {"relevant", "non-relevant"}
+    run = tmp_path / "run.txt"
+    topic = qrels.read_text().split()[0]
+    docs = [line.split()[2] for line in qrels.read_text().splitlines()
+            if line.split()[0] == topic][:20]
+    run.write_text("".join(f"{topic} Q0 {d} {i + 1} {20 - i} r\n" for i, d in enumerate(docs)))
+    scores = tmp_path / "scores.csv"
+    assert main(["score", str(qrels), str(run), "--posterior", str(out), "-m",
+                 "PatH(model='drwbm', order=2)", "-o", str(scores)]) == 0
+    assert scores.stat().st_size > 1_000

@@ -1,7 +1,7 @@
 """Browsing models: parameters (+ relevance) -> absorbing chains over ranks.
 
-Registered names: ``dfbm``, ``sfbm``, ``rwbm``, ``dcg`` (static) and ``ap``, ``err``
-(dynamic).  ``build_chain(name, n_ranks, relevance=None, **params)`` builds one.
+Registered names: ``dfbm``, ``sfbm``, ``rwbm``, ``dcg`` (static) and ``ap``, ``err``,
+``drwbm`` (dynamic).  ``build_chain(name, n_ranks, relevance=None, **params)`` builds one.
 """
 
 from . import dynamic, static  # noqa: F401  (registration)

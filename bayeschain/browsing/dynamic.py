@@ -9,6 +9,11 @@
 * ``err`` (Section 6.5): at rank ``i`` the user is satisfied and stops with
   ``R_i = (2^g_i - 1) / 2^g_max``; the paper sets ``R_N = 1`` (there is no End state for an
   unsatisfied user), so ``E[1/H]`` is ERR computed with ``R_N = 1``.
+* ``drwbm``: the random walk of Section 3 with relevance-dependent moves: at a relevant
+  rank (grade > 0) the user moves forward with ``p_rel`` and backward with ``q_rel``, at
+  any other rank with ``p`` and ``q``; the rest is stopping mass (rank 1 has no backward
+  move and rank N no forward move, as in ``rwbm``).  Its parameters are what a
+  click-transition posterior fitted ``by_relevance`` estimates.
 
 Relevance has shape ``(..., N)``; each leading index gets its own chain.
 """
@@ -19,7 +24,7 @@ import numpy as np
 
 from ..chains import Tridiagonal
 from ..errors import ParameterError
-from .base import browsing_model, walk_from_moves
+from .base import REQUIRED, browsing_model, per_rank, walk_from_moves
 
 
 def _relevance(relevance, n_ranks: int) -> np.ndarray:
@@ -64,3 +69,13 @@ def err_walk(n_ranks: int, relevance, *, max_grade=None) -> Tridiagonal:
     """Stop at rank i with ERR's satisfaction probability R_i (and R_N = 1)."""
     sat = err_satisfaction(_relevance(relevance, n_ranks), max_grade)
     return walk_from_moves(1.0 - sat, np.zeros_like(sat))
+
+
+@browsing_model("drwbm", dynamic=True, p=REQUIRED, q=REQUIRED, p_rel=REQUIRED, q_rel=REQUIRED)
+def relevance_walk(n_ranks: int, relevance, *, p, q, p_rel, q_rel) -> Tridiagonal:
+    """Random walk whose forward / backward moves depend on the relevance of the rank."""
+    relevant = _relevance(relevance, n_ranks) > 0
+    forward = np.where(relevant, per_rank(p_rel, n_ranks, "p_rel"), per_rank(p, n_ranks, "p"))
+    backward = np.where(relevant, per_rank(q_rel, n_ranks, "q_rel"),
+                        per_rank(q, n_ranks, "q"))
+    return walk_from_moves(forward, backward)

@@ -2,7 +2,8 @@
 
 Prints the posterior summary (means and 95% intervals), the share of backward moves with
 its posterior predictive interval, and NUTS diagnostics when NUTS ran; writes the posterior
-(netCDF, atomically, never over an existing file without ``--force``).
+(netCDF, atomically, never over an existing file without ``--force``).  Specs with
+transitions by relevance (``rwbm-relevance``) need ``--qrels``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--figures", default=None, metavar="DIR",
                    help="write the posterior predictive check of backward moves "
                         "(ppc_backward.png) to DIR")
+    p.add_argument("--qrels", default=None,
+                   help="TREC qrels for specs with transitions by relevance (rwbm-relevance)")
+    p.add_argument("--level", type=int, default=1,
+                   help="lowest relevant grade for --qrels (default 1)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -38,11 +43,23 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output, force=args.force, protected=[args.log])
     spec = load_spec(args.spec)
+    trans = spec.section("transitions")
+    by_relevance = trans is not None and trans["by_relevance"]
+    qrels = None
+    if args.qrels:
+        from ..io import read_qrels
+
+        qrels = read_qrels(args.qrels)
+    elif by_relevance:
+        from ..errors import ParameterError
+
+        raise ParameterError(f"spec {spec.name!r} fits transitions by relevance: give --qrels")
     log = read_clicks(args.log, format=args.log_format)
     stats = click_statistics(log)
     print(f"fitting {spec.name} to {log!r}")
-    post = fit(stats, spec, method=args.method, draws=args.draws, chains=args.chains,
-               seed=args.seed, progress=not args.quiet)
+    post = fit(log if by_relevance else stats, spec, method=args.method, draws=args.draws,
+               chains=args.chains, seed=args.seed, progress=not args.quiet, qrels=qrels,
+               level=args.level)
     summary = post.summary()
     with_ci = summary.round(4).to_string(index=False)
     print(with_ci)

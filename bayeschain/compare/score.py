@@ -48,9 +48,31 @@ def _per_rank(values: np.ndarray, n: int) -> np.ndarray:
                           axis=1)
 
 
+def relevance_walk_parameters(posterior) -> dict[str, np.ndarray]:
+    """``p, q`` (after non-relevant clicks) and ``p_rel, q_rel`` (after relevant ones),
+    each ``(draws, R)``, from a ``by_relevance`` click-transition posterior."""
+    post = posterior.posterior
+    if "transition_by_relevance" not in post:
+        raise ParameterError("PatH(model='drwbm') needs transitions by relevance: fit a spec "
+                             "with by_relevance = true (e.g. rwbm-relevance) with qrels")
+    da = post["transition_by_relevance"]
+    cats = list(da["category"].values)
+    classes = list(da["relevance"].values)
+    t = _draws(posterior, "transition_by_relevance")       # (draws, relevance, rank, cat)
+    out = {}
+    for cls, suffix in (("non-relevant", ""), ("relevant", "_rel")):
+        rows = t[:, classes.index(cls)]
+        out["p" + suffix] = rows[:, :, cats.index("forward")]
+        out["q" + suffix] = rows[:, :, cats.index("backward")]
+    return out
+
+
 def walk_parameters(posterior) -> tuple[np.ndarray, np.ndarray]:
     """Forward and backward probabilities ``(draws, R)`` of the browsing walk."""
     post = posterior.posterior
+    if "transition_by_relevance" in post and "transition" not in post:
+        raise ParameterError("this posterior's transitions depend on relevance: score it "
+                             "with PatH(model='drwbm')")
     if "walk" in post:
         walk = _draws(posterior, "walk")                       # (draws, move)
         moves = list(post["walk"]["move"].values)
@@ -138,17 +160,21 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
     lengths = lists.lengths if m.cutoff is None else np.minimum(lists.lengths, m.cutoff)
     if m.name == "PatH":
         model = kw.get("model", "sfbm")
-        if model not in ("sfbm", "rwbm"):
-            raise ParameterError(f"posterior scoring supports PatH with model 'sfbm' or "
-                                 f"'rwbm', not {model!r}")
-        clash = {"p", "q", "p1", "qN"} & set(kw)
+        if model not in ("sfbm", "rwbm", "drwbm"):
+            raise ParameterError(f"posterior scoring supports PatH with model 'sfbm', "
+                                 f"'rwbm' or 'drwbm', not {model!r}")
+        clash = {"p", "q", "p1", "qN", "p_rel", "q_rel"} & set(kw)
         if clash:
             raise ParameterError(f"{m!r}: {sorted(clash)} come from the posterior; remove them")
         if kw.get("loss", 0) or kw.get("gains") is not None or kw.get("effort", "h") != "h":
             raise ParameterError("posterior scoring of PatH supports plain gains, no utility "
                                  "loss and effort 'h' (the visit-vector path)")
-        p, q = walk_parameters(posterior)
         gains = np.clip(rel, 0, None)
+        if model == "drwbm":
+            return _dynamic_scores(rel >= lists.level, gains, lengths,
+                                   relevance_walk_parameters(posterior),
+                                   int(kw.get("order", 1)))
+        p, q = walk_parameters(posterior)
         return _static_scores(gains, lengths, model, p, q, int(kw.get("order", 1)))
     if m.name == "RBP":
         p, _ = walk_parameters(posterior)
@@ -204,6 +230,25 @@ def _static_scores(gains: np.ndarray, lengths: np.ndarray, model: str, p: np.nda
     return out
 
 
+def _dynamic_scores(relevant: np.ndarray, gains: np.ndarray, lengths: np.ndarray,
+                    params: dict[str, np.ndarray], order: int) -> np.ndarray:
+    """Relevance-dependent walk: one solve per (draw, list).  Order 2 runs the compiled
+    recurrences of :mod:`bayeschain.compare.dynamic`; order 1 the general forward
+    recursion (:func:`~bayeschain.measures.path_expectation`), slower."""
+    if order == 2:
+        from .dynamic import relevance_walk_scores
+
+        return relevance_walk_scores(relevant.astype(float), gains, lengths, **params)
+    if order != 1:
+        raise ParameterError(f"order must be 1 or 2, got {order}")
+    from ..measures.path import list_chain
+
+    width = gains.shape[1]
+    per_rank = {k: _per_rank(v, width)[:, None, :] for k, v in params.items()}
+    chain = list_chain(relevant.astype(float), "drwbm", per_rank, lengths)
+    return chains.expected_ratio(chain, gains)
+
+
 def _to_grid(values: np.ndarray, lists: RankedLists, post: xr.Dataset) -> xr.DataArray:
     """(chain, draw, rows) -> (chain, draw, run, topic), NaN where a run lacks a topic."""
     runs = pd.unique(lists.run_ids)
@@ -221,7 +266,9 @@ def _to_grid(values: np.ndarray, lists: RankedLists, post: xr.Dataset) -> xr.Dat
 def posterior_from_parameters(parameters: Mapping[str, np.ndarray]):
     """A one-chain posterior from parameter arrays ``(draws, ...)`` (tests, what-if runs):
     ``walk`` (draws, 4) in the order forward, backward, reformulate, stop, and/or
-    ``holding_rate`` (draws, ranks)."""
+    ``holding_rate`` (draws, ranks), and/or ``transition_by_relevance`` (draws, 2, 3) or
+    (draws, 2, ranks, 3): forward, backward, stop after non-relevant (index 0) and relevant
+    (index 1) documents, for ``PatH(model='drwbm')``."""
     from ..inference.posterior import Posterior
 
     variables = {}
@@ -230,6 +277,17 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray]):
         variables["walk"] = xr.DataArray(walk[None], dims=("chain", "draw", "move"),
                                          coords={"move": ["forward", "backward",
                                                           "reformulate", "stop"]})
+    if "transition_by_relevance" in parameters:
+        t = np.asarray(parameters["transition_by_relevance"], dtype=float)
+        if t.ndim == 3:
+            t = t[:, :, None, :]
+        if t.ndim != 4 or t.shape[1] != 2 or t.shape[3] != 3:
+            raise ParameterError("transition_by_relevance must be (draws, 2, [ranks,] 3)")
+        variables["transition_by_relevance"] = xr.DataArray(
+            t[None], dims=("chain", "draw", "relevance", "rank", "category"),
+            coords={"relevance": ["non-relevant", "relevant"],
+                    "rank": np.arange(1, t.shape[2] + 1),
+                    "category": ["forward", "backward", "stop"]})
     if "holding_rate" in parameters:
         mu = np.asarray(parameters["holding_rate"], dtype=float)
         variables["holding_rate"] = xr.DataArray(

@@ -8,6 +8,7 @@ divergences and warns when they look bad.
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 
 import numpy as np
@@ -39,7 +40,8 @@ def statistics_of(log_or_stats, backend: str = "duckdb") -> ClickStats:
 
 def fit(log_or_stats, spec="rwbm-conjugate", *, method: str | None = None,
         draws: int | None = None, chains: int | None = None, seed: int | None = None,
-        tune: int | None = None, progress: bool = False) -> Posterior:
+        tune: int | None = None, progress: bool = False, qrels=None,
+        level: int = 1) -> Posterior:
     """Fit a user model to a click log.
 
     Parameters
@@ -48,11 +50,15 @@ def fit(log_or_stats, spec="rwbm-conjugate", *, method: str | None = None,
     spec : ModelSpec, path to a TOML spec, or the name of a built-in spec
     method, draws, chains, seed, tune : override the spec's sampler settings
     progress : show the sampler's progress bar (NUTS)
+    qrels, level : relevance judgements (``query_id, doc_id, relevance``) and the lowest
+        relevant grade, for specs whose transitions are ``by_relevance``
     """
     spec = spec if isinstance(spec, ModelSpec) else load_spec(spec)
     spec = spec.with_sampler(method=method, draws=draws, chains=chains, seed=seed, tune=tune)
-    stats = statistics_of(log_or_stats)
     trans = spec.section("transitions")
+    if trans is not None and trans["by_relevance"]:
+        return _fit_by_relevance(log_or_stats, spec, qrels, level)
+    stats = statistics_of(log_or_stats)
     cats = trans["categories"] if trans else ("forward", "backward", "stop", "reformulate")
     data = model_data(stats, spec.ranks, cats)
     if spec.sampler["method"] == "conjugate":
@@ -118,6 +124,47 @@ def _fit_conjugate(data: ModelData, spec: ModelSpec) -> Posterior:
             mu, dims=("chain", "draw", "rank"), coords={"rank": coords["rank"]})
     return make_posterior(variables, spec=spec, data_digest=data.digest, seed=s["seed"],
                           method="conjugate", extra_attrs=_data_attrs(data))
+
+
+def _fit_by_relevance(log, spec: ModelSpec, qrels, level: int) -> Posterior:
+    """Conjugate Dirichlet rows per relevance class of the clicked document; dwell rates
+    from all clicks.  Variable ``transition_by_relevance (relevance, rank, category)``."""
+    from ..io.clickformats import read_clicks
+    from .relevance import CLASSES, relevance_model_data
+
+    if qrels is None:
+        raise ParameterError(f"spec {spec.name!r} has transitions by relevance: pass qrels")
+    if spec.sampler["method"] != "conjugate":
+        raise ParameterError("transitions by relevance are fitted with the exact conjugate "
+                             "posterior; use method='conjugate'")
+    if isinstance(log, ClickStats):
+        raise ParameterError("transitions by relevance need the click log itself (its "
+                             "clicked documents), not aggregated statistics")
+    if isinstance(log, pd.DataFrame):
+        log = ClickLog(log)
+    elif not isinstance(log, ClickLog):
+        log = read_clicks(log)
+    trans = spec.section("transitions")
+    per_class = relevance_model_data(log, qrels, spec.ranks, trans["categories"], level)
+    posts = {}
+    for i, name in enumerate(CLASSES):   # own random stream per class
+        seeded = spec.with_sampler(seed=spec.sampler["seed"] + 1 + i)
+        post = _fit_conjugate(per_class[name], seeded)
+        posts[name] = post.posterior["transition"]
+    variables = {"transition_by_relevance": xr.concat(
+        [posts[c] for c in CLASSES], dim=pd.Index(list(CLASSES), name="relevance"))
+        .transpose("chain", "draw", "relevance", "rank", "category")}
+    data = model_data(statistics_of(log), spec.ranks, trans["categories"])
+    hold = _fit_conjugate(data, ModelSpec({k: v for k, v in spec.data.items()
+                                           if k != "transitions"}, spec.text, spec.source))
+    if "holding_rate" in hold.posterior:
+        variables["holding_rate"] = hold.posterior["holding_rate"]
+    attrs = {f"transitions_observed_{c.replace('-', '_')}":
+             int(per_class[c].transitions.sum()) for c in CLASSES}
+    digest = hashlib.sha256("".join([data.digest] + [per_class[c].digest for c in CLASSES])
+                            .encode()).hexdigest()[:16]
+    return make_posterior(variables, spec=spec, data_digest=digest, seed=spec.sampler["seed"],
+                          method="conjugate", extra_attrs=dict(attrs, relevance_level=level))
 
 
 def _data_attrs(data: ModelData) -> dict:

@@ -16,6 +16,8 @@ Layout::
     categories = ["forward", "backward", "stop", "reformulate"]
     parametrisation = "per-rank"     # per-rank | shared | pooled
     prior = [1.0, 1.0, 1.0, 1.0]     # Dirichlet concentration, one per category
+    by_relevance = false             # true: separate rows after clicks on relevant and
+                                     # non-relevant documents (fit needs qrels; conjugate)
 
     [examination]                    # alternative to [transitions]: the hidden walk
     prior = [1.0, 1.0, 1.0, 1.0]     # Dirichlet on (forward, backward, reformulate, stop)
@@ -61,7 +63,8 @@ SCHEMA: dict[str, dict[str, tuple]] = {
               "ranks": (int, None, 10)},
     "transitions": {"categories": (list, CATEGORIES, list(CATEGORIES)),
                     "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
-                    "prior": (list, None, None)},
+                    "prior": (list, None, None),
+                    "by_relevance": (bool, None, False)},
     "examination": {"prior": (list, None, [1.0, 1.0, 1.0, 1.0]),
                     "click_prior": (list, None, [1.0, 1.0])},
     "jumps": {"family": (str, ("free", "ID", "LID"), "free"),
@@ -181,7 +184,7 @@ def _validate(data: dict, source: str) -> dict[str, dict[str, Any]]:
                 raise FormatError(f"[{sec}] needs {key}", file=source)
             if kind is float and isinstance(value, int) and not isinstance(value, bool):
                 value = float(value)
-            if not isinstance(value, kind) or isinstance(value, bool):
+            if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
                 raise FormatError(f"[{sec}] {key} must be a {kind.__name__}, got {value!r}",
                                   file=source)
             if allowed is not None:

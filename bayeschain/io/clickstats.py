@@ -138,6 +138,13 @@ def statistics_pandas(events: pd.DataFrame, *, has_sessions: bool = True,
                       by_query: bool = False) -> ClickStats:
     """Sufficient statistics with pandas (small, in-memory logs; the reference backend)."""
     clicks, pages, off_page = observations(events, has_sessions=has_sessions)
+    return statistics_from_observations(clicks, pages, off_page, by_query=by_query)
+
+
+def statistics_from_observations(clicks: pd.DataFrame, pages: pd.DataFrame, off_page: int,
+                                 *, by_query: bool = False) -> ClickStats:
+    """The tables from :func:`observations` output (a subset of the clicks keeps the
+    statistics of those clicks: what followed them, their dwell)."""
     q = ["query_id"] if by_query else []
     moved = clicks[clicks["next_rank"].notna()]
     transitions = (moved.assign(from_rank=moved["rank"], to_rank=moved["next_rank"])

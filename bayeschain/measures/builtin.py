@@ -94,9 +94,11 @@ def _err(rel, m: Measure, ctx):
 
 
 _PATH_PARAMS = {"model": "sfbm", "order": 1, "loss": 0.0, "effort": "h", "gains": None,
-                "p": None, "q": None, "p1": None, "qN": None, "cutoff": None, "base": None,
+                "p": None, "q": None, "p1": None, "qN": None, "p_rel": None, "q_rel": None,
+                "cutoff": None, "base": None,
                 "variant": None, "max_grade": None, "users": 100_000, "seed": None}
-_MODEL_PARAMS = ("p", "q", "p1", "qN", "cutoff", "base", "variant", "max_grade")
+_MODEL_PARAMS = ("p", "q", "p1", "qN", "p_rel", "q_rel", "cutoff", "base", "variant",
+                 "max_grade")
 
 
 def _path(rel, m: Measure, ctx):

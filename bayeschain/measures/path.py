@@ -57,7 +57,7 @@ def _revisits(chain: chains.Tridiagonal) -> bool:
     return bool(np.any(chain.lower > 0) or np.any(chain.diag > 0))
 
 
-def _chain(relevance: np.ndarray, model: str, params: Mapping,
+def list_chain(relevance: np.ndarray, model: str, params: Mapping,
            lengths=None) -> chains.Tridiagonal:
     """The browsing chain of each list; with ``lengths``, rows padded beyond their list's
     end get their forward move at the last real rank turned into stopping mass."""
@@ -124,7 +124,7 @@ def path_expectation(relevance, model: str = "sfbm", *, order: int = 1, gains=No
     rel = np.asarray(relevance, dtype=float)
     w = apply_gains(rel, gains)
     loss = _check_loss(loss)
-    chain = _chain(rel, model, params, lengths)
+    chain = list_chain(rel, model, params, lengths)
     revisits = _revisits(chain)
     if order == 2:
         top = chains.geometric_loss_reward(chain, w, loss) if (loss and revisits) else \
@@ -184,7 +184,7 @@ def path_distribution(relevance, model: str = "sfbm", *, gains=None, loss: float
         raise ParameterError("path_distribution takes one ranked list (a 1-D relevance vector)")
     w = apply_gains(rel, gains)
     loss = _check_loss(loss)
-    chain = _chain(rel, model, params)
+    chain = list_chain(rel, model, params)
     if chain.batch_shape:
         raise ParameterError("path_distribution takes scalar or per-rank parameters, not draws")
     integer = np.all(w == np.round(w))

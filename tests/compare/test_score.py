@@ -238,3 +238,31 @@ def test_cdf_bands_and_plots(tmp_path):
     plot_difference(axes[2], scores, "A", "B")
     fig.savefig(tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 10_000
+
+
+# --- relevance-dependent walk (drwbm) -------------------------------------------------
+
+DRWBM = np.array([[[0.6, 0.1, 0.3], [0.3, 0.25, 0.45]]])      # non-relevant, relevant
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_single_draw_drwbm_reproduces_evaluate(trec, order):
+    qrels, runs = trec
+    post = posterior_from_parameters({"transition_by_relevance": DRWBM})
+    got = score(runs, qrels, f"PatH(model='drwbm', order={order})@30", post)
+    ref = evaluate_runs(qrels, runs, [f"PatH(model='drwbm', p=0.6, q=0.1, p_rel=0.3, "
+                                      f"q_rel=0.25, order={order})@30"])
+    tol = 1e-10 if order == 1 else 1e-14
+    for row in ref.itertuples():
+        assert float(got.sel(run=row.run, topic=row.topic)[0, 0]) == pytest.approx(
+            row.value, rel=1e-12, abs=tol)
+
+
+def test_drwbm_needs_a_posterior_by_relevance(trec):
+    qrels, runs = trec
+    with pytest.raises(ParameterError, match="by_relevance"):
+        score(runs, qrels, "PatH(model='drwbm', order=2)",
+              posterior_from_parameters({"walk": [[0.5, 0.2, 0.1, 0.2]]}))
+    with pytest.raises(ParameterError, match="drwbm"):
+        score(runs, qrels, "PatH(model='rwbm', order=2)",
+              posterior_from_parameters({"transition_by_relevance": DRWBM}))

@@ -1,0 +1,112 @@
+"""The relevance-dependent walk (drwbm): compiled and NumPy engines against a dense solve
+written from the model's definition, and against simulated users."""
+
+import numpy as np
+import pytest
+
+from bayeschain.compare.dynamic import relevance_walk_scores
+from bayeschain.errors import ParameterError
+
+ENGINES = ["numba", "numpy"]
+
+
+def _dense_reference(rel, gains, n, p, q, pr, qr):
+    """E[T(H)] / E[H] from the dense fundamental matrix of one list and one draw."""
+    n = max(n, 1)
+    relevant = rel[:n] > 0
+    fwd = np.where(relevant, pr[:n], p[:n])
+    bwd = np.where(relevant, qr[:n], q[:n])
+    P = np.zeros((n, n))
+    for i in range(n):
+        if i + 1 < n:
+            P[i, i + 1] = fwd[i]
+        if i > 0:
+            P[i, i - 1] = bwd[i]
+    visits = np.linalg.solve((np.eye(n) - P).T, np.eye(n)[0])
+    return visits @ gains[:n] / visits.sum()
+
+
+def _random_case(rng, lists=9, width=15, draws=11):
+    rel = rng.integers(0, 3, (lists, width)).astype(float)
+    lengths = rng.integers(0, width + 1, lists)
+    lengths[:3] = [0, 1, width]
+    for i, n in enumerate(lengths):
+        rel[i, n:] = 0
+    p = rng.uniform(0.2, 0.7, (draws, width))
+    q = rng.uniform(0.0, 0.3, (draws, width))
+    pr = rng.uniform(0.1, 0.6, draws)
+    qr = rng.uniform(0.0, 0.4, draws)
+    return rel, np.clip(rel, 0, None), lengths, p, q, pr, qr
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engines_equal_the_dense_solve(engine):
+    rng = np.random.default_rng(7)
+    rel, gains, lengths, p, q, pr, qr = _random_case(rng)
+    got = relevance_walk_scores(rel, gains, lengths, p, q, pr, qr, engine=engine)
+    assert got.shape == (p.shape[0], rel.shape[0])
+    width = rel.shape[1]
+    for d in range(p.shape[0]):
+        for i in range(rel.shape[0]):
+            ref = _dense_reference(rel[i], gains[i], lengths[i], p[d], q[d],
+                                   np.full(width, pr[d]), np.full(width, qr[d]))
+            assert got[d, i] == pytest.approx(ref, rel=1e-12, abs=1e-15)
+
+
+def test_engines_agree_on_more_draws_than_lanes():
+    rng = np.random.default_rng(8)
+    rel, gains, lengths, p, q, pr, qr = _random_case(rng, lists=30, width=40, draws=37)
+    a = relevance_walk_scores(rel, gains, lengths, p, q, pr, qr, engine="numba")
+    b = relevance_walk_scores(rel, gains, lengths, p, q, pr, qr, engine="numpy")
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def test_simulated_users_agree():
+    """Users walk the list with the drwbm moves; sum T / sum H converges to the score."""
+    rng = np.random.default_rng(11)
+    rel = np.array([0, 2, 0, 1, 1, 0, 0, 3, 0, 0], dtype=float)
+    p, q, pr, qr = 0.65, 0.15, 0.35, 0.3
+    score = relevance_walk_scores(rel[None], rel[None], [rel.size], [p], [q], [pr], [qr])[0, 0]
+    users = 200_000
+    state = np.zeros(users, dtype=int)
+    alive = np.ones(users, dtype=bool)
+    reward = np.zeros(users)
+    steps = np.zeros(users)
+    while alive.any():
+        idx = np.flatnonzero(alive)
+        s = state[idx]
+        reward[idx] += rel[s]
+        steps[idx] += 1
+        relevant = rel[s] > 0
+        f = np.where(relevant, pr, p) * (s < rel.size - 1)
+        b = np.where(relevant, qr, q) * (s > 0)
+        u = rng.random(idx.size)
+        forward, backward = u < f, (u >= f) & (u < f + b)
+        state[idx[forward]] += 1
+        state[idx[backward]] -= 1
+        alive[idx[~(forward | backward)]] = False
+    ratio = reward.sum() / steps.sum()
+    # delta-method standard error of a ratio of means
+    m_t, m_h = reward.mean(), steps.mean()
+    var = np.var(reward - ratio * steps) / m_h**2 / users
+    assert abs(ratio - score) < 5 * np.sqrt(var)
+    assert m_t > 0 and m_h > 1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_walk_that_never_stops_is_an_error(engine):
+    rel = np.array([[0.0, 1.0]])
+    with pytest.raises(ParameterError, match="never stops"):
+        relevance_walk_scores(rel, rel, [2], [1.0], [0.0], [0.0], [1.0], engine=engine)
+
+
+def test_impossible_parameters_are_errors():
+    rel = np.array([[0.0, 1.0]])
+    with pytest.raises(ParameterError, match="exceeds 1"):
+        relevance_walk_scores(rel, rel, [2], [0.8], [0.3], [0.1], [0.1])
+    with pytest.raises(ParameterError, match=r"\[0, 1\]"):
+        relevance_walk_scores(rel, rel, [2], [-0.1], [0.3], [0.1], [0.1])
+    with pytest.raises(ParameterError, match="lengths"):
+        relevance_walk_scores(rel, rel, [3], [0.5], [0.3], [0.1], [0.1])
+    with pytest.raises(ParameterError, match="engine"):
+        relevance_walk_scores(rel, rel, [2], [0.5], [0.3], [0.1], [0.1], engine="fortran")

@@ -1,0 +1,148 @@
+"""Click transitions by relevance of the clicked document (spec rwbm-relevance)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from bayeschain.compare import posterior_from_parameters, score
+from bayeschain.errors import ParameterError
+from bayeschain.inference import fit, load_spec
+from bayeschain.io.clicklog import ClickLog, make_events
+from bayeschain.io.clickstats import click_statistics
+
+CATS = ["forward", "backward", "stop"]
+
+
+def _log(sessions):
+    """Sessions as lists of clicked ranks on one page of docs d1..d10 (query 'q')."""
+    rows = {c: [] for c in ("session_id", "query_id", "serp_id", "event", "rank", "doc_id",
+                            "time", "seq")}
+    seq = 0
+
+    def add(sid, serp, event, rank, doc, t):
+        nonlocal seq
+        for c, v in zip(rows, (sid, "q", serp, event, rank, doc, t, seq), strict=True):
+            rows[c].append(v)
+        seq += 1
+
+    for s, clicks in enumerate(sessions):
+        add(f"s{s}", s, "query", None, None, 0.0)
+        for k, r in enumerate(clicks):
+            add(f"s{s}", s, "click", r, f"d{r}", 10.0 * (k + 1))
+    return ClickLog(make_events(rows))
+
+
+QRELS = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["d2", "d3", "d5"],
+                      "relevance": [1, 2, 0]})
+
+
+def _spec(ranks=5, parametrisation="shared"):
+    text = f"""
+[model]
+name = "by-relevance"
+ranks = {ranks}
+[transitions]
+categories = {CATS!r}
+parametrisation = "{parametrisation}"
+prior = [1.0, 1.0, 1.0]
+by_relevance = true
+[sampler]
+method = "conjugate"
+draws = 20000
+chains = 1
+"""
+    from bayeschain.inference.specs import parse_spec
+
+    return parse_spec(text.replace("'", '"'))
+
+
+def test_posterior_is_the_dirichlet_of_hand_counted_moves():
+    # relevant docs: d2, d3 (d5 judged 0, others unjudged = non-relevant)
+    log = _log([[1, 2, 4], [3, 1], [2], [5, 3, 2], [4]])
+    # after relevant clicks: 2->4 fwd, 3->1 back, 2 stop, 3->2 back, 2 stop
+    # after non-relevant:    1->2 fwd, 4 stop, 1 stop, 5->3 back, 4 stop
+    expected = {"relevant": [1, 2, 2], "non-relevant": [1, 1, 3]}
+    post = fit(log, _spec(), qrels=QRELS, seed=3)
+    t = post.posterior["transition_by_relevance"]
+    assert t.dims == ("chain", "draw", "relevance", "rank", "category")
+    for cls, counts in expected.items():
+        alpha = 1.0 + np.array(counts)
+        mean = t.sel(relevance=cls).mean(("chain", "draw")).values      # (rank, category)
+        np.testing.assert_allclose(mean, np.broadcast_to(alpha / alpha.sum(), mean.shape),
+                                   atol=0.01)
+        var = alpha * (alpha.sum() - alpha) / (alpha.sum() ** 2 * (alpha.sum() + 1))
+        np.testing.assert_allclose(t.sel(relevance=cls, rank=1).var(("chain", "draw")),
+                                   var, rtol=0.05)
+
+
+def _simulate(rng, sessions, probs, relevant_docs, width=10):
+    """Click sequences: first click uniform; after a click on a relevant (or other)
+    document the next move follows probs[cls] = (forward, backward, stop), landing
+    uniformly on the deeper (higher) ranks."""
+    out = []
+    for _ in range(sessions):
+        r = int(rng.integers(1, width + 1))
+        clicks = [r]
+        while True:
+            cls = int(f"d{r}" in relevant_docs)
+            f, b, _ = probs[cls]
+            f = f if r < width else 0.0
+            b = b if r > 1 else 0.0
+            u = rng.random() * 1.0
+            if u < f:
+                r = int(rng.integers(r + 1, width + 1))
+            elif u < f + b:
+                r = int(rng.integers(1, r))
+            else:
+                break
+            clicks.append(r)
+        out.append(clicks)
+    return out
+
+
+def test_recovers_the_two_classes_of_a_simulated_log():
+    """Per-rank rows on the interior ranks 2..9 (rank 1 cannot move back and rank 10
+    cannot move forward, so their rows differ from the simulated probabilities)."""
+    rng = np.random.default_rng(5)
+    truth = np.array([[0.5, 0.2, 0.3], [0.2, 0.3, 0.5]])        # non-relevant, relevant
+    qrels = pd.DataFrame({"query_id": "q", "doc_id": ["d2", "d4", "d5", "d8"],
+                          "relevance": 1})
+    sessions = _simulate(rng, 20000, truth, set(qrels["doc_id"]))
+    post = fit(_log(sessions), _spec(10, "per-rank"), qrels=qrels, seed=1)
+    t = post.posterior["transition_by_relevance"].sel(rank=slice(2, 9))
+    lo = t.quantile(0.00005, ("chain", "draw")).transpose("rank", ...).values
+    hi = t.quantile(0.99995, ("chain", "draw")).transpose("rank", ...).values
+    # rank r shows document d{r}: only its class has data there, the other row is the prior
+    cls = np.array([int(r in (2, 4, 5, 8)) for r in range(2, 10)])
+    lo, hi = lo[np.arange(8), cls], hi[np.arange(8), cls]
+    assert np.all((lo <= truth[cls]) & (truth[cls] <= hi)), (lo, hi)
+    assert np.all(hi - lo < 0.2)
+    prior_rows = t.isel(relevance=xr.DataArray(1 - cls, dims="rank")).mean(("chain", "draw"))
+    np.testing.assert_allclose(prior_rows, 1 / 3, atol=0.01)
+
+
+def test_score_of_a_fitted_posterior_is_the_drwbm_of_its_draws():
+    log = _log([[1, 2, 4], [3, 1], [2], [5, 3, 2], [4]])
+    post = fit(log, _spec(), qrels=QRELS, draws=5, seed=0)
+    runs = pd.DataFrame({"query_id": "q", "doc_id": [f"d{i}" for i in range(1, 7)],
+                         "score": np.arange(6, 0, -1.0), "run_id": "r"})
+    got = score({"r": runs}, QRELS, "PatH(model='drwbm', order=2)", post)
+    t = post.posterior["transition_by_relevance"].sel(rank=1).values[0]   # (draw, cls, cat)
+    manual = posterior_from_parameters({"transition_by_relevance": t})
+    ref = score({"r": runs}, QRELS, "PatH(model='drwbm', order=2)", manual)
+    np.testing.assert_allclose(got.values, ref.values, rtol=1e-13)
+
+
+def test_errors_name_what_is_missing():
+    log = _log([[1, 2]])
+    with pytest.raises(ParameterError, match="pass qrels"):
+        fit(log, _spec())
+    with pytest.raises(ParameterError, match="conjugate"):
+        fit(log, _spec(), qrels=QRELS, method="nuts")
+    with pytest.raises(ParameterError, match="click log itself"):
+        fit(click_statistics(log, backend="pandas"), _spec(), qrels=QRELS)
+    other = QRELS.assign(query_id="elsewhere")
+    with pytest.raises(ParameterError, match="no clicked document is judged"):
+        fit(log, _spec(), qrels=other)
+    assert load_spec("rwbm-relevance").section("transitions")["by_relevance"] is True
