@@ -17,9 +17,11 @@ def test_fit_writes_a_posterior_and_refuses_to_overwrite(tmp_path, capsys):
     figs = tmp_path / "figs"
     assert main(["fit", str(LOG), "-o", str(out), "--draws", "200", "--quiet",
                  "--figures", str(figs)]) == 0
-    assert (figs / "ppc_backward.png").stat().st_size > 5_000
+    for name in ("ppc_backward.png", "ppc_click_depth.png", "ppc_dwell.png"):
+        assert (figs / name).stat().st_size > 5_000
     text = capsys.readouterr().out
     assert "transition[1, forward]" in text and "backward share" in text
+    assert "deepest clicked rank, mean depth" in text and "dwell time (s), 90th" in text
     post = Posterior.load(out)
     assert post.attrs["spec_name"] == "rwbm-conjugate"
     assert main(["fit", str(LOG), "-o", str(out), "--quiet"]) == 2

@@ -1,7 +1,8 @@
 """``bayeschain fit LOG --spec SPEC -o posterior.nc``: calibrate a user model from clicks.
 
-Prints the posterior summary (means and 95% intervals), the share of backward moves with
-its posterior predictive interval, and NUTS diagnostics when NUTS ran; writes the posterior
+Prints the posterior summary (means and 95% intervals), posterior predictive checks
+against the log (share of backward moves, deepest clicked rank, dwell-time distribution)
+and NUTS diagnostics when NUTS ran; writes the posterior
 (netCDF, atomically, never over an existing file without ``--force``).  Specs with
 transitions by relevance (``rwbm-relevance``) need ``--qrels``.
 """
@@ -35,7 +36,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..inference import fit, load_spec, model_data, predictive_backward_share
+    from ..inference import (
+        fit,
+        load_spec,
+        model_data,
+        predictive_backward_share,
+        predictive_click_depth,
+        predictive_dwell_distribution,
+    )
     from ..io.clickformats import read_clicks
     from ..io.clickstats import click_statistics
     from ..io.write import check_output_path
@@ -69,8 +77,16 @@ def run(args: argparse.Namespace) -> int:
         lo, hi = check.interval()
         print(f"backward share of click-to-click moves: observed {check.observed:.3f}, "
               f"posterior predictive 95% [{lo:.3f}, {hi:.3f}] (p = {check.p_value:.2f})")
+        depth = predictive_click_depth(post, log, seed=0)
+        _print_check(depth)
         if args.figures:
             _ppc_figure(check, args.figures, args.force)
+            _distribution_figure(depth, args.figures, "ppc_click_depth.png", args.force)
+    if {"holding_rate", "log_dwell_mean"} & set(post.posterior.data_vars):
+        dwell = predictive_dwell_distribution(post, log, seed=0)
+        _print_check(dwell)
+        if args.figures:
+            _distribution_figure(dwell, args.figures, "ppc_dwell.png", args.force)
     if post.attrs.get("method") == "nuts":
         diag = post.diagnostics()
         print(f"NUTS: max R-hat {diag['max_rhat'].max():.3f}, min bulk ESS "
@@ -79,6 +95,36 @@ def run(args: argparse.Namespace) -> int:
         path = post.save(args.output, force=args.force)
         print(f"wrote {path}")
     return 0
+
+
+def _print_check(check) -> None:
+    """One line per summary of a distribution check, and where the law leaves its band."""
+    for name, c in check.summaries.items():
+        lo, hi = c.interval()
+        print(f"{check.label}, {name}: observed {c.observed:.3f}, posterior predictive 95% "
+              f"[{lo:.3f}, {hi:.3f}] (p = {c.p_value:.2f})")
+    out = check.outside()
+    if out.size:
+        print(f"  observed {check.label} distribution outside its 95% predictive band at "
+              f"{out.size} of {check.support.size} points")
+
+
+def _distribution_figure(check, folder, name: str, force: bool) -> None:
+    from pathlib import Path
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..io.write import atomic_save_figure
+    from ..plots import plot_distribution_check
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    plot_distribution_check(ax, check)
+    fig.tight_layout()
+    print(f"wrote {atomic_save_figure(fig, Path(folder) / name, force=force)}")
+    plt.close(fig)
 
 
 def _ppc_figure(check, folder, force: bool) -> None:

@@ -8,29 +8,11 @@ import xarray as xr
 from bayeschain.compare import posterior_from_parameters, score
 from bayeschain.errors import ParameterError
 from bayeschain.inference import fit, load_spec
-from bayeschain.io.clicklog import ClickLog, make_events
 from bayeschain.io.clickstats import click_statistics
 
+from .logs import click_log as _log
+
 CATS = ["forward", "backward", "stop"]
-
-
-def _log(sessions):
-    """Sessions as lists of clicked ranks on one page of docs d1..d10 (query 'q')."""
-    rows = {c: [] for c in ("session_id", "query_id", "serp_id", "event", "rank", "doc_id",
-                            "time", "seq")}
-    seq = 0
-
-    def add(sid, serp, event, rank, doc, t):
-        nonlocal seq
-        for c, v in zip(rows, (sid, "q", serp, event, rank, doc, t, seq), strict=True):
-            rows[c].append(v)
-        seq += 1
-
-    for s, clicks in enumerate(sessions):
-        add(f"s{s}", s, "query", None, None, 0.0)
-        for k, r in enumerate(clicks):
-            add(f"s{s}", s, "click", r, f"d{r}", 10.0 * (k + 1))
-    return ClickLog(make_events(rows))
 
 
 QRELS = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["d2", "d3", "d5"],
