@@ -3,6 +3,7 @@ held-out likelihood, posterior storage with provenance."""
 
 import numpy as np
 import pytest
+import xarray as xr
 
 from bayeschain.errors import BayeschainError, ParameterError
 from bayeschain.inference import (
@@ -65,6 +66,14 @@ def test_parameter_recovery_conjugate(big_log):
             outside95 = int((~inside).sum() + (~rates).sum())
     assert outside95 <= 6
     assert np.all(theta.sel(rank=1, category="backward").values == 0.0)
+    # the acceptance's "every true parameter inside": a joint 95% band over all 48
+    band = post.simultaneous_interval(["transition", "holding_rate"], 0.95)
+    lo, hi = band["transition"]
+    inside = (lo <= truth) & (truth <= hi)
+    inside[-1, 0] = True                          # the boundary zero, checked above
+    assert np.all(inside), np.argwhere(~inside)
+    lo, hi = band["holding_rate"]
+    assert np.all((lo <= MU) & (MU <= hi))
 
 
 def test_mp_paper_estimator_is_the_limiting_posterior_mode():
@@ -198,3 +207,27 @@ def test_posterior_works_with_arviz(big_log):
     post = fit(big_log, "rwbm-conjugate", draws=100, chains=2)
     summary = az.summary(post.to_arviz(), var_names=["holding_rate"])
     assert len(summary) == 10
+
+
+def test_simultaneous_band_holds_the_stated_share_of_draws_jointly():
+    """Independent normal coordinates: the joint band is +-z with
+    Phi(z) = (1 + prob^(1/K)) / 2, and truths drawn from the posterior fall all inside it
+    with probability prob."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(0)
+    k, prob = 48, 0.95
+    x = rng.normal(size=(1, 40000, k))
+    post = Posterior(xr.DataTree.from_dict(
+        {"posterior": xr.Dataset({"a": (("chain", "draw", "k"), x)})}))
+    lo, hi = post.simultaneous_interval("a", prob)
+    jointly = np.all((x[0] >= lo) & (x[0] <= hi), axis=1).mean()
+    assert prob <= jointly <= prob + 0.005
+    z = norm.ppf((1 + prob ** (1 / k)) / 2)
+    # extreme order statistics: about 0.06 standard error each, 0.01 for their mean
+    np.testing.assert_allclose(hi, z, atol=0.3)
+    np.testing.assert_allclose(lo, -z, atol=0.3)
+    assert abs(hi.mean() - z) < 0.05 and abs(lo.mean() + z) < 0.05
+    truths = rng.normal(size=(2000, k))
+    covered = np.all((truths >= lo) & (truths <= hi), axis=1).mean()
+    assert abs(covered - prob) < 4 * np.sqrt(prob * (1 - prob) / 2000)
