@@ -65,7 +65,8 @@ def test_real_data_demo_writes_its_outputs(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "133 sessions, 401 result pages, 586 clicks" in text
     assert "P(A dominates B)" in text and "How to read these numbers" in text
-    for name in ("posterior.nc", "scores.csv", "comparisons.csv"):
+    assert "under the relevance-dependent walk" in text
+    for name in ("posterior.nc", "scores.csv", "scores_drwbm.csv", "comparisons.csv"):
         assert (out / name).stat().st_size > 0
     assert main(["demo", "--out", str(out), "--no-nuts"]) == 0   # never overwrites:
     assert (tmp_path / "demo-2" / "comparisons.csv").exists()     # a new folder instead

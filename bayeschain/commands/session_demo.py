@@ -6,7 +6,9 @@
 3. build real systems from the log: the result pages of each session's *first* query and
    of its *last* reformulation, and the engine's first-query ranking against the same
    documents re-ranked by a simple baseline (query-term overlap with title and snippet);
-4. score them under every posterior draw with P@H and MsM, judged with the track's qrels;
+4. score them under every posterior draw with P@H and MsM, judged with the track's qrels,
+   and under a walk whose moves depend on the relevance of the clicked document (fitted
+   with the qrels: ``rwbm-relevance`` and ``PatH(model='drwbm')``);
 5. compare: mean difference with its credible interval, P(A > B), P(practically equal),
    and the posterior probability that A's law of P@H dominates B's;
 6. write the posterior, the tables and the figures to an output folder.
@@ -173,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
                   f"[{row['hdi_0.95_low']:+.4f}, {row['hdi_0.95_high']:+.4f}], "
                   f"P(A>B) {row['P(A>B)']:.3f}, P(equal) {row['P(|A-B|<rope)']:.3f}, "
                   f"P(A<B) {row['P(A<B)']:.3f}, P(A dominates B) {dom['all']:.3f}")
+    rel_scores = _relevance_walk(t0, log, folder / "qrels.txt", runs, qrels, args)
     sessions = _session_matrices(log, qrels)
     msm_scores = score_sessions(sessions, session_post, discount="log")
     mean_msm = msm_scores.mean("session").values.ravel()
@@ -184,10 +187,39 @@ def run(args: argparse.Namespace) -> int:
     table.to_csv(out / "comparisons.csv", index=False)
     post.save(out / "posterior.nc", force=True)
     scores.to_dataframe().reset_index().to_csv(out / "scores.csv", index=False)
+    rel_scores.to_dataframe().reset_index().to_csv(out / "scores_drwbm.csv", index=False)
     _figures(out, scores, check)
-    _step(t0, f"wrote {out}/: posterior.nc, scores.csv, comparisons.csv and figures")
+    _step(t0, f"wrote {out}/: posterior.nc, scores.csv, scores_drwbm.csv, comparisons.csv "
+              f"and figures")
     print(EXPLANATION.format(measure=MEASURE, rope=args.rope))
     return 0
+
+
+def _relevance_walk(t0: float, log, qrels_path: Path, runs, session_qrels, args):
+    """Users whose next move depends on what the click found: fit the transitions after
+    relevant and after other clicks (the track's qrels), then score under that walk."""
+    import numpy as np
+
+    from ..compare import compare, score
+    from ..inference import fit
+    from ..io import read_qrels
+
+    post = fit(log, "rwbm-relevance", qrels=read_qrels(qrels_path), draws=1000, chains=2,
+               seed=args.seed)
+    t = post.posterior["transition_by_relevance"].sel(rank=1)
+    stop = t.sel(category=["stop", "reformulate"]).sum("category")
+    diff = (stop.sel(relevance="relevant") - stop.sel(relevance="non-relevant")).values.ravel()
+    _step(t0, f"transitions by relevance of the clicked document: leaving the page after a "
+              f"relevant click {float(stop.sel(relevance='relevant').mean()):.3f}, after "
+              f"another {float(stop.sel(relevance='non-relevant').mean()):.3f}; P(relevant "
+              f"clicks end the page more often) {float(np.mean(diff > 0)):.3f}")
+    measure = "PatH(model='drwbm', order=2)"
+    scores = score(runs, session_qrels, measure, post)
+    row = compare(scores.sel(run=["engine", "baseline"]), rope=args.rope).pairs.iloc[0]
+    _step(t0, f"under the relevance-dependent walk ({measure}): {row['A']} - {row['B']} = "
+              f"{row['mean_diff']:+.4f} [{row['hdi_0.95_low']:+.4f}, "
+              f"{row['hdi_0.95_high']:+.4f}], P(A>B) {row['P(A>B)']:.3f}")
+    return scores
 
 
 def _figures(out: Path, scores, check) -> None:
