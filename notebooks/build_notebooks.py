@@ -32,6 +32,8 @@ def build() -> list[Path]:
     for src in sorted((HERE / "src").glob("*.py")):
         nb = nbformat.v4.new_notebook()
         nb.cells = list(cells(src.read_text()))
+        for i, cell in enumerate(nb.cells):      # stable ids: rebuilding changes nothing
+            cell["id"] = f"{src.stem[:2]}-cell-{i:02d}"
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                      "language": "python"}
         target = HERE / f"{src.stem}.ipynb"

@@ -11,12 +11,12 @@ from .checks import (
                      predictive_dwell_means,
 )
 from .data import ModelData, model_data
-from .log_checks import (
-                         DistributionCheck,
-                         predictive_click_depth,
-                         predictive_dwell_distribution,
-)
 from .fit import check_diagnostics, fit, statistics_of
+from .log_checks import (
+                     DistributionCheck,
+                     predictive_click_depth,
+                     predictive_dwell_distribution,
+)
 from .posterior import Posterior
 from .specs import ModelSpec, builtin_specs, load_spec, parse_spec
 

@@ -38,7 +38,7 @@ for name, path in logs.items():
 # Per-rank holding rates mu_i (1/s) with 95% credible intervals, and the mean dwell 1/mu_i.
 
 # %%
-for name, (stats, post) in fits.items():
+for name, (_, post) in fits.items():
     mu = post.holding_rates().stack(s=("chain", "draw"))
     table = pd.DataFrame({"rank": mu["rank"].values,
                           "mu mean": mu.mean("s").values,
@@ -67,7 +67,7 @@ fig
 
 # %%
 fig, axes = plt.subplots(2, len(fits), figsize=(5 * len(fits), 7), squeeze=False)
-for col, (name, (stats, post)) in enumerate(fits.items()):
+for col, (name, (_, post)) in enumerate(fits.items()):
     depth = predictive_click_depth(post, clicklogs[name], seed=1)
     dwell = predictive_dwell_distribution(post, clicklogs[name], seed=1)
     plot_distribution_check(axes[0, col], depth)
