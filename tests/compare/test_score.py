@@ -186,12 +186,22 @@ def test_draw_blocks_and_dask_give_the_local_numbers(trec):
     # equal up to the last bit of BLAS's summation order for other matrix shapes
     np.testing.assert_allclose(whole.values, blocks.values, rtol=1e-14, atol=1e-16)
     distributed = pytest.importorskip("dask.distributed")
+    rel_post = posterior_from_parameters({"transition_by_relevance": np.stack(
+        [walks[:, :3] / walks[:, :3].sum(1, keepdims=True),
+         walks[:, [1, 0, 2]] / walks[:, :3].sum(1, keepdims=True)], axis=1)})
+    dynamic = "PatH(model='drwbm', order=2)"
+    rel_whole = score(runs, qrels, dynamic, rel_post, draw_block=1000)
+    rel_blocks = score(runs, qrels, dynamic, rel_post, draw_block=8)
+    np.testing.assert_array_equal(rel_whole.values, rel_blocks.values)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         remote = score(runs, qrels, measure, post, draw_block=10, client=client)
+        rel_remote = score(runs, qrels, dynamic, rel_post, draw_block=10, client=client)
     np.testing.assert_allclose(whole.values, remote.values, rtol=1e-14, atol=1e-16)
     assert np.array_equal(np.isnan(whole.values), np.isnan(remote.values))
+    # the relevance-dependent walk: one solve per list and draw, identical on the cluster
+    np.testing.assert_array_equal(rel_whole.values, rel_remote.values)
 
 
 def test_msm_sessions_under_posterior_draws():
