@@ -6,11 +6,17 @@ per-page and per-click observations, so they take the :class:`~bayeschain.io.Cli
 * :func:`predictive_click_depth`: the deepest clicked rank of each page with clicks.  For
   every posterior draw each observed page is replayed: it starts at its observed first
   click (the transition model does not model first clicks), then after a click on rank
-  ``i`` the next move is drawn from the draw's probabilities ``theta_i`` (forward,
-  backward, stop, reformulate); a forward (backward) move lands on rank ``j`` with the
-  log's frequency of ``i -> j`` among forward (backward) moves from ``i`` (uniform over
-  the deeper (higher) ranks when the log has none).  Ranks deeper than the posterior's are
-  pooled into its last rank, as in the fit.
+  ``i`` the next click lands on rank ``j`` or the user leaves the page:
+
+  - click-transition posterior: the draw's ``theta_i`` (forward, backward, stop,
+    reformulate); a forward (backward) move lands on ``j`` with the log's frequency of
+    ``i -> j`` among forward (backward) moves from ``i`` (uniform over the deeper (higher)
+    ranks when the log has none);
+  - hidden-examination walk: the exact click-to-click law of the draw's walk
+    (:func:`~bayeschain.inference.models.walk_click_laws`), repeats included.
+
+  Ranks deeper than the posterior's are pooled into its last rank, as in the fit.  The
+  replay also gives the share of backward moves among click-to-click moves.
 * :func:`predictive_dwell_distribution`: every observed dwell time is replicated from the
   draw's dwell law of its rank (exponential ``mu_i``, or log-normal ``(m_i, s_i)``) and
   the empirical CDF of the replicated times is compared with the observed one on a
@@ -93,59 +99,82 @@ def _landing_tables(clicks: pd.DataFrame, r: int) -> np.ndarray:
     return np.cumsum(counts / counts.sum(axis=-1, keepdims=True), axis=-1)
 
 
+def _click_kernel(posterior, clicks: pd.DataFrame, r: int, rows: np.ndarray) -> np.ndarray:
+    """``(draws, r, r + 1)``: after a click on rank i, the next click on rank j (columns
+    ``0..r-1``) or leaving the page (column ``r``), for the selected posterior draws."""
+    post = posterior.posterior
+    if "transition" in post:
+        t = post["transition"]
+        cats = list(t["category"].values)
+        theta = t.stack(s=("chain", "draw")).transpose("s", "rank", "category").values[rows]
+        land = _landing_tables(clicks, r)
+        pmf = np.diff(land, axis=-1, prepend=0.0)                         # (2, r, r)
+        nxt = (theta[..., cats.index("forward"), None] * pmf[0]
+               + theta[..., cats.index("backward"), None] * pmf[1])
+    elif "walk" in post and "click" in post:
+        from .models import walk_click_laws
+
+        moves = list(post["walk"]["move"].values)
+        walk = post["walk"].stack(s=("chain", "draw")).transpose("s", "move").values[rows]
+        click = post["click"].stack(s=("chain", "draw")).transpose("s", "rank").values[rows]
+        nxt = np.stack([walk_click_laws(w[moves.index("forward")], w[moves.index("backward")],
+                                        w[moves.index("reformulate")], c, r)["next"]
+                        for w, c in zip(walk, click, strict=True)])
+    else:
+        raise ParameterError("the click-depth check needs a click-transition posterior "
+                             "('transition') or a hidden-walk posterior ('walk', 'click')")
+    leave = np.clip(1.0 - nxt.sum(axis=-1, keepdims=True), 0.0, None)
+    return np.concatenate([nxt, leave], axis=-1)
+
+
 def predictive_click_depth(posterior, log, *, max_draws: int | None = 200,
                            max_steps: int = 1000, seed=None) -> DistributionCheck:
-    """Deepest clicked rank per clicked page, observed vs posterior predictive."""
-    if "transition" not in posterior.posterior:
-        raise ParameterError("the click-depth check needs a click-transition posterior "
-                             "(variable 'transition')")
-    t = posterior.posterior["transition"]
-    cats = list(t["category"].values)
-    theta = t.stack(s=("chain", "draw")).transpose("s", "rank", "category").values
-    r = theta.shape[1]
+    """Deepest clicked rank per clicked page, observed vs posterior predictive (with the
+    mean depth and the share of backward moves among click-to-click moves, repeats left
+    out, as summaries)."""
+    post = posterior.posterior
+    r = int(post.sizes["rank"])
+    n_draws = int(post.sizes["chain"] * post.sizes["draw"])
     rng = np.random.default_rng(seed)
-    theta = theta[_draw_rows(theta.shape[0], max_draws, rng)]
+    rows = _draw_rows(n_draws, max_draws, rng)
     clicks = _observations(log)
-    pages = clicks.groupby("serp_id", sort=False)["rank"]
+    kernel = np.cumsum(_click_kernel(posterior, clicks, r, rows), axis=-1)
     first = np.minimum(clicks.loc[clicks["k"] == 1, "rank"].to_numpy(dtype=int), r) - 1
-    observed_depth = np.minimum(pages.max().to_numpy(dtype=int), r)
-    land = _landing_tables(clicks, r)
-    f, b = cats.index("forward"), cats.index("backward")
-    perm = [f, b] + [i for i in range(len(cats)) if i not in (f, b)]
-    cum_theta = np.cumsum(theta[..., perm], axis=-1)          # forward, backward, the rest
-    draws, n_pages = theta.shape[0], first.size
+    observed_depth = np.minimum(
+        clicks.groupby("serp_id", sort=False)["rank"].max().to_numpy(dtype=int), r)
+    draws, n_pages = rows.size, first.size
     rank = np.broadcast_to(first, (draws, n_pages)).copy()
     depth = rank.copy()
+    forward = np.zeros(draws)
+    backward = np.zeros(draws)
     alive = np.ones((draws, n_pages), dtype=bool)
-    d_idx = np.broadcast_to(np.arange(draws)[:, None], (draws, n_pages))
     for _ in range(max_steps):
         if not alive.any():
             break
-        dd, pp = d_idx[alive], np.nonzero(alive)[1]
-        cur = rank[alive]
-        u = rng.random(cur.size)
-        c = cum_theta[dd, cur]
-        forward = u < c[:, 0]
-        backward = ~forward & (u < c[:, 1])
-        moving = forward | backward
-        v = rng.random(cur.size)
-        table = land[np.where(forward, 0, 1), cur]            # (alive, r)
-        nxt = np.minimum((table < v[:, None]).sum(axis=1), r - 1)
-        new_rank = np.where(moving, nxt, cur)
-        rank[dd, pp] = new_rank
-        depth[dd, pp] = np.maximum(depth[dd, pp], new_rank)
-        still = alive.copy()
-        still[dd, pp] = moving
-        alive = still
+        dd, pp = np.nonzero(alive)
+        cur = rank[dd, pp]
+        u = rng.random(cur.size) * kernel[dd, cur, -1]
+        outcome = np.minimum((kernel[dd, cur] < u[:, None]).sum(axis=1), r)
+        moving = outcome < r
+        np.add.at(forward, dd[moving & (outcome > cur)], 1.0)
+        np.add.at(backward, dd[moving & (outcome < cur)], 1.0)
+        rank[dd[moving], pp[moving]] = outcome[moving]
+        depth[dd, pp] = np.maximum(depth[dd, pp], rank[dd, pp])
+        alive[dd[~moving], pp[~moving]] = False
     else:
         raise ParameterError(f"replayed pages did not stop within {max_steps} clicks: the "
                              f"posterior's stop probabilities are (nearly) zero")
-    support = np.arange(1, r + 1)
     rep = np.stack([np.bincount(row, minlength=r) for row in depth]) / n_pages
     obs = np.bincount(observed_depth - 1, minlength=r) / n_pages
-    mean = PredictiveCheck(float(observed_depth.mean()), (depth + 1).mean(axis=1))
-    return DistributionCheck("deepest clicked rank", support, obs, rep, "pmf",
-                             {"mean depth": mean})
+    moved = clicks[clicks["next_rank"].notna()]
+    ahead = moved["next_rank"].to_numpy(dtype=float) - moved["rank"].to_numpy(dtype=float)
+    total = np.maximum(forward + backward, 1.0)
+    summaries = {
+        "mean depth": PredictiveCheck(float(observed_depth.mean()), (depth + 1).mean(axis=1)),
+        "backward share": PredictiveCheck(float((ahead < 0).sum() / max((ahead != 0).sum(), 1)),
+                                          backward / total)}
+    return DistributionCheck("deepest clicked rank", np.arange(1, r + 1), obs, rep, "pmf",
+                             summaries)
 
 
 def _dwell_sampler(posterior, r: int):

@@ -115,3 +115,26 @@ def test_checks_need_the_log_and_the_right_posterior():
     never[3] = [0.0, 1.0, 0.0]
     with pytest.raises(ParameterError, match="did not stop"):
         predictive_click_depth(transition_posterior(never), log, max_steps=50)
+
+
+def test_hidden_walk_replay_matches_a_log_simulated_from_the_walk():
+    """The hidden-examination walk's exact click-to-click law drives the replay; a log
+    simulated from the same walk lies inside the predictive band."""
+    from bayeschain.simulate import simulate_click_log
+
+    n, p, q, r, c = 6, 0.55, 0.2, 0.05, 0.35
+    log = simulate_click_log(3000, n_ranks=n, forward=p, backward=q, reformulate=r,
+                             click=c, seed=12)
+    walk = xr.DataArray(np.tile([p, q, r, 1 - p - q - r], (1, 50, 1)),
+                        dims=("chain", "draw", "move"),
+                        coords={"move": ["forward", "backward", "reformulate", "stop"]})
+    click = xr.DataArray(np.full((1, 50, n), c), dims=("chain", "draw", "rank"),
+                         coords={"rank": np.arange(1, n + 1)})
+    post = Posterior(xr.DataTree.from_dict(
+        {"posterior": xr.Dataset({"walk": walk, "click": click})}))
+    check = predictive_click_depth(post, log, seed=2)
+    assert check.outside(0.99).size == 0
+    for name in ("mean depth", "backward share"):
+        lo, hi = check.summaries[name].interval(0.99)
+        assert lo <= check.summaries[name].observed <= hi, name
+    assert 0.05 < check.summaries["backward share"].observed < 0.5
