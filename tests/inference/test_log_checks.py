@@ -138,3 +138,22 @@ def test_hidden_walk_replay_matches_a_log_simulated_from_the_walk():
         lo, hi = check.summaries[name].interval(0.99)
         assert lo <= check.summaries[name].observed <= hi, name
     assert 0.05 < check.summaries["backward share"].observed < 0.5
+
+
+def test_replicated_dwell_cdf_under_a_lognormal_posterior():
+    from scipy.stats import lognorm
+
+    rng = np.random.default_rng(9)
+    pages = [[1] for _ in range(2000)]
+    dwell = [[float(rng.lognormal(3.0, 0.8))] for _ in pages]
+    draws = 100
+    ds = xr.Dataset({"log_dwell_mean": (("chain", "draw", "rank"), np.full((1, draws, 1), 3.0)),
+                     "log_dwell_sd": (("chain", "draw", "rank"), np.full((1, draws, 1), 0.8))},
+                    coords={"rank": [1]})
+    post = Posterior(xr.DataTree.from_dict({"posterior": ds}))
+    grid = np.array([5.0, 20.0, 60.0])
+    check = predictive_dwell_distribution(post, click_log(pages, dwell), grid=grid, seed=0)
+    exact = lognorm(s=0.8, scale=np.exp(3.0)).cdf(grid)
+    se = np.sqrt(exact * (1 - exact) / (2000 * draws))
+    np.testing.assert_array_less(np.abs(check.replicated.mean(axis=0) - exact), 5 * se)
+    assert check.outside(0.99).size == 0
