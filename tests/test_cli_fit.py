@@ -41,7 +41,7 @@ def test_fit_by_relevance_then_score_with_the_relevance_walk(tmp_path, capsys):
     assert main(["fit", str(LOG), "--spec", "rwbm-relevance", "--qrels", str(qrels),
                  "-o", str(out), "--draws", "100", "--quiet"]) == 0
     text = capsys.readouterr().out
-    assert "transition_by_relevance[relevant, 1, forward]" in text
+    assert "transition_by_relevance[relevant, all, forward]" in text   # shared: listed once
     post = Posterior.load(out)
     t = post.posterior["transition_by_relevance"]
     assert set(t["relevance"].values) == {"relevant", "non-relevant"}

@@ -108,10 +108,14 @@ class Posterior:
         return out[name] if isinstance(name, str) else out
 
     def summary(self, ci_prob: float = 0.95) -> pd.DataFrame:
-        """Mean, sd and the equal-tailed ``ci_prob`` interval of every parameter."""
+        """Mean, sd and the equal-tailed ``ci_prob`` interval of every parameter (a parameter
+        shared by all ranks is listed once, with rank ``all``)."""
         rows = []
         lo, hi = (1 - ci_prob) / 2, 1 - (1 - ci_prob) / 2
         for name, da in self.posterior.data_vars.items():
+            if "rank" in da.dims and da.sizes["rank"] > 1 and bool(
+                    (da == da.isel(rank=0)).all()):
+                da = da.isel(rank=[0]).assign_coords(rank=["all"])   # shared by all ranks
             flat = da.stack(sample=("chain", "draw"))
             mean = flat.mean("sample")
             sd = flat.std("sample")

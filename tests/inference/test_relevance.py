@@ -128,3 +128,10 @@ def test_errors_name_what_is_missing():
     with pytest.raises(ParameterError, match="no clicked document is judged"):
         fit(log, _spec(), qrels=other)
     assert load_spec("rwbm-relevance").section("transitions")["by_relevance"] is True
+
+
+def test_summary_lists_shared_parameters_once():
+    post = fit(_log([[1, 2, 4], [3, 1], [2]]), _spec(), qrels=QRELS, draws=50)
+    labels = post.summary()["parameter"].tolist()
+    assert "transition_by_relevance[relevant, all, stop]" in labels
+    assert len(labels) == 2 * 3                      # 2 classes x 3 categories, not x 5 ranks
