@@ -140,8 +140,9 @@ def relevance_walk_scores(relevance, gains, lengths, p, q, p_rel, q_rel, *,
     rel = np.asarray(relevance, dtype=float)
     g = np.ascontiguousarray(gains, dtype=float)
     n = np.ascontiguousarray(lengths, dtype=np.int64)
-    if rel.shape != g.shape or rel.ndim != 2 or n.shape != rel.shape[:1]:
-        raise ParameterError("relevance and gains must be (lists, ranks) and lengths (lists,)")
+    if rel.shape != g.shape or rel.ndim != 2 or n.shape != rel.shape[:1] or rel.shape[1] < 1:
+        raise ParameterError("relevance and gains must be (lists, ranks >= 1) and lengths "
+                             "(lists,)")
     if np.any(n < 0) or np.any(n > rel.shape[1]):
         raise ParameterError("list lengths must lie between 0 and the width of the relevance")
     relevant = np.ascontiguousarray(rel > 0, dtype=np.uint8)

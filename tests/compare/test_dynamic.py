@@ -108,5 +108,8 @@ def test_impossible_parameters_are_errors():
         relevance_walk_scores(rel, rel, [2], [-0.1], [0.3], [0.1], [0.1])
     with pytest.raises(ParameterError, match="lengths"):
         relevance_walk_scores(rel, rel, [3], [0.5], [0.3], [0.1], [0.1])
+    with pytest.raises(ParameterError, match="ranks >= 1"):
+        relevance_walk_scores(np.zeros((2, 0)), np.zeros((2, 0)), [0, 0], [0.5], [0.3], [0.1],
+                              [0.1])
     with pytest.raises(ParameterError, match="engine"):
         relevance_walk_scores(rel, rel, [2], [0.5], [0.3], [0.1], [0.1], engine="fortran")
