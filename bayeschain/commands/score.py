@@ -15,7 +15,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("runs", nargs="+", metavar="run", help="TREC run files")
     p.add_argument("--posterior", required=True, help="posterior file from `bayeschain fit`")
     p.add_argument("-m", "--measure", default="PatH(model='sfbm', order=2)",
-                   help="measure whose parameters come from the posterior")
+                   help="measure whose parameters come from the posterior: "
+                        "PatH(model='sfbm'|'rwbm'|'drwbm', order=1|2), RBP, MP, MPcont "
+                        "(drwbm needs a posterior fitted with --spec rwbm-relevance)")
     p.add_argument("-o", "--output", default=None, help="write all scores: .nc or .csv")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
 
