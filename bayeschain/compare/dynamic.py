@@ -23,9 +23,16 @@ the tests check both against the general chain solvers and against simulated use
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..errors import ParameterError
+
+#: one kernel call at a time: the call is parallel inside, and Numba's fallback threading
+#: layer (workqueue) aborts on concurrent launches from several threads (e.g. Dask workers
+#: with more than one thread)
+_KERNEL_LOCK = threading.Lock()
 
 #: draws handled together in the compiled kernel's inner (vectorised) loop
 LANES = 8
@@ -157,7 +164,8 @@ def relevance_walk_scores(relevance, gains, lengths, p, q, p_rel, q_rel, *,
     if kernel is not None:
         out = np.empty((draws, rel.shape[0]))
         bad = np.zeros(rel.shape[0], dtype=np.bool_)
-        kernel(relevant, g, n, fwd, bwd, out, bad)
+        with _KERNEL_LOCK:
+            kernel(relevant, g, n, fwd, bwd, out, bad)
     else:
         out, bad = _numpy_scores(relevant, g, n, fwd, bwd)
     if np.any(bad):

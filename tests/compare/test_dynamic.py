@@ -113,3 +113,16 @@ def test_impossible_parameters_are_errors():
                               [0.1])
     with pytest.raises(ParameterError, match="engine"):
         relevance_walk_scores(rel, rel, [2], [0.5], [0.3], [0.1], [0.1], engine="fortran")
+
+
+def test_concurrent_callers_get_their_own_numbers():
+    """Threads calling at once (Dask workers with several threads) are serialised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(9)
+    cases = [_random_case(rng, lists=20, width=30, draws=9) for _ in range(6)]
+    alone = [relevance_walk_scores(*c) for c in cases]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        together = list(pool.map(lambda c: relevance_walk_scores(*c), cases))
+    for a, b in zip(alone, together, strict=True):
+        np.testing.assert_array_equal(a, b)
