@@ -26,6 +26,14 @@ def test_fit_writes_a_posterior_and_refuses_to_overwrite(tmp_path, capsys):
     assert post.attrs["spec_name"] == "rwbm-conjugate"
     assert main(["fit", str(LOG), "-o", str(out), "--quiet"]) == 2
     assert "exists" in capsys.readouterr().err
+    # figures that exist are refused before fitting, and nothing is written
+    other = tmp_path / "other.nc"
+    assert main(["fit", str(LOG), "-o", str(other), "--figures", str(figs), "--quiet"]) == 2
+    assert "ppc_backward.png" in capsys.readouterr().err and not other.exists()
+    # a new figures folder is made, whatever the model
+    assert main(["fit", str(LOG), "--figures", str(tmp_path / "new" / "figs"), "--draws",
+                 "50", "--quiet"]) == 0
+    assert (tmp_path / "new" / "figs" / "ppc_dwell.png").exists()
     assert main(["fit", str(LOG), "--spec", "nope", "--quiet"]) == 2
     assert "built-in specs" in capsys.readouterr().err
 

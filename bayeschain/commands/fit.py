@@ -12,6 +12,9 @@ from __future__ import annotations
 import argparse
 
 
+FIGURES = ("ppc_backward.png", "ppc_click_depth.png", "ppc_dwell.png")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("log", help="click log (any format `bayeschain stats` reads)")
     p.add_argument("--spec", default="rwbm-conjugate",
@@ -25,8 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", dest="log_format", default=None,
                    choices=["yandex", "wscd", "trec-session", "canonical"])
     p.add_argument("--figures", default=None, metavar="DIR",
-                   help="write the posterior predictive check of backward moves "
-                        "(ppc_backward.png) to DIR")
+                   help="write the posterior predictive checks (backward moves, click "
+                        "depth, dwell times: " + ", ".join(FIGURES) + ") to DIR")
     p.add_argument("--qrels", default=None,
                    help="TREC qrels for specs with transitions by relevance (rwbm-relevance)")
     p.add_argument("--level", type=int, default=1,
@@ -50,6 +53,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output_path(args.output, force=args.force, protected=[args.log])
+    if args.figures:      # checked before the (possibly long) fit, not after it
+        from pathlib import Path
+
+        Path(args.figures).mkdir(parents=True, exist_ok=True)
+        for name in FIGURES:
+            check_output_path(Path(args.figures) / name, force=args.force,
+                              protected=[args.log])
     spec = load_spec(args.spec)
     trans = spec.section("transitions")
     by_relevance = trans is not None and trans["by_relevance"]
@@ -68,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
     post = fit(log if by_relevance else stats, spec, method=args.method, draws=args.draws,
                chains=args.chains, seed=args.seed, progress=not args.quiet, qrels=qrels,
                level=args.level)
+    if args.output:       # saved first: nothing after the fit can lose it
+        path = post.save(args.output, force=args.force)
+        print(f"wrote {path}")
     summary = post.summary()
     with_ci = summary.round(4).to_string(index=False)
     print(with_ci)
@@ -95,9 +108,6 @@ def run(args: argparse.Namespace) -> int:
         diag = post.diagnostics()
         print(f"NUTS: max R-hat {diag['max_rhat'].max():.3f}, min bulk ESS "
               f"{diag['min_ess'].min():.0f}, {post.divergences()} divergences")
-    if args.output:
-        path = post.save(args.output, force=args.force)
-        print(f"wrote {path}")
     return 0
 
 
@@ -144,7 +154,6 @@ def _ppc_figure(check, folder, force: bool) -> None:
     from ..io.write import atomic_save_figure
     from ..plots import plot_predictive_check
 
-    Path(folder).mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(5, 3.5))
     plot_predictive_check(ax, check, label="share of backward moves")
     fig.tight_layout()
