@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 
-
 FIGURES = ("ppc_backward.png", "ppc_click_depth.png", "ppc_dwell.png")
 
 
