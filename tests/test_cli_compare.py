@@ -28,6 +28,9 @@ def test_compare_prints_writes_and_draws(tmp_path, capsys):
     assert (figs / "forest.png").stat().st_size > 5_000
     assert main(args) == 2                        # outputs exist: refused without --force
     assert "exists" in capsys.readouterr().err
+    table.unlink()                                # figures alone exist: refused up front,
+    assert main(args) == 2                        # before the table is written
+    assert "forest.png" in capsys.readouterr().err and not table.exists()
     bad = ["compare", str(TREC / "qrels.test"), str(TREC / "results.test"),
            "--posterior", str(post)]
     assert main(bad) == 2

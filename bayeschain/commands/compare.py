@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+FIGURES = ("forest.png", "pairwise.png")
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("qrels", help="TREC qrels file")
@@ -34,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..compare import compare, score
     from ..errors import ParameterError
-    from ..io.write import atomic_write_text, check_output_path
+    from ..io.write import atomic_write_text, check_output_path, prepare_figure_folder
     from .score import load_scoring_inputs
 
     if len(args.runs) < 2:
@@ -45,6 +47,9 @@ def run(args: argparse.Namespace) -> int:
             raise ParameterError("--output must end in .csv, .md or .tex")
         check_output_path(args.output, force=args.force,
                           protected=[args.qrels, args.posterior, *args.runs])
+    if args.figures:
+        prepare_figure_folder(args.figures, FIGURES, force=args.force,
+                              protected=[args.qrels, args.posterior, *args.runs])
     posterior, qrels, runs = load_scoring_inputs(args)
     scores = score(runs, qrels, args.measure, posterior)
     result = compare(scores, reference=args.reference, rope=args.rope)
@@ -72,9 +77,8 @@ def _figures(folder, scores, result, force: bool) -> None:
     from ..io.write import atomic_save_figure
     from ..plots import plot_forest, plot_pairwise
 
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, draw in (("forest.png", lambda ax: plot_forest(ax, scores)),
-                       ("pairwise.png", lambda ax: plot_pairwise(ax, result))):
+    for name, draw in zip(FIGURES, (lambda ax: plot_forest(ax, scores),
+                                    lambda ax: plot_pairwise(ax, result)), strict=True):
         fig, ax = plt.subplots(figsize=(5, 4))
         draw(ax)
         fig.tight_layout()

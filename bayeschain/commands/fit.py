@@ -48,17 +48,12 @@ def run(args: argparse.Namespace) -> int:
     )
     from ..io.clickformats import read_clicks
     from ..io.clickstats import click_statistics
-    from ..io.write import check_output_path
+    from ..io.write import check_output_path, prepare_figure_folder
 
     if args.output:
         check_output_path(args.output, force=args.force, protected=[args.log])
     if args.figures:      # checked before the (possibly long) fit, not after it
-        from pathlib import Path
-
-        Path(args.figures).mkdir(parents=True, exist_ok=True)
-        for name in FIGURES:
-            check_output_path(Path(args.figures) / name, force=args.force,
-                              protected=[args.log])
+        prepare_figure_folder(args.figures, FIGURES, force=args.force, protected=[args.log])
     spec = load_spec(args.spec)
     trans = spec.section("transitions")
     by_relevance = trans is not None and trans["by_relevance"]

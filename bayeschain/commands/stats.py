@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+FIGURES = ("clicks_per_rank.png", "transitions.png", "dwell.png")
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("log", help="click log (Yandex / WSCD / TREC Session XML / canonical "
@@ -35,6 +37,10 @@ def run(args: argparse.Namespace) -> int:
     from ..io.clickformats import read_clicks
     from ..io.clickstats import click_statistics, observations
 
+    if args.figures:      # checked before reading a possibly large log
+        from ..io.write import prepare_figure_folder
+
+        prepare_figure_folder(args.figures, FIGURES, force=args.force, protected=[args.log])
     log = read_clicks(args.log, format=args.log_format, errors=args.errors)
     stats = click_statistics(log, backend=args.backend)
     summary = log.summary()
@@ -78,12 +84,11 @@ def _figures(folder: Path, stats, per_rank, dwell, force: bool) -> None:
     from ..io.write import atomic_save_figure
     from ..plots import plot_clicks_per_rank, plot_dwell_histogram, plot_transition_matrix
 
-    folder.mkdir(parents=True, exist_ok=True)
     n = int(min(per_rank.index.max(), 20)) if len(per_rank) else 1
-    drawings = {"clicks_per_rank.png": lambda ax: plot_clicks_per_rank(ax, per_rank),
-                "transitions.png": lambda ax: plot_transition_matrix(
-                    ax, stats.transition_matrix(n)),
-                "dwell.png": lambda ax: plot_dwell_histogram(ax, dwell)}
+    drawings = dict(zip(FIGURES, (lambda ax: plot_clicks_per_rank(ax, per_rank),
+                                  lambda ax: plot_transition_matrix(
+                                      ax, stats.transition_matrix(n)),
+                                  lambda ax: plot_dwell_histogram(ax, dwell)), strict=True))
     for name, draw in drawings.items():
         fig, ax = plt.subplots(figsize=(5, 4))
         draw(ax)

@@ -27,6 +27,20 @@ def check_output_path(path, *, force: bool = False, protected: Iterable = ()) ->
     return target
 
 
+def prepare_figure_folder(folder, names: Iterable[str], *, force: bool = False,
+                          protected: Iterable = ()) -> Path:
+    """Make ``folder`` and check that none of the figures ``names`` would be overwritten
+    without ``force``: called before a command's work, so that a refusal never comes after
+    a long computation."""
+    target = Path(folder)
+    if target.exists() and not target.is_dir():
+        raise BayeschainError("figures folder is a file", file=target)
+    target.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        check_output_path(target / name, force=force, protected=protected)
+    return target
+
+
 def atomic_write_text(path, text: str, *, force: bool = False, protected: Iterable = ()) -> Path:
     """Write ``text`` to ``path`` atomically (temporary file + rename)."""
     target = check_output_path(path, force=force, protected=protected)
