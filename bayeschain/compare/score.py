@@ -8,6 +8,10 @@ r"""Posterior scoring: every posterior draw of the user model pushed through the
   probabilities; from a click-transition posterior (``transition``) the per-rank
   probabilities of moving forward / backward after a click.  Ranks deeper than the
   posterior's take its last rank's values.
+* ``PatH(model='drwbm', order=1 | 2)``: the relevance-dependent walk; ``p, q`` after
+  non-relevant and ``p_rel, q_rel`` after relevant clicks, from a posterior fitted with
+  ``by_relevance`` (spec ``rwbm-relevance``).  Every (list, draw) pair is its own chain:
+  order 2 runs the compiled recurrences of :mod:`bayeschain.compare.dynamic`.
 * ``RBP``: the persistence ``p`` (shared forward probability; per-rank posteriors need
   ``PatH(model='sfbm', order=2)``).
 * ``MPcont``: the holding rates ``mu`` per rank.
