@@ -37,3 +37,18 @@ rel = np.array([1, 0, 0, 1, 0, 0, 1, 0, 0, 1.0])
 plot_cdf_bands(axes[1], path_cdf_bands(rel, "rwbm", post, max_draws=100, seed=1), label="r")
 fig.tight_layout()
 fig
+
+# %% [markdown]
+# ## Users whose moves depend on what they found
+# `rwbm-relevance` learns, from the log and its qrels, what users do after a click on a
+# relevant document and after any other click; `PatH(model='drwbm')` scores runs under that
+# walk (one chain per list and draw, solved by a compiled kernel).
+
+# %%
+session = root / "trec_session_2013"
+rel_post = bc.fit(bc.read_clicks(session / "sessiontrack2013.xml.gz"), "rwbm-relevance",
+                  qrels=read_qrels(session / "qrels.txt"), draws=1000, chains=2)
+moves = rel_post.posterior["transition_by_relevance"].sel(rank=1).mean(("chain", "draw"))
+print(moves.to_pandas().round(3))
+rel_scores = score(runs, qrels, "PatH(model='drwbm', order=2)", rel_post)
+compare(rel_scores, rope=0.005).pairs
