@@ -238,7 +238,7 @@ def _dynamic_scores(relevant: np.ndarray, gains: np.ndarray, lengths: np.ndarray
                     params: dict[str, np.ndarray], order: int) -> np.ndarray:
     """Relevance-dependent walk: one solve per (draw, list).  Order 2 runs the compiled
     recurrences of :mod:`bayeschain.compare.dynamic`; order 1 the general forward
-    recursion (:func:`~bayeschain.measures.path_expectation`), slower."""
+    recursion (:func:`~bayeschain.chains.expected_ratio`) on the batched chains, slower."""
     if order == 2:
         from .dynamic import relevance_walk_scores
 

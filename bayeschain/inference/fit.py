@@ -8,6 +8,7 @@ divergences and warns when they look bad.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import warnings
 
@@ -154,15 +155,17 @@ def _fit_by_relevance(log, spec: ModelSpec, qrels, level: int) -> Posterior:
     variables = {"transition_by_relevance": xr.concat(
         [posts[c] for c in CLASSES], dim=pd.Index(list(CLASSES), name="relevance"))
         .transpose("chain", "draw", "relevance", "rank", "category")}
-    data = model_data(statistics_of(log), spec.ranks, trans["categories"])
-    hold = _fit_conjugate(data, ModelSpec({k: v for k, v in spec.data.items()
-                                           if k != "transitions"}, spec.text, spec.source))
-    if "holding_rate" in hold.posterior:
-        variables["holding_rate"] = hold.posterior["holding_rate"]
+    # the classes partition the clicks: their dwell sums are the whole log's
+    a, b = (per_class[c] for c in CLASSES)
+    dwell = ("dwell_n", "dwell_sum", "dwell_sum_log", "dwell_sum_log2", "dwell_censored")
+    every_click = dataclasses.replace(a, **{f: getattr(a, f) + getattr(b, f) for f in dwell})
+    hold = _fit_conjugate(every_click, spec).posterior
+    if "holding_rate" in hold:
+        variables["holding_rate"] = hold["holding_rate"]
     attrs = {f"transitions_observed_{c.replace('-', '_')}":
              int(per_class[c].transitions.sum()) for c in CLASSES}
-    digest = hashlib.sha256("".join([data.digest] + [per_class[c].digest for c in CLASSES])
-                            .encode()).hexdigest()[:16]
+    digest = hashlib.sha256("".join(per_class[c].digest for c in CLASSES).encode()
+                            ).hexdigest()[:16]
     return make_posterior(variables, spec=spec, data_digest=digest, seed=spec.sampler["seed"],
                           method="conjugate", extra_attrs=dict(attrs, relevance_level=level))
 

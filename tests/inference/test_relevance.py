@@ -135,3 +135,23 @@ def test_summary_lists_shared_parameters_once():
     labels = post.summary()["parameter"].tolist()
     assert "transition_by_relevance[relevant, all, stop]" in labels
     assert len(labels) == 2 * 3                      # 2 classes x 3 categories, not x 5 ranks
+
+
+def test_the_classes_partition_the_clicks():
+    """Every click falls in one class: transitions and dwell statistics add up to the
+    whole log's (what the holding-rate posterior of the by-relevance fit uses)."""
+    from bayeschain.inference import model_data
+    from bayeschain.inference.relevance import relevance_model_data
+
+    rng = np.random.default_rng(2)
+    sessions = [[int(r) for r in rng.integers(1, 6, rng.integers(1, 5))] for _ in range(300)]
+    dwell = [[float(t) for t in rng.exponential(20, len(s))] for s in sessions]
+    log = _log(sessions, dwell)
+    cats = ("forward", "backward", "stop", "reformulate")
+    parts = relevance_model_data(log, QRELS, 5, cats)
+    whole = model_data(click_statistics(log, backend="pandas"), 5, cats)
+    for field in ("transitions", "repeats", "dwell_n", "dwell_sum", "dwell_sum_log",
+                  "dwell_censored"):
+        np.testing.assert_allclose(sum(getattr(p, field) for p in parts.values()),
+                                   getattr(whole, field), rtol=1e-12)
+    assert parts["relevant"].transitions.sum() > 0 and parts["non-relevant"].dwell_n.sum() > 0
