@@ -2,9 +2,9 @@
 
 Prints the posterior summary (means and 95% intervals), posterior predictive checks
 against the log (share of backward moves, deepest clicked rank, dwell-time distribution)
-and NUTS diagnostics when NUTS ran; writes the posterior
-(netCDF, atomically, never over an existing file without ``--force``).  Specs with
-transitions by relevance (``rwbm-relevance``) need ``--qrels``.
+and NUTS diagnostics when NUTS ran; writes the posterior (netCDF, atomically, right after
+the fit, never over an existing file without ``--force``).  Outputs are checked before the
+fit starts.  Specs with transitions by relevance (``rwbm-relevance``) need ``--qrels``.
 """
 
 from __future__ import annotations
