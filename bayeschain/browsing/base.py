@@ -106,6 +106,16 @@ def per_rank(value, n_ranks: int, name: str) -> np.ndarray:
     return np.array(arr, dtype=float)
 
 
+def extend_ranks(values: np.ndarray, n: int) -> np.ndarray:
+    """``(draws, R)`` per-rank values cut to ``n`` ranks, or extended to ``n`` with the last
+    rank's value (a posterior fitted on R ranks applied to longer lists)."""
+    values = np.asarray(values)
+    if values.shape[1] >= n:
+        return values[:, :n]
+    return np.concatenate([values, np.repeat(values[:, -1:], n - values.shape[1], axis=1)],
+                          axis=1)
+
+
 def walk_from_moves(forward: np.ndarray, backward: np.ndarray) -> Tridiagonal:
     """Bands of a walk with forward probabilities ``p_i`` and backward ``q_i`` per rank.
 

@@ -150,9 +150,10 @@ def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, 
     one joint-distribution recursion per list and draw).  ``max_draws`` subsamples the
     posterior draws (None: all).
     """
+    from ..browsing.base import extend_ranks
     from ..io.lists import ranked_lists
     from ..measures import parse_measure, path_distribution, stochastic_dominance
-    from .score import _per_rank, walk_parameters
+    from .score import walk_parameters
 
     m = parse_measure(measure)
     kw = m.kwargs
@@ -179,9 +180,9 @@ def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, 
             laws = []
             for name in (a, b):
                 rel = rows[name]
-                params = {"p": _per_rank(p[d:d + 1], rel.size)[0]}
+                params = {"p": extend_ranks(p[d:d + 1], rel.size)[0]}
                 if kw.get("model") == "rwbm":
-                    params["q"] = _per_rank(q[d:d + 1], rel.size)[0]
+                    params["q"] = extend_ranks(q[d:d + 1], rel.size)[0]
                 laws.append(path_distribution(rel, kw.get("model", "sfbm"), **params))
             wins += stochastic_dominance(*laws).a_dominates
         out[str(topic)] = wins / idx.size

@@ -98,25 +98,18 @@ def _numba_kernel():
 _KERNEL = None
 
 
-def _extend(x: np.ndarray, width: int) -> np.ndarray:
-    """``(draws, R)`` values cut to ``width`` ranks or extended with the last rank's."""
-    if x.shape[1] >= width or x.shape[1] == 1:
-        return x[:, :width]
-    return np.concatenate([x, np.repeat(x[:, -1:], width - x.shape[1], axis=1)], axis=1)
-
-
 def _moves(p, q, p_rel, q_rel, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Forward and backward probabilities ``(class, rank, draw)``: class 0 non-relevant,
     1 relevant; boundary moves removed (rank 1 backward, last rank forward are handled by
     the list length)."""
-    from ..browsing.base import per_rank
+    from ..browsing.base import extend_ranks, per_rank
 
     def as_draws(x, name):
         x = np.asarray(x, dtype=float)
         x = x.reshape(1, 1) if x.ndim == 0 else (x[:, None] if x.ndim == 1 else x)
         if x.ndim != 2:
             raise ParameterError(f"{name} must be (draws,) or (draws, ranks)")
-        return per_rank(_extend(x, width), width, name)
+        return per_rank(extend_ranks(x, width), width, name)
 
     def stack(a, b, name):
         a, b = np.broadcast_arrays(as_draws(a, name), as_draws(b, name + "_rel"))

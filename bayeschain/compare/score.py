@@ -32,6 +32,7 @@ import xarray as xr
 
 from .. import chains
 from ..browsing import build_chain
+from ..browsing.base import extend_ranks
 from ..errors import ParameterError
 from ..io.lists import RankedLists, ranked_lists
 from ..measures import parse_measure
@@ -42,14 +43,6 @@ def _draws(posterior, name: str) -> np.ndarray:
     """A posterior variable flattened to ``(draws, ...)``."""
     da = posterior.posterior[name]
     return da.stack(sample=("chain", "draw")).transpose("sample", ...).values
-
-
-def _per_rank(values: np.ndarray, n: int) -> np.ndarray:
-    """``(draws, R)`` per-rank values extended (last rank repeated) or cut to ``n``."""
-    if values.shape[1] >= n:
-        return values[:, :n]
-    return np.concatenate([values, np.repeat(values[:, -1:], n - values.shape[1], axis=1)],
-                          axis=1)
 
 
 def relevance_walk_parameters(posterior) -> dict[str, np.ndarray]:
@@ -195,7 +188,7 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
 
         mu = None
         if m.name == "MPcont":
-            mu = _per_rank(_draws(posterior, "holding_rate"), rel.shape[1])[:, None, :]
+            mu = extend_ranks(_draws(posterior, "holding_rate"), rel.shape[1])[:, None, :]
         values = markov_precision(rel, kw.get("model", "GL_AD_ID"), mu, kw.get("rescale"),
                                   recall_base=lists.recall_base, lengths=lengths,
                                   level=lists.level)
@@ -218,9 +211,9 @@ def _static_scores(gains: np.ndarray, lengths: np.ndarray, model: str, p: np.nda
     for length in np.unique(lengths):
         rows = np.flatnonzero(lengths == length)
         n = max(int(length), 1)
-        params = {"p": _per_rank(p, n)}
+        params = {"p": extend_ranks(p, n)}
         if model == "rwbm":
-            params["q"] = _per_rank(q, n)
+            params["q"] = extend_ranks(q, n)
         chain = build_chain(model, n, **params)
         sub = gains[rows, :n]
         if order == 2:
@@ -248,7 +241,7 @@ def _dynamic_scores(relevant: np.ndarray, gains: np.ndarray, lengths: np.ndarray
     from ..measures.path import list_chain
 
     width = gains.shape[1]
-    per_rank = {k: _per_rank(v, width)[:, None, :] for k, v in params.items()}
+    per_rank = {k: extend_ranks(v, width)[:, None, :] for k, v in params.items()}
     chain = list_chain(relevant.astype(float), "drwbm", per_rank, lengths)
     return chains.expected_ratio(chain, gains)
 
@@ -359,9 +352,9 @@ def path_cdf_bands(relevance, model: str, posterior, *, grid=None, probs=(0.05, 
     x = np.linspace(0, 1, 201) if grid is None else np.asarray(grid, dtype=float)
     cdfs = []
     for d in idx:
-        params = {"p": _per_rank(p[d:d + 1], rel.size)[0]}
+        params = {"p": extend_ranks(p[d:d + 1], rel.size)[0]}
         if model == "rwbm":
-            params["q"] = _per_rank(q[d:d + 1], rel.size)[0]
+            params["q"] = extend_ranks(q[d:d + 1], rel.size)[0]
         cdfs.append(path_distribution(rel, model, **params).cdf(x))
     bands = np.quantile(np.stack(cdfs), probs, axis=0)
     return xr.DataArray(bands, dims=("quantile", "x"), coords={"quantile": list(probs),
