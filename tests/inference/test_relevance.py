@@ -11,6 +11,7 @@ from bayeschain.inference import fit, load_spec
 from bayeschain.io.clickstats import click_statistics
 
 from .logs import click_log as _log
+from .logs import simulate_pages
 
 CATS = ["forward", "backward", "stop"]
 
@@ -58,31 +59,6 @@ def test_posterior_is_the_dirichlet_of_hand_counted_moves():
                                    var, rtol=0.05)
 
 
-def _simulate(rng, sessions, probs, relevant_docs, width=10):
-    """Click sequences: first click uniform; after a click on a relevant (or other)
-    document the next move follows probs[cls] = (forward, backward, stop), landing
-    uniformly on the deeper (higher) ranks."""
-    out = []
-    for _ in range(sessions):
-        r = int(rng.integers(1, width + 1))
-        clicks = [r]
-        while True:
-            cls = int(f"d{r}" in relevant_docs)
-            f, b, _ = probs[cls]
-            f = f if r < width else 0.0
-            b = b if r > 1 else 0.0
-            u = rng.random() * 1.0
-            if u < f:
-                r = int(rng.integers(r + 1, width + 1))
-            elif u < f + b:
-                r = int(rng.integers(1, r))
-            else:
-                break
-            clicks.append(r)
-        out.append(clicks)
-    return out
-
-
 def test_recovers_the_two_classes_of_a_simulated_log():
     """Per-rank rows on the interior ranks 2..9 (rank 1 cannot move back and rank 10
     cannot move forward, so their rows differ from the simulated probabilities)."""
@@ -90,13 +66,15 @@ def test_recovers_the_two_classes_of_a_simulated_log():
     truth = np.array([[0.5, 0.2, 0.3], [0.2, 0.3, 0.5]])        # non-relevant, relevant
     qrels = pd.DataFrame({"query_id": "q", "doc_id": ["d2", "d4", "d5", "d8"],
                           "relevance": 1})
-    sessions = _simulate(rng, 20000, truth, set(qrels["doc_id"]))
+    # document d{r} sits at rank r: each rank moves with its document's class
+    rank_class = np.array([int(r in (2, 4, 5, 8)) for r in range(1, 11)])
+    sessions = simulate_pages(rng, 20000, truth[rank_class], 10)
     post = fit(_log(sessions), _spec(10, "per-rank"), qrels=qrels, seed=1)
     t = post.posterior["transition_by_relevance"].sel(rank=slice(2, 9))
     lo = t.quantile(0.00005, ("chain", "draw")).transpose("rank", ...).values
     hi = t.quantile(0.99995, ("chain", "draw")).transpose("rank", ...).values
     # rank r shows document d{r}: only its class has data there, the other row is the prior
-    cls = np.array([int(r in (2, 4, 5, 8)) for r in range(2, 10)])
+    cls = rank_class[1:9]                                       # ranks 2..9
     lo, hi = lo[np.arange(8), cls], hi[np.arange(8), cls]
     assert np.all((lo <= truth[cls]) & (truth[cls] <= hi)), (lo, hi)
     assert np.all(hi - lo < 0.2)
