@@ -79,8 +79,8 @@ def _observations(log):
     return clicks
 
 
-def _landing_tables(clicks: pd.DataFrame, r: int) -> np.ndarray:
-    """``(2, r, r)`` cumulative landing probabilities of forward (0) and backward (1)
+def _landing_probabilities(clicks: pd.DataFrame, r: int) -> np.ndarray:
+    """``(2, r, r)`` landing probabilities of forward (0) and backward (1)
     moves from each rank, from the log (uniform over the possible ranks when unseen)."""
     moved = clicks[clicks["next_rank"].notna()]
     frm = np.minimum(moved["rank"].to_numpy(dtype=int), r) - 1
@@ -96,7 +96,7 @@ def _landing_tables(clicks: pd.DataFrame, r: int) -> np.ndarray:
             if counts[d, i].sum() == 0:
                 # unseen: uniform over the possible ranks (the pooled last rank stays put)
                 counts[d, i] = allowed if allowed.any() else (ranks == i)
-    return np.cumsum(counts / counts.sum(axis=-1, keepdims=True), axis=-1)
+    return counts / counts.sum(axis=-1, keepdims=True)
 
 
 def _click_kernel(posterior, clicks: pd.DataFrame, r: int, rows: np.ndarray) -> np.ndarray:
@@ -107,10 +107,9 @@ def _click_kernel(posterior, clicks: pd.DataFrame, r: int, rows: np.ndarray) -> 
         t = post["transition"]
         cats = list(t["category"].values)
         theta = t.stack(s=("chain", "draw")).transpose("s", "rank", "category").values[rows]
-        land = _landing_tables(clicks, r)
-        pmf = np.diff(land, axis=-1, prepend=0.0)                         # (2, r, r)
-        nxt = (theta[..., cats.index("forward"), None] * pmf[0]
-               + theta[..., cats.index("backward"), None] * pmf[1])
+        land = _landing_probabilities(clicks, r)                          # (2, r, r)
+        nxt = (theta[..., cats.index("forward"), None] * land[0]
+               + theta[..., cats.index("backward"), None] * land[1])
     elif "walk" in post and "click" in post:
         from .models import walk_click_laws
 
