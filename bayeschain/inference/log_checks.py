@@ -176,7 +176,7 @@ def predictive_click_depth(posterior, log, *, max_draws: int | None = 200,
                              summaries)
 
 
-def _dwell_sampler(posterior, r: int):
+def _dwell_sampler(posterior):
     post = posterior.posterior
     if "holding_rate" in post:
         mu = post["holding_rate"].stack(s=("chain", "draw")).transpose("s", "rank").values
@@ -205,7 +205,7 @@ def predictive_dwell_distribution(posterior, log, *, grid=None, max_draws: int |
     times = d[ok]
     ranks = np.minimum(clicks.loc[ok, "rank"].to_numpy(dtype=int), r) - 1
     rng = np.random.default_rng(seed)
-    n_draws, sample = _dwell_sampler(posterior, r)
+    n_draws, sample = _dwell_sampler(posterior)
     rows = _draw_rows(n_draws, max_draws, rng)
     rep = sample(rows, ranks, rng)                            # (draws, clicks)
     if grid is None:
