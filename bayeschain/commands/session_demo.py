@@ -77,13 +77,10 @@ def _systems(log) -> dict[str, pd.DataFrame]:
             for name, r in rows.items()}
 
 
-def _session_qrels(log, qrels_path: Path) -> pd.DataFrame:
+def _session_qrels(log, qrels: pd.DataFrame, qrels_path: Path) -> pd.DataFrame:
     """The track's qrels copied to each session of their topic (runs are per session)."""
     import pandas as pd
 
-    from ..io import read_qrels
-
-    qrels = read_qrels(qrels_path)
     topic_of = log.meta.get("session_topic", {})
     parts = []
     for sid, topic in topic_of.items():
@@ -122,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..compare import compare, dominance_probability, score, score_sessions
     from ..inference import fit, load_spec, model_data, predictive_backward_share
-    from ..io import click_statistics, read_clicks
+    from ..io import click_statistics, read_clicks, read_qrels
 
     t0 = time.perf_counter()
     from .demo import bundled_data_dir
@@ -156,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
             _step(t0, "NUTS check skipped: install the [bayes] extra for PyMC")
     session_post = fit(stats, "msm-session", draws=1000, chains=2, seed=args.seed)
 
-    qrels = _session_qrels(log, folder / "qrels.txt")
+    topic_qrels = read_qrels(folder / "qrels.txt")
+    qrels = _session_qrels(log, topic_qrels, folder / "qrels.txt")
     runs = _systems(log)
     _step(t0, f"systems from the log: {', '.join(runs)} "
               f"({runs['first query']['query_id'].nunique()} sessions with results)")
@@ -175,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
                   f"[{row['hdi_0.95_low']:+.4f}, {row['hdi_0.95_high']:+.4f}], "
                   f"P(A>B) {row['P(A>B)']:.3f}, P(equal) {row['P(|A-B|<rope)']:.3f}, "
                   f"P(A<B) {row['P(A<B)']:.3f}, P(A dominates B) {dom['all']:.3f}")
-    rel_scores = _relevance_walk(t0, log, folder / "qrels.txt", runs, qrels, args)
+    rel_scores = _relevance_walk(t0, log, topic_qrels, runs, qrels, args)
     sessions = _session_matrices(log, qrels)
     msm_scores = score_sessions(sessions, session_post, discount="log")
     mean_msm = msm_scores.mean("session").values.ravel()
@@ -195,16 +193,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _relevance_walk(t0: float, log, qrels_path: Path, runs, session_qrels, args):
+def _relevance_walk(t0: float, log, topic_qrels, runs, session_qrels, args):
     """Users whose next move depends on what the click found: fit the transitions after
     relevant and after other clicks (the track's qrels), then score under that walk."""
     import numpy as np
 
     from ..compare import compare, score
     from ..inference import fit
-    from ..io import read_qrels
 
-    post = fit(log, "rwbm-relevance", qrels=read_qrels(qrels_path), draws=1000, chains=2,
+    post = fit(log, "rwbm-relevance", qrels=topic_qrels, draws=1000, chains=2,
                seed=args.seed)
     t = post.posterior["transition_by_relevance"].sel(rank=1)
     stop = t.sel(category=["stop", "reformulate"]).sum("category")
