@@ -1,0 +1,421 @@
+r"""The examination walk fitted to clicks: the model whose parameters P@H, RBP, drwbm and
+MsM score.
+
+**The chain.**  On a page of ``n`` results the user arrives at rank 1.  At every arrival
+on rank ``i`` they click with probability ``c_i`` (or the attractiveness of the document
+shown there), then move forward with ``p_i``, backward with ``q_i``, or leave the page:
+issue the next query with ``r_i`` or end the session with ``s_i``.  Moves that do not
+exist are boundary mass: rank 1 has no backward move (its row is a simplex over the other
+three moves), and at the page's last rank the forward mass leaves the page
+(``boundary = "leave"``: split between ``r`` and ``s`` in their proportion, the convention
+of P@H's walk, whose chain stops there) or is spread over the other moves in
+proportion (``boundary = "rescale"``: MsM's Algorithm 1, van Dijk et al., ECIR 2019).
+The log shows the clicks only; :mod:`~bayeschain.inference.walk_likelihood` gives the
+exact likelihood of each page from this chain.
+
+**Parameters and priors** (``[examination]`` of a spec).  Move logits against ``stop``:
+
+* ``moves = "pooled"`` (default): ``eta_ik = a_k + b_k log i + sigma_k z_ik``, a trend in
+  log rank plus deviations shrunk towards it (``a ~ N(0, prior_sd)``,
+  ``b ~ N(0, 1)``, ``sigma ~ HalfNormal(deviation_sd)``, ``z ~ N(0, 1)``);
+* ``moves = "shared"``: ``eta_ik = a_k`` for every rank.
+
+Click probabilities on the logit scale, the same two forms per rank (``clicks = "pooled"``
+or ``"shared"``), or per document (``clicks = "document"``): each (query, document) pair
+shown by the log has an attractiveness ``logit alpha_d = a + b log rbar_d + sigma z_d``
+around the trend at the rank ``rbar_d`` where the log shows it (its median rank), so that
+examination (the walk) and attractiveness are separated as in PBM and UBM (Chuklin,
+Markov & de Rijke, *Click Models for Web Search*, 2015).  ``clicks = "auto"`` takes
+``"document"`` when the log shows documents on several pages (at least two impressions
+per pair on average), ``"pooled"`` otherwise.  Documents with many impressions are
+parametrised by their logit itself (centred), the others by ``z`` (non-centred), which
+keeps NUTS efficient at both ends.  Without sessions in the log, ``r`` is 0 and ``s`` is
+the probability of leaving the page.  ``by_relevance = true`` (with qrels) gives each
+relevance class of the examined document its own moves (``drwbm``).
+
+**Sampling.**  NUTS by nutpie on the exact log density and its gradient, both computed
+here from the page counts (no graph compilation: the only compiled code is the Numba
+kernel of the likelihood, cached on disk).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ParameterError
+from . import walk_likelihood
+from .pages import PageData
+
+MOVES = ("forward", "backward", "reformulate", "stop")
+#: the logit families of the moves: forward and backward against leaving the page, and
+#: continuing the session (next query) against ending it when the user leaves
+LOGITS = ("forward", "backward", "continue")
+#: documents (and ranks) with at least this many impressions (clicks) get the centred
+#: parametrisation
+CENTRED_IMPRESSIONS = 20
+CENTRED_CLICKS = 500
+CENTRED_CLICK_RANKS = 50
+#: prior mean of the click intercept (logit): about one click in four examinations
+CLICK_PRIOR_MEAN = -1.0
+
+
+# --------------------------------------------------------------------------- compiled
+#: the likelihood's table driver; :func:`_compiled` rebinds it to its compiled version
+#: before compiling the functions below that call it
+_table_loglik = walk_likelihood.compiled_or_python("_table_loglik")
+
+def _families_forward(theta, kind, p_start, c_start, n_coord, x, centred, logits):
+    """Logits of every coordinate of every family (see :class:`WalkModel`)."""
+    for fam in range(kind.size):
+        p, c, m = p_start[fam], c_start[fam], n_coord[fam]
+        a = theta[p]
+        if kind[fam] == 0:
+            for j in range(m):
+                logits[c + j] = a
+        else:
+            b = theta[p + 1]
+            sd = math.exp(theta[p + 2])
+            for j in range(m):
+                v = theta[p + 3 + j]
+                logits[c + j] = v if centred[c + j] > 0 else a + b * x[c + j] + sd * v
+
+
+def _families_backward(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd,
+                       dev_sd, g_logits, grad):
+    """Add the priors' log density and the chain rule from ``g_logits`` into ``grad``;
+    returns the log prior."""
+    lp = 0.0
+    for fam in range(kind.size):
+        p, c, m = p_start[fam], c_start[fam], n_coord[fam]
+        a = theta[p]
+        lp -= 0.5 * ((a - a0[fam]) / prior_sd) ** 2
+        grad[p] -= (a - a0[fam]) / prior_sd**2
+        if kind[fam] == 0:
+            for j in range(m):
+                grad[p] += g_logits[c + j]
+            continue
+        b = theta[p + 1]
+        ls = theta[p + 2]
+        sd = math.exp(ls)
+        lp -= 0.5 * b * b
+        grad[p + 1] -= b
+        # log sd ~ Normal(log dev_sd, 0.5): zero-avoiding (no funnel's neck)
+        u = (ls - math.log(dev_sd)) / 0.5
+        lp -= 0.5 * u * u
+        grad[p + 2] -= u / 0.5
+        for j in range(m):
+            v = theta[p + 3 + j]
+            g = g_logits[c + j]
+            if centred[c + j] == 2:
+                # a coordinate of its own: v ~ Normal(a0, prior_sd), not shrunk to the trend
+                z = (v - a0[fam]) / prior_sd
+                lp -= 0.5 * z * z
+                grad[p + 3 + j] += g - z / prior_sd
+            elif centred[c + j] == 1:
+                mean = a + b * x[c + j]
+                z = (v - mean) / sd
+                lp += -0.5 * z * z - ls
+                grad[p + 3 + j] += g - z / sd
+                grad[p] += z / sd
+                grad[p + 1] += z / sd * x[c + j]
+                grad[p + 2] += z * z - 1.0
+            else:
+                lp -= 0.5 * v * v
+                grad[p + 3 + j] += g * sd - v
+                grad[p] += g
+                grad[p + 1] += g * x[c + j]
+                grad[p + 2] += g * sd * v
+    return lp
+
+
+def _move_rows(logits, n_groups, n_ranks, free, rows):
+    """Move rows ``(groups * ranks, 4)`` (forward, backward, reformulate, stop) from the
+    logits of the free families (family-major: ``logits[(group * K + k) * ranks + rank]``):
+    forward and backward against leaving the page (a softmax; rank 1 has no backward), and
+    the logit of continuing the session when the user leaves (``r = leave * rho``,
+    ``s = leave * (1 - rho)``; without sessions ``rho = 0``)."""
+    n_free = free.size
+    for grp in range(n_groups):
+        for i in range(n_ranks):
+            row = grp * n_ranks + i
+            ef = 0.0
+            eb = -math.inf
+            er = -math.inf
+            for k in range(n_free):
+                v = logits[(grp * n_free + k) * n_ranks + i]
+                if free[k] == 0:
+                    ef = v
+                elif free[k] == 1:
+                    if i > 0:
+                        eb = v
+                else:
+                    er = v
+            top = max(ef, eb, 0.0)
+            pf = math.exp(ef - top)
+            pb = math.exp(eb - top) if eb > -math.inf else 0.0
+            pl = math.exp(-top)
+            total = pf + pb + pl
+            leave = pl / total
+            rho = 1.0 / (1.0 + math.exp(-er)) if er > -math.inf else 0.0
+            rows[row, 0] = pf / total
+            rows[row, 1] = pb / total
+            rows[row, 2] = leave * rho
+            rows[row, 3] = leave * (1.0 - rho)
+
+
+def _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits):
+    """Chain rule of :func:`_move_rows`: ``dlogL/d(logits)`` from ``dlogL/d(rows)``."""
+    n_free = free.size
+    for grp in range(n_groups):
+        for i in range(n_ranks):
+            row = grp * n_ranks + i
+            p, q, r, s = rows[row, 0], rows[row, 1], rows[row, 2], rows[row, 3]
+            leave = r + s
+            rho = r / leave if leave > 0.0 else 0.0
+            g_leave = rho * g_rows[row, 2] + (1.0 - rho) * g_rows[row, 3]
+            mean = p * g_rows[row, 0] + q * g_rows[row, 1] + leave * g_leave
+            for k in range(n_free):
+                at = (grp * n_free + k) * n_ranks + i
+                if free[k] == 0:
+                    g_logits[at] = p * (g_rows[row, 0] - mean)
+                elif free[k] == 1:
+                    g_logits[at] = q * (g_rows[row, 1] - mean) if i > 0 else 0.0
+                else:
+                    g_logits[at] = leave * rho * (1.0 - rho) * (g_rows[row, 2]
+                                                                - g_rows[row, 3])
+
+
+def _logp(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd,
+          n_groups, n_ranks, free, n_move_coords, lengths, move_index, click_index, rescale,
+          state_ptr, states, term_ptr, targets, counts, grad):
+    """Log posterior density of the walk; its gradient is written into ``grad``."""
+    logits = np.empty(x.size)
+    _families_forward(theta, kind, p_start, c_start, n_coord, x, centred, logits)
+    rows = np.empty((n_groups * n_ranks, 4))
+    _move_rows(logits, n_groups, n_ranks, free, rows)
+    n_click = x.size - n_move_coords
+    click = np.empty(n_click)
+    for j in range(n_click):
+        click[j] = 1.0 / (1.0 + math.exp(-logits[n_move_coords + j]))
+    g_rows = np.zeros_like(rows)
+    g_click = np.zeros(n_click)
+    for j in range(grad.size):
+        grad[j] = 0.0
+    ll = _table_loglik(lengths, move_index, click_index, rows, click, rescale, state_ptr,
+                       states, term_ptr, targets, counts, g_rows, g_click)
+    if ll == -math.inf:
+        return ll
+    g_logits = np.zeros(x.size)
+    _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits)
+    for j in range(n_click):
+        g_logits[n_move_coords + j] = g_click[j] * click[j] * (1.0 - click[j])
+    return ll + _families_backward(theta, kind, p_start, c_start, n_coord, x, centred, a0,
+                                   prior_sd, dev_sd, g_logits, grad)
+
+
+_COMPILED: dict = {}
+_JITTED = ("_families_forward", "_families_backward", "_move_rows", "_move_rows_grad", "_logp")
+
+
+def _compiled(name: str):
+    """Functions of this module compiled by Numba (the likelihood's table driver bound as
+    their callee), or plain Python without Numba."""
+    if not _COMPILED:
+        g = globals()
+        g["_table_loglik"] = walk_likelihood.compiled("_table_loglik")
+        try:
+            import numba
+        except ImportError:
+            _COMPILED.update({k: g[k] for k in _JITTED})
+        else:
+            jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+            for k in _JITTED:
+                g[k] = jit(g[k])
+                _COMPILED[k] = g[k]
+    return _COMPILED[name]
+
+
+# --------------------------------------------------------------------------- model
+#: how a pooled family's coordinate is parametrised
+NON_CENTRED, CENTRED, OWN = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Family:
+    """Logits of ``size`` coordinates: ``a`` (shared), or around a trend in the covariate
+    ``x`` (pooled): ``a + b x_j + sd z_j`` with ``z_j ~ N(0, 1)`` (non-centred, for
+    coordinates the log says little about), the logit ``v_j ~ N(a + b x_j, sd)`` itself
+    (centred, for well-observed ones), or a coordinate of its own,
+    ``v_j ~ N(prior_mean, prior_sd)`` (rank 1's moves: the first examination, which has
+    no backward move, is not on the trend of the others)."""
+
+    name: str
+    pooled: bool
+    x: np.ndarray
+    mode: np.ndarray
+    prior_mean: float = 0.0
+
+    @property
+    def size(self) -> int:
+        return int(self.x.size)
+
+    @property
+    def n_params(self) -> int:
+        return 3 + self.size if self.pooled else 1
+
+
+class WalkModel:
+    """Log density (with gradient) of the examination walk given a log's pages.
+
+    Parameters
+    ----------
+    data : :class:`~bayeschain.inference.pages.PageData`
+    moves, clicks : ``"pooled"`` or ``"shared"`` (clicks also ``"document"``, which the
+        page data must have been built for)
+    backward : whether the walk may move backward (``False``: forward-only walks, SFBM)
+    boundary : ``"leave"`` or ``"rescale"`` (see the module docstring)
+    prior_sd, deviation_sd : prior scales of the trend intercepts and of the deviations
+    """
+
+    def __init__(self, data: PageData, *, moves: str = "pooled", clicks: str = "pooled",
+                 backward: bool = True, boundary: str = "leave", prior_sd: float = 2.0,
+                 deviation_sd: float = 0.5):
+        if moves not in ("pooled", "shared"):
+            raise ParameterError(f"moves must be 'pooled' or 'shared', got {moves!r}")
+        if clicks not in ("pooled", "shared", "document"):
+            raise ParameterError(f"clicks must be 'pooled', 'shared' or 'document', got "
+                                 f"{clicks!r}")
+        if (clicks == "document") != (data.documents is not None):
+            raise ParameterError("page data and click model disagree: build the page data "
+                                 "with clicks='document' for attractiveness per document")
+        if boundary not in ("leave", "rescale"):
+            raise ParameterError(f"boundary must be 'leave' or 'rescale', got {boundary!r}")
+        self.data = data
+        self.moves, self.clicks, self.boundary = moves, clicks, boundary
+        self.prior_sd, self.deviation_sd = float(prior_sd), float(deviation_sd)
+        self.free = np.array([k for k, on in enumerate((True, bool(backward),
+                                                         bool(data.sessions))) if on],
+                             dtype=np.int64)
+        r = data.ranks
+        log_rank = np.log(np.arange(1, r + 1, dtype=float))
+        per_rank = data.clicks_per_rank()
+        busy = np.where(per_rank >= CENTRED_CLICKS, CENTRED, NON_CENTRED)
+        seen = np.where(per_rank >= CENTRED_CLICK_RANKS, CENTRED, NON_CENTRED)
+        self.families = [Family(f"{LOGITS[k]}[{cls}]", moves == "pooled", log_rank, busy)
+                         for cls in range(data.classes) for k in self.free]
+        if clicks == "document":
+            docs = data.documents
+            self.families.append(Family(
+                "click", True, np.log(docs["median_rank"].to_numpy(dtype=float)),
+                np.where(docs["impressions"].to_numpy() >= CENTRED_IMPRESSIONS, CENTRED,
+                         NON_CENTRED), CLICK_PRIOR_MEAN))
+        else:
+            self.families.append(Family("click", clicks == "pooled", log_rank, seen,
+                                        CLICK_PRIOR_MEAN))
+        fams = self.families
+        self._kind = np.array([1 if f.pooled else 0 for f in fams], dtype=np.int64)
+        self._n_coord = np.array([f.size for f in fams], dtype=np.int64)
+        self._c_start = np.r_[0, np.cumsum(self._n_coord)[:-1]].astype(np.int64)
+        n_params = np.array([f.n_params for f in fams], dtype=np.int64)
+        self._p_start = np.r_[0, np.cumsum(n_params)[:-1]].astype(np.int64)
+        self._x = np.concatenate([f.x for f in fams])
+        self._centred = np.concatenate([f.mode if f.pooled else np.zeros(f.size)
+                                        for f in fams]).astype(np.int64)
+        self._a0 = np.array([f.prior_mean for f in fams])
+        self.ndim = int(n_params.sum())
+        self._n_move_coords = int(self._n_coord[:-1].sum())
+
+    def _args(self):
+        d = self.data
+        return (self._kind, self._p_start, self._c_start, self._n_coord, self._x,
+                self._centred, self._a0, self.prior_sd, self.deviation_sd, d.classes,
+                d.ranks, self.free, self._n_move_coords, d.lengths, d.move_index,
+                d.click_index, self.boundary == "rescale", *d.counts.arrays())
+
+    def logp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Log posterior density (up to a constant) and its gradient."""
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        grad = np.empty_like(theta)
+        lp = _compiled("_logp")(theta, *self._args(), grad)
+        if not np.isfinite(lp):
+            return -np.inf, np.zeros_like(theta)
+        return float(lp), grad
+
+    def _logits(self, theta) -> np.ndarray:
+        logits = np.empty(self._x.size)
+        _compiled("_families_forward")(np.ascontiguousarray(theta, dtype=np.float64),
+                                       self._kind, self._p_start, self._c_start,
+                                       self._n_coord, self._x, self._centred, logits)
+        return logits
+
+    def move_table(self, theta) -> np.ndarray:
+        """``(classes, ranks, 4)`` probabilities of forward, backward, reformulate, stop."""
+        d = self.data
+        rows = np.empty((d.classes * d.ranks, 4))
+        _compiled("_move_rows")(self._logits(theta), d.classes, d.ranks, self.free, rows)
+        return rows.reshape(d.classes, d.ranks, 4)
+
+    def click_table(self, theta) -> np.ndarray:
+        """Click probability of each rank (or attractiveness of each document)."""
+        return 1.0 / (1.0 + np.exp(-self._logits(theta)[self._n_move_coords:]))
+
+    # ------------------------------------------------------------------ draws
+    def initial_point(self, rng) -> np.ndarray:
+        """A start near the prior's centre: trends at their prior means, small deviations."""
+        theta = rng.normal(0.0, 0.1, self.ndim)
+        for fam, start in zip(self.families, self._p_start, strict=True):
+            theta[start] += fam.prior_mean
+            if fam.pooled:
+                theta[start + 2] = np.log(0.5)
+                coords = slice(start + 3, start + 3 + fam.size)
+                theta[coords] = np.where(fam.mode != NON_CENTRED, fam.prior_mean + rng.normal(
+                    0.0, 0.1, fam.size), theta[coords])
+        return theta
+
+    def expand(self, theta: np.ndarray) -> dict[str, np.ndarray]:
+        """The named quantities stored in the posterior for one draw."""
+        out = {"walk": self.move_table(theta), "click": self.click_table(theta)}
+        click = self.families[-1]
+        if click.pooled:
+            start = self._p_start[-1]
+            out["click_trend"] = np.array([theta[start], theta[start + 1],
+                                           np.exp(theta[start + 2])])
+        return out
+
+
+def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int = 2,
+           seed: int = 2026, progress: bool = False, low_rank: bool = True,
+           target_accept: float = 0.8):
+    """NUTS (nutpie) on the model's exact log density.
+
+    Returns ``(draws, sample_stats)``: a dict name -> ``(chain, draw, ...)`` array of the
+    expanded quantities (:meth:`WalkModel.expand`) and the sampler's statistics (an
+    ``xarray.Dataset`` with ``diverging``).
+    """
+    import nutpie
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    names, shapes = [], []
+    for name, value in model.expand(np.zeros(model.ndim)).items():
+        names.append(name)
+        shapes.append(value.shape)
+
+    def make_logp():
+        return lambda x, **_: model.logp(x)
+
+    def make_expand(seed1, seed2, chain):
+        return lambda x, **_: model.expand(x)
+
+    compiled = from_pyfunc(
+        model.ndim, make_logp, make_expand, [np.dtype("float64")] * len(names), shapes,
+        names, make_initial_point_fn=lambda s: model.initial_point(np.random.default_rng(s)))
+    trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains,
+                          cores=min(chains, 2), seed=seed, progress_bar=progress,
+                          low_rank_modified_mass_matrix=low_rank, target_accept=target_accept,
+                          save_warmup=False)
+    post = trace.posterior
+    stats = trace.sample_stats
+    return {n: post[n].values for n in names}, stats

@@ -1,0 +1,294 @@
+r"""The pages of a click log as the examination walk sees them.
+
+Every result page of the log is one walk of the user (DESIGN.md section 4): it starts at
+rank 1 of a page of ``n`` results (``n`` = the page's length in the log: 10, 20, 50...,
+never a cut that drops clicks), and what the log shows of it is the ordered sequence of
+clicked ranks (repeats included) and what followed the last click or the click-less page:
+the next query of the session (``next_query``), the end of the session (``end``), or
+``unknown`` for logs without sessions.
+
+Pages that share everything the likelihood depends on form a *configuration*: the page
+length, the click parameter at each position (the rank's, or the attractiveness of the
+document shown there) and the move parameters at each position (the rank's, or the
+rank's within the relevance class of the document shown there).  The likelihood needs only
+counts per configuration (:class:`~bayeschain.inference.walk_likelihood.ClickCounts`):
+first clicks, click-less pages, click-to-click moves and last clicks by outcome.
+
+Page lengths come from the log's result pages (``ClickLog.results``); a page the log
+lists without its results gets ``default_length`` positions, or more when a click lies
+deeper (a click is never dropped).  Clicks on documents that are not on the page were
+already counted and left out by the reader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ParameterError
+from ..io.clicklog import ClickLog
+from ..io.clickstats import observations
+from .walk_likelihood import OUTCOMES, ClickCounts
+
+#: relevance classes of the examined document (``drwbm``: moves after examining a
+#: relevant document differ from moves after examining any other)
+CLASSES = ("non-relevant", "relevant")
+
+
+@dataclass(frozen=True)
+class PageData:
+    """Page configurations of a click log and their counts.
+
+    Attributes
+    ----------
+    lengths : (G,) page length of each configuration
+    click_index : (G, N) index of the click parameter at each position (-1 beyond the page):
+        the rank (0-based) for rank-level clicks, the document for attractiveness
+    move_index : (G, N) index of the move row at each position: ``class * ranks + rank``
+    counts : the click counts per configuration
+    pages : (G,) pages per configuration
+    ranks : the longest page (the walk's rank axis)
+    classes : relevance classes of the moves (1, or 2 with qrels)
+    documents : ``query_id, doc_id, impressions, median_rank`` of each document, when
+        clicks are per document (else None)
+    sessions : whether the log tells what followed a page (next query or end)
+    report : counts of what was read and left out
+    """
+
+    lengths: np.ndarray
+    click_index: np.ndarray
+    move_index: np.ndarray
+    counts: ClickCounts
+    pages: np.ndarray
+    ranks: int
+    classes: int = 1
+    documents: pd.DataFrame | None = None
+    sessions: bool = True
+    report: dict = field(default_factory=dict)
+    digest: str = ""
+    page_ids: np.ndarray | None = None        # (P,) serp_id of each page, ascending
+    page_config: np.ndarray | None = None     # (P,) configuration of each page
+    page_queries: np.ndarray | None = None    # (P,) query of each page
+
+    @property
+    def n_configs(self) -> int:
+        return int(self.lengths.size)
+
+    @property
+    def click_level(self) -> str:
+        return "rank" if self.documents is None else "document"
+
+    def clicked(self, log: ClickLog) -> np.ndarray:
+        """``(P, N)`` whether each page of ``log`` (the log this data was built from) has at
+        least one click at each position (the click vector of click-model evaluation)."""
+        obs, _, _ = observations(log.events, has_sessions=log.has_sessions)
+        row = pd.Index(self.page_ids).get_indexer(obs["serp_id"].to_numpy())
+        ok = row >= 0
+        out = np.zeros((self.page_ids.size, self.ranks), dtype=bool)
+        out[row[ok], obs["rank"].to_numpy(dtype=np.int64)[ok] - 1] = True
+        return out
+
+    def clicks_per_rank(self) -> np.ndarray:
+        """``(ranks,)`` clicks observed at each rank (0-based)."""
+        t = self.counts.targets
+        return np.bincount(t[t >= 0], weights=self.counts.counts[t >= 0],
+                           minlength=self.ranks)
+
+
+def document_recurrence(log: ClickLog) -> float:
+    """Mean number of pages showing each (query, document) pair of the log (0 without
+    result pages): how much the log says about documents apart from their ranks."""
+    res = log.results
+    if not len(res):
+        return 0.0
+    ev = log.events
+    pages = ev.loc[(ev["event"] == "query") & ev["serp_id"].notna(), ["serp_id", "query_id"]]
+    shown = res.merge(pages.astype({"serp_id": "int64"}), on="serp_id")
+    pairs = shown[["query_id", "doc_id"]].drop_duplicates().shape[0]
+    return float(len(shown) / pairs) if pairs else 0.0
+
+
+def page_lengths(log: ClickLog, page_ids: np.ndarray, deepest: np.ndarray,
+                 default_length: int) -> np.ndarray:
+    """Length of each page: its last result's rank in ``log.results``, or its deepest click
+    when that lies deeper.  A log without result pages gives every page ``default_length``
+    positions (or its deepest click); in a log with result pages, a page listed without
+    results is empty (length 0, or its deepest click)."""
+    res = log.results
+    if not len(res):
+        return np.maximum(default_length, deepest).astype(np.int64)
+    known = res.groupby("serp_id")["rank"].max()
+    length = known.reindex(page_ids).fillna(0).to_numpy(dtype=np.int64)
+    return np.maximum(length, deepest).astype(np.int64)
+
+
+def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None = None,
+              level: int = 1, default_length: int = 10, min_length: int = 1) -> PageData:
+    """Group the pages of ``log`` into configurations with their click counts.
+
+    Parameters
+    ----------
+    clicks : ``"rank"`` (one click probability per rank) or ``"document"`` (one
+        attractiveness per (query, document) pair shown by the log)
+    qrels, level : relevance judgements (``query_id, doc_id, relevance``): moves then
+        depend on whether the examined document is relevant (grade >= ``level``; unjudged
+        documents are non-relevant, as in trec_eval).  A page's topic is its session's
+        topic when the log records one (TREC Session), otherwise its query.
+    default_length : positions of a page the log lists without its results
+    """
+    if not isinstance(log, ClickLog):
+        raise ParameterError("the examination walk is fitted to the click log itself (its "
+                             "pages and their clicks), not to aggregated statistics")
+    if clicks not in ("rank", "document"):
+        raise ParameterError(f"clicks must be 'rank' or 'document', got {clicks!r}")
+    obs, pages, off_page = observations(log.events, has_sessions=log.has_sessions)
+    pages = pages.sort_values("serp_id", kind="stable").reset_index(drop=True)
+    page_ids = pages["serp_id"].to_numpy(dtype=np.int64)
+    deepest = obs.groupby("serp_id")["rank"].max().reindex(page_ids).fillna(0) \
+        .to_numpy(dtype=np.int64)
+    lengths = page_lengths(log, page_ids, deepest, default_length)
+    keep = lengths >= min_length
+    report = {"pages": int(keep.sum()), "empty_pages": int((~keep).sum()),
+              "off_page_clicks": int(off_page), "clicks": int(obs["serp_id"].isin(
+                  page_ids[keep]).sum())}
+    pages, lengths, page_ids = pages[keep].reset_index(drop=True), lengths[keep], \
+        page_ids[keep]
+    width = int(lengths.max()) if lengths.size else 0
+    if width == 0:
+        raise ParameterError("the click log has no result pages to fit")
+    position = np.arange(width)
+    inside = position[None, :] < lengths[:, None]                      # (pages, N)
+    docs = _page_documents(log, page_ids, width)                       # (pages, N) or None
+    documents = None
+    if clicks == "rank":
+        click_index = np.where(inside, position[None, :], -1)
+    else:
+        if docs is None:
+            raise ParameterError("attractiveness per document needs the documents of each "
+                                 "page (the log's result pages)")
+        click_index, documents = _document_index(docs, pages["query_id"].to_numpy(), inside)
+    classes = 1
+    move_index = np.where(inside, position[None, :], -1)
+    if qrels is not None:
+        if docs is None:
+            raise ParameterError("moves by relevance need the documents of each page (the "
+                                 "log's result pages)")
+        relevant = _relevant(docs, _page_topics(log, pages), qrels, level)
+        move_index = np.where(inside, relevant * width + position[None, :], -1)
+        classes = 2
+        report["relevant_positions"] = int((relevant & inside).sum())
+    key = np.concatenate([lengths[:, None], click_index, move_index], axis=1)
+    uniq, config = np.unique(key, axis=0, return_inverse=True)
+    config = config.ravel()
+    counts = _counts(obs, pages, page_ids, config, uniq.shape[0])
+    digest = hashlib.sha256(np.ascontiguousarray(uniq).tobytes()
+                            + counts.counts.tobytes() + counts.targets.tobytes()).hexdigest()
+    return PageData(uniq[:, 0].astype(np.int64), uniq[:, 1:1 + width].astype(np.int64),
+                    uniq[:, 1 + width:].astype(np.int64), counts,
+                    np.bincount(config, minlength=uniq.shape[0]), width, classes, documents,
+                    bool(log.has_sessions), report, digest[:16], page_ids, config,
+                    pages["query_id"].astype(str).to_numpy())
+
+
+
+def _page_documents(log: ClickLog, page_ids: np.ndarray, width: int) -> np.ndarray | None:
+    """``(pages, N)`` document ids shown at each position (None: the log has no results)."""
+    res = log.results
+    if not len(res):
+        return None
+    row = pd.Index(page_ids).get_indexer(res["serp_id"].to_numpy())
+    ok = (row >= 0) & (res["rank"].to_numpy() <= width)
+    docs = np.full((page_ids.size, width), "", dtype=object)
+    docs[row[ok], res["rank"].to_numpy()[ok] - 1] = res["doc_id"].astype(str).to_numpy()[ok]
+    return docs
+
+
+def _document_index(docs: np.ndarray, queries: np.ndarray, inside: np.ndarray):
+    """Index of each shown (query, document) pair, and the table of pairs.  A position
+    without a document id gets a pair of its own (nothing to share)."""
+    n_pages, width = docs.shape
+    rows, cols = np.nonzero(inside)
+    doc = docs[rows, cols].astype(str)
+    blank = doc == ""
+    doc = np.where(blank, np.char.add("#blank-", (rows * width + cols).astype(str)), doc)
+    frame = pd.DataFrame({"query_id": queries[rows].astype(str), "doc_id": doc,
+                          "rank": cols + 1})
+    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(frame[["query_id", "doc_id"]]))
+    index = np.full((n_pages, width), -1, dtype=np.int64)
+    index[rows, cols] = codes
+    table = uniques.to_frame(index=False, name=["query_id", "doc_id"])
+    grouped = frame.assign(code=codes).groupby("code")["rank"]
+    table["impressions"] = grouped.size().to_numpy()
+    table["median_rank"] = grouped.median().to_numpy()
+    return index, table
+
+
+def _page_topics(log: ClickLog, pages: pd.DataFrame) -> np.ndarray:
+    topic_of = log.meta.get("session_topic") or {}
+    if not topic_of:
+        return pages["query_id"].astype(str).to_numpy()
+    ev = log.events
+    sessions = ev.loc[(ev["event"] == "query") & ev["serp_id"].notna()].set_index("serp_id")[
+        "session_id"]
+    sid = sessions.reindex(pages["serp_id"]).astype(str).to_numpy()
+    return np.array([str(topic_of.get(s, "")) for s in sid], dtype=object)
+
+
+def _relevant(docs: np.ndarray, topics: np.ndarray, qrels: pd.DataFrame,
+              level: int) -> np.ndarray:
+    """``(pages, N)`` whether the document at each position is relevant to the page's
+    topic (grade >= level; unjudged: not relevant)."""
+    missing = {"query_id", "doc_id", "relevance"} - set(qrels.columns)
+    if missing:
+        raise ParameterError(f"qrels need columns query_id, doc_id, relevance; missing "
+                             f"{sorted(missing)}")
+    grades = pd.Series(qrels["relevance"].to_numpy(dtype=float),
+                       index=pd.MultiIndex.from_arrays([qrels["query_id"].astype(str),
+                                                        qrels["doc_id"].astype(str)]))
+    grades = grades[~grades.index.duplicated(keep="last")]
+    n_pages, width = docs.shape
+    keys = pd.MultiIndex.from_arrays([np.repeat(topics.astype(str), width),
+                                      docs.ravel().astype(str)])
+    found = grades.reindex(keys).to_numpy(dtype=float)
+    if not np.isfinite(found).any():
+        raise ParameterError("no document on the log's pages is judged in the qrels (do the "
+                             "topic ids match the log's sessions or queries?)")
+    return (np.nan_to_num(found, nan=-np.inf) >= level).reshape(n_pages, width)
+
+
+def _counts(obs: pd.DataFrame, pages: pd.DataFrame, page_ids: np.ndarray,
+            config: np.ndarray, n_configs: int) -> ClickCounts:
+    """Sparse counts: one term per (configuration, left state, target)."""
+    outcome_code = {o: i for i, o in enumerate(OUTCOMES)}
+    page_row = pd.Index(page_ids)
+    clicks = obs[obs["serp_id"].isin(page_ids)]
+    cfg_of_click = config[page_row.get_indexer(clicks["serp_id"].to_numpy())]
+    rank = clicks["rank"].to_numpy(dtype=np.int64) - 1
+    nxt = clicks["next_rank"].to_numpy(dtype=float)
+    out = clicks["outcome"].map(outcome_code).to_numpy(dtype=np.int64)
+    first = clicks["k"].to_numpy() == 1
+    clicked = pages["serp_id"].isin(clicks["serp_id"]).to_numpy()
+    page_out = pages["outcome"].map(outcome_code).to_numpy(dtype=np.int64)
+    # the page's start: the first click's rank, or leaving without a click
+    start_cfg = np.r_[cfg_of_click[first], config[~clicked]]
+    start_target = np.r_[rank[first], -1 - page_out[~clicked]]
+    # after each click: the next click's rank, or leaving
+    after_target = np.where(np.isfinite(nxt), np.nan_to_num(nxt, nan=0).astype(np.int64) - 1,
+                            -1 - out)
+    cfg = np.r_[start_cfg, cfg_of_click]
+    state = np.r_[np.full(start_cfg.size, -1), rank]
+    target = np.r_[start_target, after_target]
+    terms = pd.DataFrame({"cfg": cfg, "state": state, "target": target}) \
+        .value_counts().sort_index().reset_index(name="count")
+    cfg_t = terms["cfg"].to_numpy()
+    state_t = terms["state"].to_numpy()
+    new_state = np.r_[True, (cfg_t[1:] != cfg_t[:-1]) | (state_t[1:] != state_t[:-1])]
+    state_cfg = cfg_t[new_state]
+    term_ptr = np.r_[np.flatnonzero(new_state), cfg_t.size]
+    state_ptr = np.searchsorted(state_cfg, np.arange(n_configs + 1))
+    return ClickCounts(state_ptr.astype(np.int64), state_t[new_state].astype(np.int64),
+                       term_ptr.astype(np.int64), terms["target"].to_numpy(dtype=np.int64),
+                       terms["count"].to_numpy(dtype=np.float64))

@@ -1,0 +1,126 @@
+r"""Users walking result pages with clicks: the examination walk, simulated.
+
+Each page starts with an arrival at rank 1.  On every arrival at rank ``i`` the user
+clicks with the position's click probability, then moves forward, backward, or leaves the
+page (next query or end of session) with the position's moves; the page's last rank
+follows the walk's boundary rule (:func:`bayeschain.inference.walk_likelihood._boundary`,
+the same rule the likelihood uses).  This is what the log of the fitted model looks like:
+the posterior predictive checks replay it, and :func:`~bayeschain.simulate.simulate_click_log`
+builds synthetic logs from it.  The loop is compiled by Numba when it is installed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..inference import walk_likelihood
+
+
+def _walk_pages(lengths, move_index, click_index, moves, click, rescale, rng, max_steps,
+                c_page, c_rank, c_step, p_steps, p_outcome):
+    """Walk every page; clicks go to ``c_*`` (grown by the caller when full: the return
+    value is the number of clicks, or ``-needed`` when the buffers are too small)."""
+    n_pages, width = move_index.shape
+    f = np.empty(width)
+    b = np.empty(width)
+    r = np.empty(width)
+    s = np.empty(width)
+    k = 0
+    cap = c_page.size
+    for pg in range(n_pages):
+        n = lengths[pg]
+        for i in range(n):
+            m = move_index[pg, i]
+            f[i] = moves[m, 0]
+            b[i] = moves[m, 1] if i > 0 else 0.0
+            r[i] = moves[m, 2]
+            s[i] = moves[m, 3]
+        walk_likelihood._boundary(n, f, b, r, s, rescale)
+        i = 0
+        steps = 0
+        outcome = -1
+        while steps < max_steps:
+            steps += 1
+            if rng.random() < click[click_index[pg, i]]:
+                if k < cap:
+                    c_page[k] = pg
+                    c_rank[k] = i + 1
+                    c_step[k] = steps
+                k += 1
+            u = rng.random()
+            if u < f[i]:
+                i += 1
+            elif u < f[i] + b[i]:
+                i -= 1
+            else:
+                outcome = 0 if u < f[i] + b[i] + r[i] else 1
+                break
+        p_steps[pg] = steps
+        p_outcome[pg] = outcome
+    return k if k <= cap else -k
+
+
+_COMPILED = None
+
+
+def _kernel():
+    global _COMPILED
+    if _COMPILED is None:
+        walk_likelihood.compiled("_boundary")
+        try:
+            import numba
+        except ImportError:
+            _COMPILED = _walk_pages
+        else:
+            _COMPILED = numba.njit(cache=True, nogil=True)(_walk_pages)
+    return _COMPILED
+
+
+@dataclass(frozen=True)
+class WalkedPages:
+    """What the simulated users did.
+
+    ``click_page``, ``click_rank`` (1-based), ``click_step`` (the examination, counted from
+    1, at which the click happened) per click in order; ``steps`` (examinations) and
+    ``outcome`` (0 next query, 1 end of session, -1 still walking after ``max_steps``) per
+    page.
+    """
+
+    click_page: np.ndarray
+    click_rank: np.ndarray
+    click_step: np.ndarray
+    steps: np.ndarray
+    outcome: np.ndarray
+
+
+def walk_pages(lengths, move_index, click_index, moves, click, *, boundary: str = "leave",
+               seed: int = 0, max_steps: int = 100_000) -> WalkedPages:
+    """Simulate one user on each page.
+
+    Parameters
+    ----------
+    lengths : (P,) page lengths
+    move_index, click_index : (P, N) row of ``moves`` and entry of ``click`` at each
+        position (as in :class:`~bayeschain.inference.pages.PageData`)
+    moves : (M, 4) forward, backward, reformulate, stop probabilities
+    click : (C,) click probabilities
+    boundary : ``"leave"`` or ``"rescale"`` (the walk's rule at the last rank)
+    """
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    move_index = np.ascontiguousarray(move_index, dtype=np.int64)
+    click_index = np.ascontiguousarray(click_index, dtype=np.int64)
+    moves = np.ascontiguousarray(moves, dtype=np.float64)
+    click = np.ascontiguousarray(click, dtype=np.float64)
+    n_pages = lengths.size
+    steps = np.zeros(n_pages, dtype=np.int64)
+    outcome = np.zeros(n_pages, dtype=np.int64)
+    cap = max(16, 4 * n_pages)
+    while True:
+        buffers = [np.empty(cap, dtype=np.int64) for _ in range(3)]
+        k = _kernel()(lengths, move_index, click_index, moves, click, boundary == "rescale",
+                      np.random.default_rng(seed), int(max_steps), *buffers, steps, outcome)
+        if k >= 0:
+            return WalkedPages(*(buf[:k] for buf in buffers), steps, outcome)
+        cap = -k
