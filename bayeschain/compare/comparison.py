@@ -151,9 +151,9 @@ def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, 
     posterior draws (None: all).
     """
     from ..browsing.base import extend_ranks
+    from ..inference.parameters import walk_parameters
     from ..io.lists import ranked_lists
     from ..measures import parse_measure, path_distribution, stochastic_dominance
-    from .score import walk_parameters
 
     m = parse_measure(measure)
     kw = m.kwargs

@@ -34,53 +34,16 @@ from .. import chains
 from ..browsing import build_chain
 from ..browsing.base import extend_ranks
 from ..errors import ParameterError
+from ..inference.parameters import (
+    holding_rates,
+    relevance_level,
+    relevance_walk_parameters,
+    session_parameters,
+    walk_parameters,
+)
 from ..io.lists import RankedLists, ranked_lists
 from ..measures import parse_measure
 from ..measures.classical import _check_persistence
-
-
-def _draws(posterior, name: str) -> np.ndarray:
-    """A posterior variable flattened to ``(draws, ...)``."""
-    da = posterior.posterior[name]
-    return da.stack(sample=("chain", "draw")).transpose("sample", ...).values
-
-
-def relevance_walk_parameters(posterior) -> dict[str, np.ndarray]:
-    """``p, q`` (after non-relevant clicks) and ``p_rel, q_rel`` (after relevant ones),
-    each ``(draws, R)``, from a ``by_relevance`` click-transition posterior."""
-    post = posterior.posterior
-    if "transition_by_relevance" not in post:
-        raise ParameterError("PatH(model='drwbm') needs transitions by relevance: fit a spec "
-                             "with by_relevance = true (e.g. rwbm-relevance) with qrels")
-    da = post["transition_by_relevance"]
-    cats = list(da["category"].values)
-    classes = list(da["relevance"].values)
-    t = _draws(posterior, "transition_by_relevance")       # (draws, relevance, rank, cat)
-    out = {}
-    for cls, suffix in (("non-relevant", ""), ("relevant", "_rel")):
-        rows = t[:, classes.index(cls)]
-        out["p" + suffix] = rows[:, :, cats.index("forward")]
-        out["q" + suffix] = rows[:, :, cats.index("backward")]
-    return out
-
-
-def walk_parameters(posterior) -> tuple[np.ndarray, np.ndarray]:
-    """Forward and backward probabilities ``(draws, R)`` of the browsing walk."""
-    post = posterior.posterior
-    if "transition_by_relevance" in post and "transition" not in post:
-        raise ParameterError("this posterior's transitions depend on relevance: score it "
-                             "with PatH(model='drwbm')")
-    if "walk" in post:
-        walk = _draws(posterior, "walk")                       # (draws, move)
-        moves = list(post["walk"]["move"].values)
-        p = walk[:, moves.index("forward")][:, None]
-        q = walk[:, moves.index("backward")][:, None]
-        return p, q
-    if "transition" in post:
-        cats = list(post["transition"]["category"].values)
-        t = _draws(posterior, "transition")                    # (draws, rank, category)
-        return t[:, :, cats.index("forward")], t[:, :, cats.index("backward")]
-    raise ParameterError("the posterior has no browsing parameters (walk or transition)")
 
 
 def _lists(runs, qrels, level, depth, complete) -> RankedLists:
@@ -121,7 +84,9 @@ def _draw_slice(posterior, lo: int, hi: int):
     flat = posterior.posterior.stack(sample=("chain", "draw")).isel(sample=slice(lo, hi))
     ds = flat.drop_vars(["sample", "chain", "draw"]).rename(sample="draw") \
         .expand_dims("chain").transpose("chain", "draw", ...)
-    return Posterior(xr.DataTree.from_dict({"posterior": ds}))
+    tree = xr.DataTree.from_dict({"posterior": ds})
+    tree.attrs.update(posterior.attrs)         # which chain it parametrises, its boundary
+    return Posterior(tree)
 
 
 def _score_in_blocks(lists, m, posterior, draw_block: int) -> np.ndarray:
@@ -168,13 +133,16 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
                                  "loss and effort 'h' (the visit-vector path)")
         gains = np.clip(rel, 0, None)
         if model == "drwbm":
-            return _dynamic_scores(rel >= lists.level, gains, lengths,
+            return _dynamic_scores(rel >= relevance_level(posterior), gains, lengths,
                                    relevance_walk_parameters(posterior),
                                    int(kw.get("order", 1)))
         p, q = walk_parameters(posterior)
+        if model == "sfbm":
+            _forward_only(q, f"{m!r}")
         return _static_scores(gains, lengths, model, p, q, int(kw.get("order", 1)))
     if m.name == "RBP":
-        p, _ = walk_parameters(posterior)
+        p, q = walk_parameters(posterior)
+        _forward_only(q, f"{m!r}")
         if not np.allclose(p, p[:, :1]):
             raise ParameterError("RBP needs one persistence per draw; this posterior has "
                                  "per-rank forward probabilities: use "
@@ -188,7 +156,7 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
 
         mu = None
         if m.name == "MPcont":
-            mu = extend_ranks(_draws(posterior, "holding_rate"), rel.shape[1])[:, None, :]
+            mu = holding_rates(posterior, rel.shape[1])[:, None, :]
         values = markov_precision(rel, kw.get("model", "GL_AD_ID"), mu, kw.get("rescale"),
                                   recall_base=lists.recall_base, lengths=lengths,
                                   level=lists.level)
@@ -196,6 +164,16 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
             values = np.broadcast_to(values, (_n_draws(posterior),) + values.shape)
         return values
     raise ParameterError(f"posterior scoring supports PatH, RBP, MP and MPcont, not {m.name}")
+
+
+def _forward_only(backward: np.ndarray, measure: str) -> None:
+    """SFBM and RBP walk forward only: refuse a fitted walk that moves backward."""
+    if np.any(backward > 0):
+        raise ParameterError(f"{measure} scores a walk that only moves forward, but the walk "
+                             f"fitted to this log moves backward (up to "
+                             f"{float(backward.max()):.3f} per step): score "
+                             f"PatH(model='rwbm') with this posterior, or give the "
+                             f"persistence yourself without --posterior")
 
 
 def _n_draws(posterior) -> int:
@@ -260,59 +238,64 @@ def _to_grid(values: np.ndarray, lists: RankedLists, post: xr.Dataset) -> xr.Dat
                         name="score")
 
 
-def posterior_from_parameters(parameters: Mapping[str, np.ndarray]):
-    """A one-chain posterior from parameter arrays ``(draws, ...)`` (tests, what-if runs):
-    ``walk`` (draws, 4) in the order forward, backward, reformulate, stop, and/or
-    ``holding_rate`` (draws, ranks), and/or ``transition_by_relevance`` (draws, 2, 3) or
-    (draws, 2, ranks, 3): forward, backward, stop after non-relevant (index 0) and relevant
-    (index 1) documents, for ``PatH(model='drwbm')``."""
+def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
+                              boundary: str = "leave", relevance_level: int = 1):
+    """A one-chain posterior of the walk from parameter arrays ``(draws, ...)`` (tests,
+    what-if runs):
+
+    * ``walk``: ``(draws, 4)`` moves shared by all ranks, or ``(draws, ranks, 4)``, in the
+      order forward, backward, reformulate, stop;
+    * ``walk_by_relevance``: ``(draws, 2, 4)`` or ``(draws, 2, ranks, 4)``: moves after
+      examining a non-relevant (index 0) and a relevant (index 1) document
+      (``PatH(model='drwbm')``);
+    * ``click``: ``(draws, ranks)`` click probability per examination (click prediction,
+      predictive checks);
+    * ``holding_rate``: ``(draws, ranks)``.
+
+    ``boundary`` is the walk's rule at a page's last rank (``"rescale"``: MsM's session
+    walk), ``relevance_level`` the lowest relevant grade of ``walk_by_relevance``.
+    """
+    from ..inference.examination import MOVES
+    from ..inference.pages import CLASSES
     from ..inference.posterior import Posterior
 
     variables = {}
-    if "walk" in parameters:
-        walk = np.asarray(parameters["walk"], dtype=float)
-        variables["walk"] = xr.DataArray(walk[None], dims=("chain", "draw", "move"),
-                                         coords={"move": ["forward", "backward",
-                                                          "reformulate", "stop"]})
-    if "transition_by_relevance" in parameters:
-        t = np.asarray(parameters["transition_by_relevance"], dtype=float)
-        if t.ndim == 3:
-            t = t[:, :, None, :]
-        if t.ndim != 4 or t.shape[1] != 2 or t.shape[3] != 3:
-            raise ParameterError("transition_by_relevance must be (draws, 2, [ranks,] 3)")
-        variables["transition_by_relevance"] = xr.DataArray(
-            t[None], dims=("chain", "draw", "relevance", "rank", "category"),
-            coords={"relevance": ["non-relevant", "relevant"],
-                    "rank": np.arange(1, t.shape[2] + 1),
-                    "category": ["forward", "backward", "stop"]})
+    if "walk" in parameters and "walk_by_relevance" in parameters:
+        raise ParameterError("give walk or walk_by_relevance, not both")
+    mu = None
     if "holding_rate" in parameters:
         mu = np.asarray(parameters["holding_rate"], dtype=float)
         variables["holding_rate"] = xr.DataArray(
             mu[None], dims=("chain", "draw", "rank"),
             coords={"rank": np.arange(1, mu.shape[1] + 1)})
-    return Posterior(xr.DataTree.from_dict({"posterior": xr.Dataset(variables)}))
-
-
-def session_parameters(posterior) -> dict[str, np.ndarray]:
-    """MsM's ``p, q, r, s`` per draw ``(draws,)``: a hidden walk's moves, or shared
-    click-transition probabilities (spec ``msm-session``)."""
-    post = posterior.posterior
-    names = {"forward": "p", "backward": "q", "reformulate": "r", "stop": "s"}
-    if "walk" in post:
-        walk = _draws(posterior, "walk")
-        moves = list(post["walk"]["move"].values)
-        return {names[c]: walk[:, moves.index(c)] for c in names}
-    if "transition" in post:
-        t = _draws(posterior, "transition")                    # (draws, rank, category)
-        cats = list(post["transition"]["category"].values)
-        if set(names) - set(cats):
-            raise ParameterError("MsM needs forward, backward, reformulate and stop "
-                                 "probabilities; fit a spec with all four (msm-session)")
-        if not np.allclose(t, t[:, :1, :]):
-            raise ParameterError("MsM takes shared p, q, r, s; this posterior is per rank "
-                                 "(fit the msm-session spec)")
-        return {names[c]: t[:, 0, cats.index(c)] for c in names}
-    raise ParameterError("the posterior has no session parameters (walk or transition)")
+    for key, extra in (("walk", ()), ("walk_by_relevance", ("relevance",))):
+        if key not in parameters:
+            continue
+        w = np.asarray(parameters[key], dtype=float)
+        if w.ndim == 2 + len(extra):            # shared by all ranks
+            ranks = 1 if mu is None else mu.shape[1]
+            w = np.repeat(w[..., None, :], ranks, axis=-2)
+        if w.ndim != 3 + len(extra) or w.shape[-1] != 4 or (extra and w.shape[1] != 2):
+            raise ParameterError(f"{key} must be (draws, {'2, ' if extra else ''}[ranks,] 4)")
+        if mu is not None and w.shape[-2] != mu.shape[1]:
+            raise ParameterError(f"{key} and holding_rate must have the same ranks")
+        if np.any(w < 0) or not np.allclose(w.sum(-1), 1.0):
+            raise ParameterError(f"{key}: each row of moves must be probabilities summing "
+                                 f"to 1")
+        coords = {"rank": np.arange(1, w.shape[-2] + 1), "move": list(MOVES)}
+        if extra:
+            coords["relevance"] = list(CLASSES)
+        variables["walk"] = xr.DataArray(w[None], dims=("chain", "draw") + extra +
+                                         ("rank", "move"), coords=coords)
+    if "click" in parameters:
+        c = np.asarray(parameters["click"], dtype=float)
+        variables["click"] = xr.DataArray(c[None], dims=("chain", "draw", "rank"),
+                                          coords={"rank": np.arange(1, c.shape[1] + 1)})
+    tree = xr.DataTree.from_dict({"posterior": xr.Dataset(variables)})
+    tree.attrs.update({"parametrises": "walk" if "walk" in variables else "dwell",
+                       "spec_name": "posterior_from_parameters", "boundary": boundary,
+                       "relevance_level": int(relevance_level)})
+    return Posterior(tree)
 
 
 def score_sessions(sessions: Mapping[str, np.ndarray], posterior, *,

@@ -1,27 +1,24 @@
 """Bayesian calibration of browsing models from click logs.
 
 ``load_spec`` reads a model spec (TOML), ``fit`` turns a click log into a
-:class:`Posterior` (exact conjugate draws, or NUTS through PyMC, imported only then).
+:class:`Posterior`: the examination walk that P@H scores (spec ``walk``, NUTS by nutpie on
+the exact page likelihood), or click-to-click transitions, jumps and dwell times (exact
+conjugate draws, or NUTS through PyMC, imported only then).
 """
 
-from .checks import (
-                     PredictiveCheck,
-                     heldout_log_likelihood,
-                     predictive_backward_share,
-                     predictive_dwell_means,
-)
+from .checks import PredictiveCheck, predictive_backward_share, predictive_dwell_means
+from .click_prediction import ClickMetrics, click_metrics, heldout_click_metrics, predict_clicks
 from .data import ModelData, model_data
 from .fit import check_diagnostics, fit, statistics_of
-from .log_checks import (
-                     DistributionCheck,
-                     predictive_click_depth,
-                     predictive_dwell_distribution,
-)
+from .log_checks import DistributionCheck, predictive_dwell_distribution
+from .parameters import expected_visits, walk_parameters, walk_summary
 from .posterior import Posterior
 from .specs import ModelSpec, builtin_specs, load_spec, parse_spec
+from .walk_checks import predictive_walk_checks
 
-__all__ = ["DistributionCheck", "ModelData", "ModelSpec", "Posterior", "PredictiveCheck",
-           "builtin_specs", "check_diagnostics", "fit", "heldout_log_likelihood", "load_spec",
-           "model_data", "parse_spec", "predictive_backward_share",
-           "predictive_click_depth", "predictive_dwell_distribution",
-           "predictive_dwell_means", "statistics_of"]
+__all__ = ["ClickMetrics", "DistributionCheck", "ModelData", "ModelSpec", "Posterior",
+           "PredictiveCheck", "builtin_specs", "check_diagnostics", "click_metrics",
+           "expected_visits", "fit", "heldout_click_metrics", "load_spec", "model_data",
+           "parse_spec", "predict_clicks", "predictive_backward_share",
+           "predictive_dwell_distribution", "predictive_dwell_means",
+           "predictive_walk_checks", "statistics_of", "walk_parameters", "walk_summary"]

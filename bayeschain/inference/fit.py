@@ -8,8 +8,6 @@ divergences and warns when they look bad.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import warnings
 
 import numpy as np
@@ -21,6 +19,7 @@ from ..io.clicklog import ClickLog
 from ..io.clickstats import ClickStats, click_statistics
 from .conjugate import dirichlet_parameters, gamma_parameters, sample_dirichlet, sample_gamma
 from .data import ModelData, model_data
+from .examination import MOVES
 from .posterior import Posterior, make_posterior
 from .specs import ModelSpec, load_spec
 
@@ -39,7 +38,12 @@ def statistics_of(log_or_stats, backend: str = "duckdb") -> ClickStats:
     return click_statistics(read_clicks(log_or_stats), backend=backend)
 
 
-def fit(log_or_stats, spec="rwbm-conjugate", *, method: str | None = None,
+#: ``clicks = "auto"`` fits an attractiveness per (query, document) pair when the log shows
+#: each pair on at least this many pages on average
+AUTO_DOCUMENT_RECURRENCE = 20.0
+
+
+def fit(log_or_stats, spec="walk", *, method: str | None = None,
         draws: int | None = None, chains: int | None = None, seed: int | None = None,
         tune: int | None = None, progress: bool = False, qrels=None,
         level: int = 1) -> Posterior:
@@ -47,18 +51,24 @@ def fit(log_or_stats, spec="rwbm-conjugate", *, method: str | None = None,
 
     Parameters
     ----------
-    log_or_stats : ClickLog, ClickStats, canonical DataFrame, or a click-log path
-    spec : ModelSpec, path to a TOML spec, or the name of a built-in spec
+    log_or_stats : ClickLog, canonical DataFrame, or a click-log path (ClickStats only for
+        the click-to-click and dwell specs: the walk needs the pages themselves)
+    spec : ModelSpec, path to a TOML spec, or the name of a built-in spec (default
+        ``"walk"``: the examination walk that P@H scores)
     method, draws, chains, seed, tune : override the spec's sampler settings
     progress : show the sampler's progress bar (NUTS)
     qrels, level : relevance judgements (``query_id, doc_id, relevance``) and the lowest
-        relevant grade, for specs whose transitions are ``by_relevance``
+        relevant grade, for specs whose moves are ``by_relevance``
     """
     spec = spec if isinstance(spec, ModelSpec) else load_spec(spec)
     spec = spec.with_sampler(method=method, draws=draws, chains=chains, seed=seed, tune=tune)
     trans = spec.section("transitions")
     if trans is not None and trans["by_relevance"]:
-        return _fit_by_relevance(log_or_stats, spec, qrels, level)
+        raise ParameterError("click-to-click transitions by relevance are not the walk's "
+                             "moves; fit the walk by relevance with the spec "
+                             "'walk-relevance'")
+    if spec.section("examination") is not None:
+        return _fit_walk(log_or_stats, spec, qrels=qrels, level=level, progress=progress)
     stats = statistics_of(log_or_stats)
     cats = trans["categories"] if trans else ("forward", "backward", "stop", "reformulate")
     data = model_data(stats, spec.ranks, cats)
@@ -127,47 +137,99 @@ def _fit_conjugate(data: ModelData, spec: ModelSpec) -> Posterior:
                           method="conjugate", extra_attrs=_data_attrs(data))
 
 
-def _fit_by_relevance(log, spec: ModelSpec, qrels, level: int) -> Posterior:
-    """Conjugate Dirichlet rows per relevance class of the clicked document; dwell rates
-    from all clicks.  Variable ``transition_by_relevance (relevance, rank, category)``."""
-    from ..io.clickformats import read_clicks
-    from .relevance import CLASSES, relevance_model_data
-
-    if qrels is None:
-        raise ParameterError(f"spec {spec.name!r} has transitions by relevance: pass qrels")
-    if spec.sampler["method"] != "conjugate":
-        raise ParameterError("transitions by relevance are fitted with the exact conjugate "
-                             "posterior; use method='conjugate'")
+def _as_log(log) -> ClickLog:
+    if isinstance(log, ClickLog):
+        return log
     if isinstance(log, ClickStats):
-        raise ParameterError("transitions by relevance need the click log itself (its "
-                             "clicked documents), not aggregated statistics")
+        raise ParameterError("the examination walk is fitted to the click log itself (its "
+                             "pages and their clicks), not to aggregated statistics")
     if isinstance(log, pd.DataFrame):
-        log = ClickLog(log)
-    elif not isinstance(log, ClickLog):
-        log = read_clicks(log)
-    trans = spec.section("transitions")
-    per_class = relevance_model_data(log, qrels, spec.ranks, trans["categories"], level)
-    posts = {}
-    for i, name in enumerate(CLASSES):   # own random stream per class
-        seeded = spec.with_sampler(seed=spec.sampler["seed"] + 1 + i)
-        post = _fit_conjugate(per_class[name], seeded)
-        posts[name] = post.posterior["transition"]
-    variables = {"transition_by_relevance": xr.concat(
-        [posts[c] for c in CLASSES], dim=pd.Index(list(CLASSES), name="relevance"))
-        .transpose("chain", "draw", "relevance", "rank", "category")}
-    # the classes partition the clicks: their dwell sums are the whole log's
-    a, b = (per_class[c] for c in CLASSES)
-    dwell = ("dwell_n", "dwell_sum", "dwell_sum_log", "dwell_sum_log2", "dwell_censored")
-    every_click = dataclasses.replace(a, **{f: getattr(a, f) + getattr(b, f) for f in dwell})
-    hold = _fit_conjugate(every_click, spec).posterior
-    if "holding_rate" in hold:
-        variables["holding_rate"] = hold["holding_rate"]
-    attrs = {f"transitions_observed_{c.replace('-', '_')}":
-             int(per_class[c].transitions.sum()) for c in CLASSES}
-    digest = hashlib.sha256("".join(per_class[c].digest for c in CLASSES).encode()
-                            ).hexdigest()[:16]
-    return make_posterior(variables, spec=spec, data_digest=digest, seed=spec.sampler["seed"],
-                          method="conjugate", extra_attrs=dict(attrs, relevance_level=level))
+        return ClickLog(log)
+    from ..io.clickformats import read_clicks
+
+    return read_clicks(log)
+
+
+def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool) -> Posterior:
+    """The examination walk (:mod:`bayeschain.inference.examination`) by NUTS (nutpie),
+    with the spec's dwell rates drawn from their exact posterior alongside."""
+    from .examination import WalkModel, sample
+    from .pages import CLASSES, document_recurrence, page_data
+
+    exam = spec.section("examination")
+    s = spec.sampler
+    if s["method"] != "nuts":
+        raise ParameterError("the examination walk has no conjugate posterior; use "
+                             "method='nuts'")
+    log = _as_log(log)
+    if exam["by_relevance"] and qrels is None:
+        raise ParameterError(f"spec {spec.name!r} has moves by relevance: pass qrels")
+    clicks = exam["clicks"]
+    recurrence = document_recurrence(log)
+    if clicks == "auto":
+        clicks = "document" if recurrence >= AUTO_DOCUMENT_RECURRENCE else "pooled"
+    data = page_data(log, clicks="document" if clicks == "document" else "rank",
+                     qrels=qrels if exam["by_relevance"] else None, level=level,
+                     default_length=spec.ranks)
+    model = WalkModel(data, moves=exam["moves"], clicks=clicks, backward=exam["backward"],
+                      boundary=exam["boundary"], prior_sd=exam["prior_sd"],
+                      deviation_sd=exam["deviation_sd"])
+    draws, stats = sample(model, draws=s["draws"], tune=s["tune"], chains=s["chains"],
+                          seed=s["seed"], progress=progress, target_accept=s["target_accept"])
+    ranks = np.arange(1, data.ranks + 1)
+    walk = draws["walk"]
+    if data.classes == 1:
+        variables = {"walk": xr.DataArray(walk[:, :, 0], dims=("chain", "draw", "rank", "move"),
+                                          coords={"rank": ranks, "move": list(MOVES)})}
+    else:
+        variables = {"walk": xr.DataArray(
+            walk, dims=("chain", "draw", "relevance", "rank", "move"),
+            coords={"relevance": list(CLASSES), "rank": ranks, "move": list(MOVES)})}
+    if data.documents is None:
+        variables["click"] = xr.DataArray(draws["click"], dims=("chain", "draw", "rank"),
+                                          coords={"rank": ranks})
+    else:
+        docs = data.documents
+        variables["attractiveness"] = xr.DataArray(
+            draws["click"], dims=("chain", "draw", "document"),
+            coords={"query_id": ("document", docs["query_id"].astype(str).to_numpy()),
+                    "doc_id": ("document", docs["doc_id"].astype(str).to_numpy()),
+                    "impressions": ("document", docs["impressions"].to_numpy()),
+                    "median_rank": ("document", docs["median_rank"].to_numpy())})
+    if "click_trend" in draws:
+        variables["click_trend"] = xr.DataArray(
+            draws["click_trend"], dims=("chain", "draw", "trend"),
+            coords={"trend": ["intercept", "slope", "sd"]})
+    hold = spec.section("holding")
+    if hold is not None and hold["likelihood"] != "none":
+        dwell = model_data(statistics_of(log), data.ranks)
+        spec_ranks = spec.with_sampler(chains=walk.shape[0], draws=walk.shape[1])
+        rates = _fit_conjugate(dwell, _holding_only(spec_ranks)).posterior["holding_rate"]
+        variables["holding_rate"] = rates.assign_coords(chain=np.arange(walk.shape[0]),
+                                                        draw=np.arange(walk.shape[1]))
+    sample_stats = xr.Dataset({"diverging": (("chain", "draw"),
+                                             stats["diverging"].values.astype(bool))})
+    attrs = {"click_level": clicks if clicks != "pooled" else "rank",
+             "boundary": exam["boundary"], "sessions_observed": int(data.sessions),
+             "pages": data.report["pages"], "clicks": data.report["clicks"],
+             "empty_pages": data.report["empty_pages"],
+             "page_configurations": data.n_configs, "longest_page": data.ranks,
+             "document_recurrence": round(recurrence, 3),
+             "relevance_level": level if exam["by_relevance"] else -1}
+    posterior = make_posterior(variables, spec=spec, data_digest=data.digest,
+                               seed=s["seed"], method="nuts (nutpie)",
+                               sample_stats=sample_stats, extra_attrs=attrs)
+    check_diagnostics(posterior)
+    return posterior
+
+
+def _holding_only(spec: ModelSpec) -> ModelSpec:
+    """The spec restricted to its [holding] section (the dwell rates' exact posterior)."""
+    from .specs import _validate
+
+    data = {k: dict(v) for k, v in spec.data.items() if k in ("model", "holding", "sampler")}
+    data["sampler"]["method"] = "conjugate"
+    return ModelSpec(_validate(data, spec.source), spec.text, spec.source)
 
 
 def _data_attrs(data: ModelData) -> dict:

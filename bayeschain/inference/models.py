@@ -11,11 +11,6 @@ cost of a gradient does not grow with the size of the log.
   ranks are pulled towards the trend.
 * **Exponential dwell**: ``log L = n_i log mu_i - mu_i S_i``; ``per-rank`` /
   ``shared``: ``mu ~ Gamma(a, b)``; ``pooled``: ``log mu_i = c + d log(i) + tau z_i``.
-* **Hidden-examination walk** (``[examination]``): the random walk of the P@H paper with
-  shared ``(p, q, r, s) ~ Dirichlet`` and per-rank click probabilities ``c_i ~ Beta``;
-  consecutive clicks are separated by unobserved steps, and the likelihood of each observed
-  click-to-click move, last-click outcome, first click and click-less page is exact
-  (:func:`walk_click_laws`: the chain with clicks as absorbing events).
 * **Log-normal dwell**: ``log t ~ Normal(m_i, s_i)`` per rank, with
   ``m_i ~ Normal(prior)`` and ``s_i ~ HalfNormal(1)``; the likelihood uses ``n``,
   ``sum log t`` and ``sum (log t)^2``.
@@ -38,7 +33,6 @@ def build_model(data: ModelData, spec: ModelSpec):
     import pytensor.tensor as pt
 
     coords = {"rank": np.arange(1, data.ranks + 1), "category": list(data.categories),
-              "move": ["forward", "backward", "reformulate", "stop"],
               "to_rank": np.arange(1, data.ranks + 1)}
     log_rank = np.log(np.arange(1, data.ranks + 1))
     with pm.Model(coords=coords) as model:
@@ -68,9 +62,6 @@ def build_model(data: ModelData, spec: ModelSpec):
             if seen.any():
                 pm.Multinomial("transitions_observed", n=totals[seen], p=theta[seen],
                                observed=counts[seen])
-        exam = spec.section("examination")
-        if exam is not None:
-            _hidden_walk(data, exam, pm, pt)
         jumps = spec.section("jumps")
         if jumps is not None:
             if jumps["family"] == "free":
@@ -127,55 +118,6 @@ def _per_rank_dirichlet(pm, pt, alpha: np.ndarray, data: ModelData):
                             dims=("rank", "category"))
 
 
-def _hidden_walk(data: ModelData, exam: dict, pm, pt) -> None:
-    """The random walk with hidden examinations (see :func:`walk_click_laws`)."""
-    walk = pm.Dirichlet("walk", a=np.asarray(exam["prior"], dtype=float), dims="move")
-    a, b = (float(x) for x in exam["click_prior"])
-    click = pm.Beta("click", alpha=a, beta=b, dims="rank")
-    laws = walk_click_laws(walk[0], walk[1], walk[2], click, data.ranks, pt)
-    eps = 1e-300
-    loglik = (pt.sum(data.moves * pt.log(laws["next"] + eps))
-              + pt.sum(data.leave[:, 0] * pt.log(laws["stop"] + eps))
-              + pt.sum(data.leave[:, 1] * pt.log(laws["reformulate"] + eps))
-              + pt.sum(data.first * pt.log(laws["first"] + eps))
-              + data.no_click[0] * pt.log(laws["first_stop"] + eps)
-              + data.no_click[1] * pt.log(laws["first_reformulate"] + eps))
-    pm.Potential("clicks_likelihood", loglik)
-
-
-def walk_click_laws(p, q, r, click, n: int, xp=np):
-    r"""Click laws of the hidden-examination walk, exactly, from the absorbing chain.
-
-    Moves between ranks ``P`` (forward ``p``, backward ``q``; none before rank 1 or after
-    rank ``n``), reformulation ``r`` and stop ``s_k = 1 - P[k].sum() - r``; an arriving
-    user clicks rank ``k`` with ``c_k``.  With ``V = (I - diag(1 - c) P)^{-1}``:
-
-    * after a click on ``i``: arrivals ``A = P V``; next click on ``j``: ``A_ij c_j``;
-      reformulate first: ``r + A ((1 - c) r)``; stop: ``s + A ((1 - c) s)``;
-    * on a new page (arrival at rank 1): ``a0 = V[0]``; first click on ``j``: ``a0_j c_j``;
-      no click, then reformulate / stop: ``a0 . ((1 - c) r)``, ``a0 . ((1 - c) s)``.
-
-    ``xp`` is NumPy (tests, simulation checks) or ``pytensor.tensor`` (inside the model).
-    """
-    eye = xp.eye(n)
-    up = xp.eye(n, k=1) if xp is np else xp.eye(n, k=1)
-    down = xp.eye(n, k=-1)
-    moves = up * p + down * q
-    stay = 1 - click
-    if xp is np:
-        v = np.linalg.inv(eye - stay[:, None] * moves)
-    else:
-        v = xp.linalg.inv(eye - stay[:, None] * moves)
-    stop = 1 - moves.sum(axis=1) - r
-    arrive = moves @ v
-    reform_after = r + arrive @ (stay * r)
-    stop_after = stop + arrive @ (stay * stop)
-    a0 = v[0]
-    return {"next": arrive * click[None, :], "reformulate": reform_after, "stop": stop_after,
-            "first": a0 * click, "first_reformulate": (a0 * stay * r).sum(),
-            "first_stop": (a0 * stay * stop).sum()}
-
-
 def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Posterior:
     """Sample the model with NUTS and wrap the draws in a :class:`Posterior`."""
     import pymc as pm
@@ -190,8 +132,8 @@ def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Pos
                           target_accept=s["target_accept"], progressbar=progress,
                           compute_convergence_checks=False)
     post = _group(idata, "posterior")
-    keep = [v for v in ("transition", "holding_rate", "log_dwell_mean", "log_dwell_sd", "walk",
-                        "click", "jump", "jump_exponent") if v in post]
+    keep = [v for v in ("transition", "holding_rate", "log_dwell_mean", "log_dwell_sd", "jump",
+                        "jump_exponent") if v in post]
     variables = {v: post[v] for v in keep}
     stats = _group(idata, "sample_stats")
     sample_stats = xr.Dataset({"diverging": stats["diverging"]}) if "diverging" in stats \

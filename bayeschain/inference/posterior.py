@@ -42,6 +42,12 @@ class Posterior:
         ds = self.posterior
         return int(ds.sizes["chain"] * ds.sizes["draw"])
 
+    @property
+    def parametrises(self) -> str:
+        """Which chain the draws parametrise: ``"walk"`` (the walk P@H scores),
+        ``"click-to-click"`` (where the next click lands) or ``"dwell"``."""
+        return str(self.attrs.get("parametrises", ""))
+
     def transition_probabilities(self) -> xr.DataArray:
         """``(chain, draw, rank, category)`` probabilities of what follows a click."""
         return self.posterior["transition"]
@@ -49,14 +55,6 @@ class Posterior:
     def holding_rates(self) -> xr.DataArray:
         """``(chain, draw, rank)`` exponential dwell rates mu (per second)."""
         return self.posterior["holding_rate"]
-
-    def browsing_parameters(self) -> dict[str, xr.DataArray]:
-        """Forward ``p``, backward ``q`` (and ``r``, ``s``) per rank for the browsing
-        models: the posterior probabilities of each move after a click."""
-        t = self.transition_probabilities()
-        names = {"forward": "p", "backward": "q", "reformulate": "r", "stop": "s"}
-        return {names[c]: t.sel(category=c, drop=True) for c in t["category"].values
-                if c in names}
 
     def to_arviz(self):
         """The draws as ArviZ's own container (``InferenceData`` for ArviZ 0.x, the
@@ -218,6 +216,7 @@ def make_posterior(variables: dict[str, xr.DataArray], *, spec, data_digest: str
     tree = xr.DataTree.from_dict(groups)
     tree.attrs.update({"bayeschain_version": __version__, "spec": spec.text,
                        "spec_name": spec.name, "spec_digest": spec.digest(),
+                       "parametrises": spec.parametrises,
                        "data_digest": data_digest, "seed": int(seed), "method": method,
                        **(extra_attrs or {})})
     return Posterior(tree)

@@ -19,9 +19,17 @@ Layout::
     by_relevance = false             # true: separate rows after clicks on relevant and
                                      # non-relevant documents (fit needs qrels; conjugate)
 
-    [examination]                    # alternative to [transitions]: the hidden walk
-    prior = [1.0, 1.0, 1.0, 1.0]     # Dirichlet on (forward, backward, reformulate, stop)
-    click_prior = [1.0, 1.0]         # Beta on each rank's click probability
+    [examination]                    # alternative to [transitions]: the walk P@H scores,
+                                     # fitted with its examinations hidden (the default)
+    moves = "pooled"                 # pooled (trend in log rank + shrunk deviations) | shared
+    clicks = "auto"                  # auto | pooled | shared | document (attractiveness of
+                                     # each (query, document) pair)
+    backward = true                  # false: forward-only walks (SFBM, RBP)
+    boundary = "leave"               # forward mass at a page's last rank: leave (P@H) or
+                                     # rescale (MsM's Algorithm 1)
+    by_relevance = false             # true: moves after relevant / other documents (qrels)
+    prior_sd = 2.0                   # sd of the Normal priors on the trend intercepts
+    deviation_sd = 0.5               # median of the (log-normal) deviation scale
 
     [jumps]                          # MP-style chains: where the next click lands
     family = "free"                  # free Dirichlet rows | "ID" | "LID" distance decay
@@ -41,6 +49,11 @@ Layout::
     tune = 1000
     seed = 2026
     target_accept = 0.9
+
+Which chain a posterior parametrises (its ``parametrises`` attr, :func:`parametrises`):
+``[examination]`` the walk that P@H, RBP, drwbm and MsM score; ``[transitions]`` and
+``[jumps]`` the click-to-click chain (where the next click lands: Markov Precision's
+jumps), which is *not* the walk's per-step moves; ``[holding]`` alone, dwell times.
 """
 
 from __future__ import annotations
@@ -65,8 +78,13 @@ SCHEMA: dict[str, dict[str, tuple]] = {
                     "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
                     "prior": (list, None, None),
                     "by_relevance": (bool, None, False)},
-    "examination": {"prior": (list, None, [1.0, 1.0, 1.0, 1.0]),
-                    "click_prior": (list, None, [1.0, 1.0])},
+    "examination": {"moves": (str, ("pooled", "shared"), "pooled"),
+                    "clicks": (str, ("auto", "pooled", "shared", "document"), "auto"),
+                    "backward": (bool, None, True),
+                    "boundary": (str, ("leave", "rescale"), "leave"),
+                    "by_relevance": (bool, None, False),
+                    "prior_sd": (float, None, 2.0),
+                    "deviation_sd": (float, None, 0.5)},
     "jumps": {"family": (str, ("free", "ID", "LID"), "free"),
               "prior": (list, None, [1.0])},
     "holding": {"likelihood": (str, ("exponential", "lognormal", "none"), "exponential"),
@@ -111,6 +129,15 @@ class ModelSpec:
         model = sorted((k, sorted(v.items())) for k, v in self.data.items() if k != "sampler")
         return hashlib.sha256(repr(model).encode()).hexdigest()[:16]
 
+    @property
+    def parametrises(self) -> str:
+        """``"walk"``, ``"click-to-click"`` or ``"dwell"`` (see the module docstring)."""
+        if "examination" in self.data:
+            return "walk"
+        if "transitions" in self.data or "jumps" in self.data:
+            return "click-to-click"
+        return "dwell"
+
     def with_sampler(self, **overrides) -> ModelSpec:
         """A copy with sampler settings replaced (e.g. ``method="nuts"``)."""
         data = {k: dict(v) for k, v in self.data.items()}
@@ -124,6 +151,22 @@ def builtin_specs() -> list[str]:
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
 
 
+#: specs of earlier releases: what they learned and what replaces them
+RENAMED = {
+    "rwbm-conjugate": "it learned click-to-click transitions, now the spec "
+                      "'clicks-conjugate'; the walk that P@H scores is fitted by 'walk'",
+    "rwbm-nuts": "it learned click-to-click transitions, now 'clicks-nuts'; the walk that "
+                 "P@H scores is fitted by 'walk'",
+    "rwbm-pooled": "it learned click-to-click transitions, now 'clicks-pooled'; the walk "
+                   "that P@H scores is fitted by 'walk'",
+    "rwbm-hidden": "the hidden-examination walk is now 'walk' (per-rank moves) or "
+                   "'walk-shared' (moves shared by all ranks)",
+    "rwbm-relevance": "moves by relevance of the examined document are now fitted by "
+                      "'walk-relevance'",
+    "msm-session": "MsM's p, q, r, s are now fitted by 'walk-session'",
+}
+
+
 def load_spec(path_or_name) -> ModelSpec:
     """Load a spec from a TOML file, or a built-in one by name."""
     path = Path(str(path_or_name))
@@ -135,6 +178,8 @@ def load_spec(path_or_name) -> ModelSpec:
         source = str(path)
     else:
         name = str(path_or_name)
+        if name in RENAMED:
+            raise FormatError(f"spec {name!r} was renamed: {RENAMED[name]}")
         if name not in builtin_specs():
             raise FormatError(f"unknown model spec {name!r}; built-in specs: "
                               f"{', '.join(builtin_specs())}, or give a .toml path")
@@ -226,15 +271,13 @@ def _check_numbers(spec: dict, source: str) -> None:
                               "'ID' / 'LID'", file=source)
     e = spec.get("examination")
     if e is not None:
-        if len(e["prior"]) != 4 or not all(isinstance(a, int | float) and a > 0
-                                           for a in e["prior"]):
-            raise FormatError("[examination] prior must give four positive Dirichlet "
-                              "concentrations (forward, backward, reformulate, stop)",
-                              file=source)
-        if len(e["click_prior"]) != 2 or not all(isinstance(a, int | float) and a > 0
-                                                 for a in e["click_prior"]):
-            raise FormatError("[examination] click_prior must be Beta(a, b) with a, b > 0",
-                              file=source)
+        for key in ("prior_sd", "deviation_sd"):
+            if not 0 < e[key] < float("inf"):
+                raise FormatError(f"[examination] {key} must be a positive number",
+                                  file=source)
+        if spec["sampler"]["method"] == "conjugate":
+            raise FormatError("[examination] has no conjugate posterior: [sampler] method "
+                              "must be 'nuts'", file=source)
     h = spec.get("holding")
     if h is not None and h["likelihood"] != "none":
         prior = h["prior"]

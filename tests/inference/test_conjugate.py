@@ -1,5 +1,5 @@
-"""Exact conjugate posteriors: recovery of known parameters, the MP paper's estimator,
-held-out likelihood, posterior storage with provenance."""
+"""Exact conjugate posteriors of the click-to-click chain and dwell rates: recovery of known
+parameters, the MP paper's estimator, posterior storage with provenance."""
 
 import numpy as np
 import pytest
@@ -9,7 +9,6 @@ from bayeschain.errors import BayeschainError, ParameterError
 from bayeschain.inference import (
     Posterior,
     fit,
-    heldout_log_likelihood,
     load_spec,
     model_data,
     predictive_backward_share,
@@ -50,7 +49,7 @@ def test_parameter_recovery_conjugate(big_log):
     sets.  Rank 1's backward move is a structural zero (drawn as exactly 0); the last
     rank's forward move is 0 too, a boundary value that an equal-tailed interval never
     contains: its posterior must sit against 0 instead."""
-    post = fit(big_log, "rwbm-conjugate", draws=2000, chains=2)
+    post = fit(big_log, "clicks-conjugate", draws=2000, chains=2)
     theta = post.transition_probabilities()
     truth = click_transition_truth(N, P, Q, R, C)
     outside95 = 0
@@ -82,7 +81,7 @@ def test_mp_paper_estimator_is_the_limiting_posterior_mode():
     log = simulate_click_log(2000, holding_rates=0.1, examine_time=0.0, seed=3)
     stats = click_statistics(log)
     data = model_data(stats, 10)
-    spec_text = load_spec("rwbm-conjugate").text.replace("prior = [1.0, 20.0]",
+    spec_text = load_spec("clicks-conjugate").text.replace("prior = [1.0, 20.0]",
                                                           "prior = [1e-12, 1e-12]")
     from bayeschain.inference import parse_spec
 
@@ -95,14 +94,6 @@ def test_mp_paper_estimator_is_the_limiting_posterior_mode():
     np.testing.assert_allclose(mode, (n - 1) / (n * mean), rtol=1e-9)
 
 
-def test_shared_session_parameters_sum_to_one(big_log):
-    post = fit(big_log, "msm-session", draws=200, chains=2)
-    params = post.browsing_parameters()
-    total = params["p"] + params["q"] + params["r"] + params["s"]
-    np.testing.assert_allclose(total.values, 1.0, atol=1e-12)
-    assert np.allclose(params["p"].isel(rank=0), params["p"].isel(rank=5))
-
-
 def test_conjugate_fit_uses_the_aggregated_counts(big_log):
     """Statistics scaled tenfold (as from 10^6 sessions instead of 10^5) give tenfold
     observation counts and a tighter posterior; the fit's speed is timed in
@@ -112,52 +103,38 @@ def test_conjugate_fit_uses_the_aggregated_counts(big_log):
         c: stats.table(name)[c] * 10 for c in ("count", "n", "sum", "censored")
         if c in stats.table(name)}) for name in ("transitions", "last_clicks",
                                                   "first_clicks", "dwell", "pages")})
-    post = fit(scaled, "rwbm-conjugate", draws=400, chains=1)
-    small = fit(stats, "rwbm-conjugate", draws=400, chains=1)
+    post = fit(scaled, "clicks-conjugate", draws=400, chains=1)
+    small = fit(stats, "clicks-conjugate", draws=400, chains=1)
     assert post.attrs["transitions_observed"] == 10 * small.attrs["transitions_observed"]
     sd_big = post.holding_rates().std(("chain", "draw")).values
     sd_small = small.holding_rates().std(("chain", "draw")).values
     assert np.all(sd_big < 0.5 * sd_small)           # ~ 1 / sqrt(10) of the spread
 
 
-def test_predictive_checks_and_heldout(big_log):
+def test_predictive_checks(big_log):
     stats = click_statistics(big_log)
     data = model_data(stats, N)
-    post = fit(stats, "rwbm-conjugate", draws=500, chains=2)
+    post = fit(stats, "clicks-conjugate", draws=500, chains=2)
     check = predictive_backward_share(post, data, seed=1)
     assert 0.01 < check.p_value < 0.99
     lo, hi = check.interval()
     assert lo <= check.observed <= hi
     for dwell in predictive_dwell_means(post, data, seed=2):
         assert 0.001 < dwell.p_value < 0.999
-    # held-out: on a new log from the same users, the model fitted to those users predicts
-    # better (lower perplexity, higher dwell likelihood) than one fitted to other users
-    heldout = model_data(click_statistics(simulate_click_log(
-        20_000, n_ranks=N, forward=P, backward=Q, reformulate=R, click=C, holding_rates=MU,
-        examine_time=0.0, max_queries=60, seed=12)), N)
-    other_stats = click_statistics(simulate_click_log(
-        100_000, n_ranks=N, forward=0.3, backward=0.4, reformulate=R, click=C,
-        holding_rates=MU * 3, examine_time=0.0, max_queries=60, seed=13))
-    other = fit(other_stats, "rwbm-conjugate", draws=10, chains=1)
-    a = heldout_log_likelihood(post, data, heldout)
-    b = heldout_log_likelihood(other, model_data(other_stats, N), heldout)
-    assert a["transition_perplexity"] < b["transition_perplexity"]
-    assert a["dwell_log_likelihood"] > b["dwell_log_likelihood"]
-    assert 1.0 < a["transition_perplexity"] < 4.0        # four categories at most
 
 
 def test_save_and_load_with_provenance(tmp_path, big_log):
     pytest.importorskip("h5netcdf")
-    post = fit(big_log, "rwbm-conjugate", draws=50, chains=2, seed=5)
+    post = fit(big_log, "clicks-conjugate", draws=50, chains=2, seed=5)
     path = post.save(tmp_path / "post.nc")
-    back = Posterior.load(path, spec=load_spec("rwbm-conjugate"))
+    back = Posterior.load(path, spec=load_spec("clicks-conjugate"))
     np.testing.assert_array_equal(back.holding_rates().values, post.holding_rates().values)
     assert back.attrs["seed"] == 5 and back.attrs["method"] == "conjugate"
     assert back.attrs["data_digest"] == post.attrs["data_digest"]
     with pytest.raises(BayeschainError, match="exists"):
         post.save(path)
     with pytest.raises(BayeschainError, match="fitted with spec"):
-        Posterior.load(path, spec=load_spec("msm-session"))
+        Posterior.load(path, spec=load_spec("jumps-free"))
     post.tree.attrs["bayeschain_version"] = "0.0.1"
     old = post.save(tmp_path / "old.nc")
     with pytest.raises(BayeschainError, match="refit"):
@@ -170,41 +147,12 @@ def test_save_and_load_with_provenance(tmp_path, big_log):
 
 def test_non_conjugate_specs_need_nuts(big_log):
     with pytest.raises(ParameterError, match="nuts"):
-        fit(big_log, "rwbm-pooled", method="conjugate")
-
-
-def test_msm_session_parameters_are_recovered():
-    """Shared forward / backward / reformulate / stop probabilities after a click, drawn
-    for 100,000 clicks from known values: each true value in its 99.9% interval."""
-    from bayeschain.io.clickstats import ClickStats, _finish
-
-    truth = np.array([0.45, 0.15, 0.1, 0.3])          # forward, backward, reformulate, stop
-    rng = np.random.default_rng(9)
-    counts = rng.multinomial(100_000, truth)
-    # spread the moves over ranks 2..9 (direction is all the shared model sees)
-    import pandas as pd
-
-    transitions = pd.DataFrame({"from_rank": [4, 4], "to_rank": [6, 2],
-                                "count": [counts[0], counts[1]]})
-    last = pd.DataFrame({"rank": [4, 4], "outcome": ["next_query", "end"],
-                         "count": [counts[2], counts[3]]})
-    empty = pd.DataFrame
-    stats = _finish(ClickStats(
-        transitions, last, empty({"rank": [], "count": []}),
-        empty({c: [] for c in ("rank", "n", "sum", "sum_log", "sum_log2", "censored",
-                               "nonpositive")}),
-        empty({"outcome": [], "clicked": [], "count": []})))
-    post = fit(stats, "msm-session", draws=4000, chains=1)
-    params = post.browsing_parameters()
-    for name, value in zip("pqrs", truth, strict=True):
-        draws = params[name].isel(rank=0)
-        lo, hi = draws.quantile([0.0005, 0.9995], dim=("chain", "draw")).values
-        assert lo <= value <= hi, (name, lo, hi)
+        fit(big_log, "clicks-pooled", method="conjugate")
 
 
 def test_posterior_works_with_arviz(big_log):
     az = pytest.importorskip("arviz")
-    post = fit(big_log, "rwbm-conjugate", draws=100, chains=2)
+    post = fit(big_log, "clicks-conjugate", draws=100, chains=2)
     summary = az.summary(post.to_arviz(), var_names=["holding_rate"])
     assert len(summary) == 10
 

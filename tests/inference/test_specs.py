@@ -12,14 +12,17 @@ MODELS = Path(__file__).resolve().parents[2] / "models"
 
 def test_builtin_specs_load_and_match_models_folder():
     names = builtin_specs()
-    assert {"rwbm-conjugate", "rwbm-nuts", "rwbm-pooled", "msm-session",
-            "dwell-lognormal"} <= set(names)
+    assert {"walk", "walk-shared", "walk-relevance", "walk-session", "clicks-conjugate",
+            "clicks-nuts", "clicks-pooled", "dwell-lognormal"} <= set(names)
     for name in names:
         spec = load_spec(name)
         assert spec.name == name
         on_disk = MODELS / f"{name}.toml"
         assert on_disk.read_text() == spec.text, f"models/{name}.toml differs from the package"
         assert load_spec(on_disk).digest() == spec.digest()
+    assert load_spec("walk").parametrises == "walk"
+    assert load_spec("clicks-conjugate").parametrises == "click-to-click"
+    assert load_spec("dwell-lognormal").parametrises == "dwell"
 
 
 GOOD = """
@@ -42,6 +45,12 @@ method = "conjugate"
     (GOOD + "\n[holding]\nprior = [0, 1]\n", "shape > 0"),
     (GOOD.replace('name = "t"', "name = 3"), "must be a str"),
     ("[model\nname = 't'", "invalid TOML"),
+    (GOOD.replace("[transitions]\nprior = [1, 1, 1, 1]\n", "[examination]\n"),
+     "no conjugate posterior"),
+    (GOOD.replace("[transitions]\nprior = [1, 1, 1, 1]\n", "[examination]\nclicks = 'docs'\n")
+     .replace('"conjugate"', '"nuts"'), "not allowed"),
+    (GOOD.replace("[transitions]\nprior = [1, 1, 1, 1]\n", "[examination]\nprior_sd = -1\n")
+     .replace('"conjugate"', '"nuts"'), "prior_sd must be a positive"),
 ])
 def test_bad_specs(text, message):
     with pytest.raises(FormatError, match=message):
@@ -49,7 +58,10 @@ def test_bad_specs(text, message):
 
 
 def test_unknown_builtin_lists_the_valid_ones():
-    with pytest.raises(FormatError, match="built-in specs: .*rwbm-conjugate"):
+    with pytest.raises(FormatError, match="built-in specs: .*clicks-conjugate.*walk"):
         load_spec("nope")
+    # a spec of an earlier release says what it learned and what replaces it
+    with pytest.raises(FormatError, match="click-to-click.*'walk'"):
+        load_spec("rwbm-conjugate")
     with pytest.raises(FileNotFoundError):
         load_spec("missing.toml")

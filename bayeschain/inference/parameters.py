@@ -1,0 +1,260 @@
+r"""From a posterior to the parameters of the chain a measure scores (one home).
+
+A posterior says which chain it parametrises (its ``parametrises`` attr, from its spec):
+
+* ``"walk"`` (spec ``walk`` and its variants, :mod:`~bayeschain.inference.examination`):
+  the per-step moves of the walk that examines every rank it visits: what P@H
+  (``rwbm``, ``sfbm``), RBP, ``drwbm`` and MsM score;
+* ``"click-to-click"`` (``clicks-*``, ``jumps-*``): where the *next click* lands after a
+  click, the chain the walk becomes when it is watched at click times (Markov Precision's
+  jumps).  Its forward / backward probabilities are not the walk's per-step moves: a walk
+  moves one rank per examination, clicked or not, and reading click-to-click frequencies
+  as per-step moves scores another chain (on TREC Session 2013 it visits rank 5 with
+  probability 0.06 while 29.9% of the pages have a click at rank >= 5) and can reverse
+  the ranking of two systems.  Walk measures refuse such a posterior;
+* ``"dwell"``: holding times only.
+
+Every function returns arrays with the flattened posterior draws first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ParameterError
+
+#: why a click-to-click posterior cannot parametrise a walk measure, and what to fit
+CLICK_TO_CLICK = (
+    "this posterior (spec {spec!r}) learned click-to-click transitions: after a click on "
+    "rank i, where the next click lands.  P@H's walk moves one rank per examination, "
+    "clicked or not, so those frequencies are not its per-step moves and scoring with them "
+    "scores another chain (it can reverse system rankings).  Fit the walk itself: "
+    "`bayeschain fit LOG -o post.nc` (spec 'walk'; 'walk-relevance' for drwbm, "
+    "'walk-session' for MsM)")
+
+
+def draws_of(posterior, name: str) -> np.ndarray:
+    """A posterior variable flattened to ``(draws, ...)``."""
+    da = posterior.posterior[name]
+    return da.stack(sample=("chain", "draw")).transpose("sample", ...).values
+
+
+def _walk(posterior, measure: str):
+    """The ``walk`` variable of a posterior that parametrises the walk, or an error that
+    says what the posterior is and what to fit."""
+    attrs = posterior.attrs
+    kind = attrs.get("parametrises")
+    if kind == "click-to-click":
+        raise ParameterError(f"{measure}: " + CLICK_TO_CLICK.format(
+            spec=attrs.get("spec_name")))
+    post = posterior.posterior
+    if "walk" not in post:
+        raise ParameterError(f"{measure}: the posterior (spec {attrs.get('spec_name')!r}) "
+                             f"has no walk parameters; fit the walk with the spec 'walk'")
+    return post["walk"]
+
+
+def walk_parameters(posterior) -> tuple[np.ndarray, np.ndarray]:
+    """Forward and backward probability of the walk at each rank, ``(draws, ranks)``.
+
+    For any posterior that parametrises the walk (spec ``walk``, ``walk-shared``); ranks
+    deeper than the longest page of the log take the last rank's values when a measure
+    needs them (:func:`~bayeschain.browsing.base.extend_ranks`).  Rank 1 has no backward
+    move (0).  Refuses click-to-click posteriors, walks by relevance (use ``drwbm``) and
+    MsM's session walk (its boundaries are not P@H's).
+    """
+    walk = _walk(posterior, "the walk of P@H")
+    if "relevance" in walk.dims:
+        raise ParameterError("this posterior's moves depend on the relevance of the examined "
+                             "document: score it with PatH(model='drwbm')")
+    if posterior.attrs.get("boundary", "leave") != "leave":
+        raise ParameterError("this posterior is MsM's session walk (its last rank's forward "
+                             "mass is spread over the other moves, Algorithm 1 of the MsM "
+                             "paper), not the walk P@H scores: fit the spec 'walk'")
+    w = draws_of(posterior, "walk")                             # (draws, rank, move)
+    moves = list(walk["move"].values)
+    return w[..., moves.index("forward")], w[..., moves.index("backward")]
+
+
+def relevance_walk_parameters(posterior) -> dict[str, np.ndarray]:
+    """``p, q`` (after examining a non-relevant document) and ``p_rel, q_rel`` (after a
+    relevant one), each ``(draws, ranks)``, from a walk fitted by relevance (spec
+    ``walk-relevance``): the parameters of ``PatH(model='drwbm')``."""
+    walk = _walk(posterior, "PatH(model='drwbm')")
+    if "relevance" not in walk.dims:
+        raise ParameterError("PatH(model='drwbm') needs moves by relevance of the examined "
+                             "document: fit the spec 'walk-relevance' with qrels")
+    w = draws_of(posterior, "walk")                       # (draws, relevance, rank, move)
+    moves = list(walk["move"].values)
+    classes = list(walk["relevance"].values)
+    out = {}
+    for cls, suffix in (("non-relevant", ""), ("relevant", "_rel")):
+        rows = w[:, classes.index(cls)]
+        out["p" + suffix] = rows[..., moves.index("forward")]
+        out["q" + suffix] = rows[..., moves.index("backward")]
+    return out
+
+
+def relevance_level(posterior, default: int = 1) -> int:
+    """The lowest relevant grade the posterior's moves were fitted with (``drwbm``)."""
+    level = int(posterior.attrs.get("relevance_level", -1))
+    return default if level < 0 else level
+
+
+def session_parameters(posterior) -> dict[str, np.ndarray]:
+    """MsM's ``p, q, r, s``, each ``(draws,)``, from MsM's session walk (spec
+    ``walk-session``: moves shared by all ranks, Algorithm 1's boundaries, fitted to a
+    log that tells whether each session went on)."""
+    walk = _walk(posterior, "MsM")
+    attrs = posterior.attrs
+    if "relevance" in walk.dims:
+        raise ParameterError("MsM takes one p, q, r, s; this posterior's moves depend on "
+                             "relevance (fit the spec 'walk-session')")
+    if attrs.get("boundary", "leave") != "rescale":
+        raise ParameterError("MsM scores its own session walk (rank 1's backward and the "
+                             "last rank's forward mass spread over the other moves): fit "
+                             "the spec 'walk-session'")
+    if not int(attrs.get("sessions_observed", 1)):
+        raise ParameterError("MsM needs r (next query) and s (end of session) apart, but "
+                             "the log this posterior was fitted to has no sessions")
+    w = draws_of(posterior, "walk")                             # (draws, rank, move)
+    row = w[:, min(1, w.shape[1] - 1)]                          # an interior rank
+    if not np.allclose(w[:, 1:], row[:, None, :]):
+        raise ParameterError("MsM takes one p, q, r, s for every rank; this posterior's "
+                             "moves are per rank (fit the spec 'walk-session')")
+    moves = list(walk["move"].values)
+    names = {"forward": "p", "backward": "q", "reformulate": "r", "stop": "s"}
+    return {names[m]: row[:, moves.index(m)] for m in names}
+
+
+def holding_rates(posterior, ranks: int | None = None) -> np.ndarray:
+    """Exponential dwell rates ``mu`` per rank, ``(draws, ranks)`` (MPcont)."""
+    from ..browsing.base import extend_ranks
+
+    if "holding_rate" not in posterior.posterior:
+        raise ParameterError(f"the posterior (spec {posterior.attrs.get('spec_name')!r}) has "
+                             f"no holding rates; fit a spec with a [holding] section (e.g. "
+                             f"'walk')")
+    mu = draws_of(posterior, "holding_rate")
+    return mu if ranks is None else extend_ranks(mu, ranks)
+
+
+def draw_indices(n_draws: int, max_draws: int | None, seed=None) -> np.ndarray:
+    """The flattened draws to use: all, or ``max_draws`` of them at random (sorted)."""
+    idx = np.arange(n_draws)
+    if max_draws is not None and n_draws > max_draws:
+        idx = np.sort(np.random.default_rng(seed).choice(idx, max_draws, replace=False))
+    return idx
+
+
+def page_tables(posterior, data, rows: np.ndarray, seed=None):
+    """The walk's move rows and click probabilities for the page configurations of
+    ``data`` (:class:`~bayeschain.inference.pages.PageData`, built for *any* log: the
+    fitted one, or held-out pages) under the posterior draws ``rows``.
+
+    Returns ``moves (draws, classes * ranks, 4)`` indexed by ``data.move_index`` and
+    ``click (draws, C)`` indexed by ``data.click_index``.  Ranks deeper than the fitted
+    ones take the last fitted rank's values.  With attractiveness per document, a
+    (query, document) pair the posterior never saw gets a draw from the fitted population
+    of documents at its rank (``logit = a + b log rank + sd * N(0, 1)``, per draw).
+    """
+    from ..browsing.base import extend_ranks
+
+    walk = _walk(posterior, "the walk's predictions")
+    w = draws_of(posterior, "walk")[rows]
+    classes = 2 if "relevance" in walk.dims else 1
+    if classes != data.classes:
+        raise ParameterError("the posterior's moves depend on relevance: build the pages "
+                             "with the qrels it was fitted with" if classes == 2 else
+                             "the pages were built with qrels but the posterior's moves do "
+                             "not depend on relevance")
+    moves = _stack_moves(w.reshape((len(rows), classes) + w.shape[-2:]), data.ranks)
+    post = posterior.posterior
+    if data.documents is None:
+        if "click" not in post:
+            raise ParameterError("the posterior has attractiveness per document: build the "
+                                 "pages with clicks='document'")
+        click = extend_ranks(draws_of(posterior, "click")[rows], data.ranks)
+        return moves, click
+    if "attractiveness" not in post:
+        raise ParameterError("the posterior has click probabilities per rank: build the "
+                             "pages with clicks='rank'")
+    att = post["attractiveness"]
+    known = pd_index(att["query_id"].values, att["doc_id"].values)
+    docs = data.documents
+    where = known.get_indexer(pd_index(docs["query_id"].astype(str).to_numpy(),
+                                       docs["doc_id"].astype(str).to_numpy()))
+    alpha = draws_of(posterior, "attractiveness")[rows]
+    trend = draws_of(posterior, "click_trend")[rows]                 # (draws, 3)
+    rng = np.random.default_rng(seed)
+    x = np.log(docs["median_rank"].to_numpy(dtype=float))
+    new = trend[:, :1] + trend[:, 1:2] * x[None, :] + trend[:, 2:3] * rng.standard_normal(
+        (len(rows), x.size))
+    click = np.where(where[None, :] >= 0, alpha[:, np.maximum(where, 0)],
+                     1.0 / (1.0 + np.exp(-new)))
+    return moves, click
+
+
+def _stack_moves(w: np.ndarray, ranks: int) -> np.ndarray:
+    """``(draws, classes, R, 4)`` -> ``(draws, classes * ranks, 4)`` with ranks extended."""
+    draws, classes, fitted, _ = w.shape
+    if fitted >= ranks:
+        out = w[:, :, :ranks]
+    else:
+        out = np.concatenate([w, np.repeat(w[:, :, -1:], ranks - fitted, axis=2)], axis=2)
+    return np.ascontiguousarray(out.reshape(draws, classes * ranks, 4))
+
+
+def pd_index(queries, docs):
+    """(query, document) pairs as a pandas MultiIndex of strings."""
+    import pandas as pd
+
+    return pd.MultiIndex.from_arrays([np.asarray(queries).astype(str),
+                                      np.asarray(docs).astype(str)])
+
+
+def expected_visits(posterior, length: int = 10) -> np.ndarray:
+    """Expected examinations of each rank of a page of ``length`` results, per draw
+    ``(draws, length)``: ``v = e_1^T (I - P)^{-1}`` of the fitted walk (P@H's chain; its
+    sum is ``E[H]``)."""
+    from .. import chains
+    from ..browsing import build_chain
+    from ..browsing.base import extend_ranks
+
+    p, q = walk_parameters(posterior)
+    chain = build_chain("rwbm", int(length), p=extend_ranks(p, length),
+                        q=extend_ranks(q, length))
+    return chains.expected_visits(chain, check=False)
+
+
+def walk_summary(posterior, ranks: int = 10, prob: float = 0.95):
+    """Per rank (first ``ranks``): the posterior mean and equal-tailed ``prob`` interval of
+    the forward, backward and leave probabilities, the click probability (rank-level
+    clicks) and the expected examinations of a page of ``ranks`` results."""
+    import pandas as pd
+
+    from ..browsing.base import extend_ranks
+
+    walk = _walk(posterior, "walk summary")
+    if "relevance" in walk.dims:
+        raise ParameterError("walk summary of a walk by relevance: summarise each class "
+                             "with posterior.summary()")
+    w = draws_of(posterior, "walk")
+    moves = list(walk["move"].values)
+    cols = {"forward": w[..., moves.index("forward")],
+            "backward": w[..., moves.index("backward")],
+            "leave": w[..., moves.index("reformulate")] + w[..., moves.index("stop")]}
+    if "click" in posterior.posterior:
+        cols["click"] = draws_of(posterior, "click")
+    if posterior.attrs.get("boundary", "leave") == "leave":
+        cols["visits"] = expected_visits(posterior, ranks)
+    lo, hi = (1 - prob) / 2, (1 + prob) / 2
+    rows = []
+    for i in range(ranks):
+        row = {"rank": i + 1}
+        for name, x in cols.items():
+            v = extend_ranks(x, ranks)[:, i]
+            row[name] = float(v.mean())
+            row[f"{name}_lo"], row[f"{name}_hi"] = (float(t) for t in np.quantile(v, [lo, hi]))
+        rows.append(row)
+    return pd.DataFrame(rows)
