@@ -1,12 +1,14 @@
-"""Synthetic click logs in the canonical schema, from a browsing chain with clicks and time.
+"""Synthetic click logs in the canonical schema, from the examination walk with clicks.
 
 Each session issues up to ``max_queries`` queries.  On a page of ``n_ranks`` results the
-user examines ranks as the random walk of Ferrante & Ferro (ICTIR 2020): from rank ``i``
-forward with ``p_i``, backward with ``q_i``, reformulate with ``r_i`` (next query of the
-session) and end the session with the rest.  On each examined rank the user clicks with
-probability ``click_i`` and then reads for an exponential time of rate ``mu_i`` (seconds);
-examining a snippet takes ``examine_time`` seconds.  Every user and step advances together
-(vectorised), so millions of events take seconds.
+user walks the ranks as the walk of Ferrante & Ferro (ICTIR 2020) that bayeschain fits
+(:mod:`bayeschain.simulate.walks`): from rank ``i`` forward with ``p_i``, backward with
+``q_i``, next query of the session with ``r_i`` and end of session with the rest; rank 1
+has no backward move (its mass ends the session) and at rank ``n`` the forward mass
+leaves the page (split between next query and end in their proportion).  On each
+examined rank the user clicks with probability ``click_i`` and then reads for an
+exponential time of rate ``mu_i`` (seconds); examining a snippet takes ``examine_time``
+seconds.
 
 The log is what a real log shows: queries and clicks with times, not the examinations.
 Parameter-recovery tests fit models to such logs and compare with the parameters used.
@@ -19,6 +21,7 @@ import pandas as pd
 
 from ..errors import ParameterError
 from ..io.clicklog import RESULT_COLUMNS, ClickLog, canonical_types
+from .walks import walk_pages
 
 
 def _per_rank(value, n: int, name: str) -> np.ndarray:
@@ -37,8 +40,8 @@ def simulate_click_log(n_sessions: int, *, n_ranks: int = 10, forward=0.6, backw
     Parameters
     ----------
     forward, backward, reformulate : float or array (n_ranks,)
-        ``p_i``, ``q_i``, ``r_i``; rank 1 has no backward move and rank N no forward move
-        (their mass ends the session).  The stop probability is ``1 - p - q - r``.
+        ``p_i``, ``q_i``, ``r_i`` (``backward`` at rank 1 is ignored: that mass ends the
+        session).  The stop probability is ``1 - p - q - r``.
     click : float or array (n_ranks,)
         Probability of clicking an examined rank.
     holding_rates : float or array (n_ranks,)
@@ -50,44 +53,39 @@ def simulate_click_log(n_sessions: int, *, n_ranks: int = 10, forward=0.6, backw
     r = _per_rank(reformulate, n, "reformulate")
     c = _per_rank(click, n, "click")
     mu = _per_rank(holding_rates, n, "holding_rates")
-    p[-1] = 0.0
     q[0] = 0.0
     if np.any(p + q + r > 1 + 1e-12) or np.any(c > 1) or np.any(mu <= 0):
         raise ParameterError("need p + q + r <= 1, click <= 1 and holding rates > 0")
-    cum = np.stack([p, p + q, p + q + r], axis=1)       # forward | backward | reformulate | stop
+    moves = np.stack([p, q, r, np.clip(1.0 - p - q - r, 0.0, None)], axis=1)
     rng = np.random.default_rng(seed)
     u = int(n_sessions)
     clock = rng.uniform(0, 10, u)
     query_no = np.zeros(u, dtype=np.int64)
     alive = np.arange(u)
+    positions = np.arange(n)
     records = []   # (session, query_no, kind, rank, time); kind 0 = query, 1 = click
     while alive.size:
-        # a new page for every alive user
         records.append((alive, query_no[alive], np.zeros(alive.size, np.int8),
                         np.zeros(alive.size, np.int64), clock[alive].copy()))
-        state = np.zeros(alive.size, dtype=np.int64)
-        on_page = np.arange(alive.size)
-        next_query = np.zeros(alive.size, dtype=bool)
-        for _ in range(max_steps):
-            who = alive[on_page]
-            s = state[on_page]
-            clock[who] += examine_time
-            clicked = rng.random(on_page.size) < c[s]
-            cw = who[clicked]
-            records.append((cw, query_no[cw], np.ones(cw.size, np.int8), s[clicked] + 1,
-                            clock[cw].copy()))
-            clock[cw] += rng.exponential(1.0 / mu[s[clicked]])
-            x = rng.random(on_page.size)
-            move = np.sum(x[:, None] >= cum[s], axis=1)  # 0 fwd, 1 back, 2 reformulate, 3 stop
-            state[on_page] = s + np.where(move == 0, 1, np.where(move == 1, -1, 0))
-            next_query[on_page[move == 2]] = True
-            on_page = on_page[move < 2]
-            if on_page.size == 0:
-                break
-        else:
+        index = np.broadcast_to(positions, (alive.size, n))
+        walked = walk_pages(np.full(alive.size, n), index, index, moves, c,
+                            seed=int(rng.integers(2**32)), max_steps=max_steps)
+        if np.any(walked.outcome < 0):
             raise ParameterError(f"users still browsing after {max_steps} steps")
+        dwell = rng.exponential(1.0 / mu[walked.click_rank - 1])
+        # reading time of the earlier clicks of the same page (a sum within each page, so
+        # that no rounding puts a click before its page's query)
+        before = pd.Series(dwell).groupby(walked.click_page).cumsum().to_numpy() - dwell
+        start = clock[alive]
+        who = alive[walked.click_page]
+        times = (start[walked.click_page] + walked.click_step * examine_time
+                 + np.maximum(before, 0.0))
+        records.append((who, query_no[who], np.ones(who.size, np.int8), walked.click_rank,
+                        times))
+        read = np.bincount(walked.click_page, weights=dwell, minlength=alive.size)
+        clock[alive] = start + walked.steps * examine_time + read
         query_no[alive] += 1
-        alive = alive[next_query & (query_no[alive] < max_queries)]
+        alive = alive[(walked.outcome == 0) & (query_no[alive] < max_queries)]
     return _to_log(records, n, rng)
 
 
