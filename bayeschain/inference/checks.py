@@ -6,11 +6,9 @@ r"""Posterior predictive checks and held-out likelihood of a fitted posterior.
   (posterior predictive p-value).
 * :func:`predictive_dwell_means`: replicated mean dwell per rank under the exponential
   rates, against the observed means.
-* :func:`heldout_log_likelihood`: the log posterior predictive probability of a held-out
-  log's statistics, exact for the conjugate models (Dirichlet-multinomial for the
-  sequence of transitions, Gamma-exponential (Lomax) for the dwell times), and the
-  perplexity ``exp(-log L / events)`` of the held-out transitions, comparable with the
-  per-event perplexities that click-model tools (e.g. PyClick) report.
+
+Held-out click prediction (the click-model field's log-likelihood and perplexity) is
+:mod:`~bayeschain.inference.click_prediction`.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln
 
 from .data import ModelData
 
@@ -69,40 +66,3 @@ def predictive_dwell_means(posterior, data: ModelData, *, seed=None) -> list[Pre
         rep = rng.standard_gamma(n, size=mu.shape[0]) / (n * mu[:, i])
         checks.append(PredictiveCheck(float(data.dwell_sum[i] / n), rep))
     return checks
-
-
-def heldout_log_likelihood(posterior, train: ModelData, test: ModelData) -> dict:
-    """Exact log predictive probability of ``test`` given the conjugate fit on ``train``.
-
-    Returns the transition and dwell log likelihoods, the number of held-out events and
-    the per-transition perplexity.
-    """
-    import tomllib
-
-    spec = tomllib.loads(posterior.attrs["spec"])
-    out = {}
-    trans = spec.get("transitions")
-    if trans is not None:
-        alpha = np.asarray(trans["prior"], dtype=float)
-        shared = trans["parametrisation"] == "shared"
-        post = alpha + (train.transitions.sum(axis=0) if shared else train.transitions)
-        post = np.broadcast_to(post, test.transitions.shape)
-        n = test.transitions
-        # probability of the observed sequence of outcomes (Dirichlet-multinomial, no
-        # multinomial coefficient): prod_c Gamma(a_c + n_c)/Gamma(a_c) * Gamma(A)/Gamma(A+N)
-        ll = (gammaln(post.sum(-1)) - gammaln(post.sum(-1) + n.sum(-1))
-              + (gammaln(post + n) - gammaln(post)).sum(-1)).sum()
-        events = int(n.sum())
-        out.update(transition_log_likelihood=float(ll), transition_events=events,
-                   transition_perplexity=float(np.exp(-ll / events)) if events else np.nan)
-    hold = spec.get("holding")
-    if hold is not None and hold["likelihood"] == "exponential":
-        a, b = (float(x) for x in hold["prior"])
-        shared = hold["parametrisation"] == "shared"
-        a_post = a + (train.dwell_n.sum() if shared else train.dwell_n)
-        b_post = b + (train.dwell_sum.sum() if shared else train.dwell_sum)
-        m, s = test.dwell_n, test.dwell_sum
-        ll = (a_post * np.log(b_post) - (a_post + m) * np.log(b_post + s)
-              + gammaln(a_post + m) - gammaln(a_post)).sum()
-        out.update(dwell_log_likelihood=float(ll), dwell_events=int(m.sum()))
-    return out

@@ -282,10 +282,14 @@ def read_clicks(path, *, format: str | None = None, errors: str = "raise",  # no
 
     Formats: ``"yandex"`` (query/click lines with timestamps), ``"wscd"`` (PyClick's
     preprocessed sample), ``"trec-session"`` (XML), ``"canonical"`` (CSV/TSV/Parquet in the
-    canonical schema).
+    canonical schema, or a DataFrame of canonical events).  Canonical logs take their
+    result pages with ``results=`` (a file or DataFrame of ``serp_id, rank, doc_id``); the
+    other formats list their pages themselves.
     """
     from .clicklog import read_canonical
 
+    if isinstance(path, pd.DataFrame):
+        return read_canonical(path, errors=errors, **options)
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(2, "No such file or directory", str(path))
@@ -295,6 +299,9 @@ def read_clicks(path, *, format: str | None = None, errors: str = "raise",  # no
     if fmt not in readers:
         raise FormatError(f"unknown click-log format {fmt!r}; valid: {', '.join(readers)}",
                           file=path)
+    if fmt != "canonical" and options.pop("results", None) is not None:
+        raise FormatError("results= gives the pages of a canonical log; this format lists "
+                          "its pages itself", file=path)
     return readers[fmt](path, errors=errors, **options)
 
 

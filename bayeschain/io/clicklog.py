@@ -85,10 +85,69 @@ class ClickLog:
         out.update({k: v for k, v in self.report.items() if k not in out})
         return out
 
+    def split(self, fraction: float = 0.25, *, seed=0) -> tuple[ClickLog, ClickLog]:
+        """``(train, test)``: a share ``fraction`` of the sessions, drawn at random with
+        ``seed``, goes to ``test`` (every page of a session stays on one side)."""
+        if not 0 < fraction < 1:
+            raise ValueError(f"fraction must lie in (0, 1), got {fraction}")
+        sessions = pd.unique(self.events["session_id"])
+        rng = np.random.default_rng(seed)
+        chosen = rng.permutation(sessions.size)[:int(round(fraction * sessions.size))]
+        in_test = self.events["session_id"].isin(sessions[chosen]).to_numpy()
+        return self._subset(~in_test, "train"), self._subset(in_test, "test")
+
+    def _subset(self, rows: np.ndarray, label: str) -> ClickLog:
+        events = self.events[rows].reset_index(drop=True)
+        serps = events["serp_id"].dropna().astype("int64").unique()
+        results = self.results[self.results["serp_id"].isin(serps)].reset_index(drop=True)
+        meta = dict(self.meta)
+        if "session_topic" in meta:
+            keep = set(events["session_id"].astype(str))
+            meta["session_topic"] = {k: v for k, v in meta["session_topic"].items()
+                                     if str(k) in keep}
+        return ClickLog(events, results, {"split": label}, has_sessions=self.has_sessions,
+                        has_time=self.has_time, source=f"{self.source} ({label})", meta=meta)
+
     def __repr__(self) -> str:
         s = self.summary()
         return (f"ClickLog({self.source or 'in memory'}: {s['sessions']:,} sessions, "
                 f"{s['pages']:,} pages, {s['clicks']:,} clicks)")
+
+
+def concat_logs(logs, *, source: str = "") -> ClickLog:
+    """One log from several (e.g. the train and test samples of a collection): sessions
+    and result pages are renumbered so that they stay apart, ``seq`` keeps each log's
+    order after the previous ones, and the reports' counts add up."""
+    logs = list(logs)
+    if not logs:
+        raise ValueError("concat_logs needs at least one log")
+    events, results, report = [], [], {}
+    serp_offset, seq_offset = 0, 0
+    for k, log in enumerate(logs):
+        ev = log.events.copy()
+        ev["session_id"] = f"{k}:" + ev["session_id"].astype(str)
+        ev["serp_id"] = ev["serp_id"] + serp_offset
+        ev["seq"] = ev["seq"] + seq_offset
+        res = log.results.copy()
+        res["serp_id"] = res["serp_id"].astype("int64") + serp_offset
+        events.append(ev)
+        results.append(res)
+        top = ev["serp_id"].max()
+        serp_offset = int(top) + 1 if pd.notna(top) else serp_offset
+        seq_offset = int(ev["seq"].max()) + 1 if len(ev) else seq_offset
+        for key, value in log.report.items():
+            if isinstance(value, int | np.integer):
+                report[key] = report.get(key, 0) + int(value)
+    meta = {}
+    topics = {f"{k}:{s}": t for k, log in enumerate(logs)
+              for s, t in log.meta.get("session_topic", {}).items()}
+    if topics:
+        meta["session_topic"] = topics
+    return ClickLog(canonical_types(pd.concat(events, ignore_index=True)),
+                    pd.concat(results, ignore_index=True)[RESULT_COLUMNS], report,
+                    has_sessions=all(log.has_sessions for log in logs),
+                    has_time=all(log.has_time for log in logs),
+                    source=source or " + ".join(log.source for log in logs), meta=meta)
 
 
 def make_events(rows: dict[str, list]) -> pd.DataFrame:
@@ -142,23 +201,68 @@ def _line(frame: pd.DataFrame, i: int) -> int:
     return int(frame["line"].iloc[i]) if "line" in frame else i + 2  # +1 header, +1 base
 
 
-def read_canonical(path, *, errors: str = "raise") -> ClickLog:
+def _read_table(path: Path) -> pd.DataFrame:
+    """A CSV / TSV / Parquet file as strings (Parquet as stored)."""
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return pd.read_parquet(path)
+    if suffix in (".csv", ".tsv", ".txt"):
+        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str,
+                           keep_default_na=False, na_values=[""])
+    raise FormatError("unknown click-log extension; expected .csv, .tsv or .parquet",
+                      file=path)
+
+
+def read_results(source, *, events: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The result pages of a log (``serp_id, rank, doc_id``: the documents each page
+    showed) from a CSV / TSV / Parquet file or a DataFrame.  Ranks must be integers >= 1,
+    unique within a page; with ``events``, every page must be one of the log's."""
+    where = None if isinstance(source, pd.DataFrame) else Path(source)
+    frame = source.copy() if where is None else _read_table(where)
+    missing = [c for c in RESULT_COLUMNS if c not in frame]
+    if missing:
+        raise FormatError(f"result pages lack column(s) {missing}; expected "
+                          f"{', '.join(RESULT_COLUMNS)}", file=where, line=1)
+    frame = frame[RESULT_COLUMNS].reset_index(drop=True)
+    for col in ("serp_id", "rank"):
+        num = pd.to_numeric(frame[col], errors="coerce")
+        bad = num.isna() | (num != np.round(num)) | (num < (1 if col == "rank" else 0))
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            raise FormatError(f"{col} must be an integer{' >= 1' if col == 'rank' else ''}, "
+                              f"got {frame[col].iloc[i]!r}", file=where, line=i + 2)
+        frame[col] = num.astype("int64")
+    dup = frame.duplicated(["serp_id", "rank"])
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise FormatError(f"page {frame['serp_id'].iloc[i]} lists rank "
+                          f"{frame['rank'].iloc[i]} twice", file=where, line=i + 2)
+    if events is not None:
+        known = set(events["serp_id"].dropna().astype("int64"))
+        unknown = ~frame["serp_id"].isin(known)
+        if unknown.any():
+            i = int(np.flatnonzero(unknown.to_numpy())[0])
+            raise FormatError(f"page {frame['serp_id'].iloc[i]} is not a page of the click "
+                              f"log", file=where, line=i + 2)
+    frame["doc_id"] = frame["doc_id"].astype("string")
+    return frame
+
+
+def read_canonical(path, *, errors: str = "raise", results=None) -> ClickLog:
     """Read a CSV / TSV / Parquet file already in the canonical schema.
 
     ``seq`` and ``end_time`` may be missing (file order / NaN are used).  Rows whose type
     cannot be parsed raise a :class:`FormatError` naming the line, or are skipped and
-    counted with ``errors="skip"``.
+    counted with ``errors="skip"``.  ``results`` (a file or a DataFrame of
+    ``serp_id, rank, doc_id``) gives the pages' contents: their lengths and documents
+    reach the models (without it a page's length is unknown, see
+    :func:`~bayeschain.inference.pages.page_lengths`).
     """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        frame = pd.read_parquet(path)
-    elif suffix in (".csv", ".tsv", ".txt"):
-        frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str,
-                            keep_default_na=False, na_values=[""])
+    if isinstance(path, pd.DataFrame):
+        frame, path = path.copy(), Path("<events>")
     else:
-        raise FormatError("unknown click-log extension; expected .csv, .tsv or .parquet",
-                          file=path)
+        path = Path(path)
+        frame = _read_table(path)
     frame = frame.reset_index(drop=True)
     if "seq" not in frame:
         frame["seq"] = np.arange(len(frame))
@@ -193,8 +297,10 @@ def read_canonical(path, *, errors: str = "raise") -> ClickLog:
     events = events.drop(columns="line").reset_index(drop=True)
     has_time = bool(events["time"].notna().any())
     report = {"skipped_lines": skipped}
-    return ClickLog(events, pd.DataFrame(columns=RESULT_COLUMNS), report,
-                    has_sessions=True, has_time=has_time, source=str(path))
+    pages = pd.DataFrame(columns=RESULT_COLUMNS) if results is None else \
+        read_results(results, events=events)
+    return ClickLog(events, pages, report, has_sessions=True, has_time=has_time,
+                    source=str(path))
 
 
 def write_canonical(log: ClickLog, path, *, force: bool = False) -> Path:

@@ -1,0 +1,254 @@
+r"""Held-out click prediction by the fitted walk, judged as click models are judged.
+
+Click models are compared on the binary click vector ``C_1..C_n`` of each page (was rank
+``r`` clicked at least once?), with the definitions of PyClick (Chuklin, Markov & de Rijke,
+*Click Models for Web Search*, 2015; ``pyclick/click_models/Evaluation.py``):
+
+* *log-likelihood*: per page, the mean over ranks of ``ln P(C_r = c_r | C_1..C_{r-1})``,
+  averaged over pages (nats per rank);
+* *perplexity at rank r*: ``2 ** (-mean over pages of log2 P(C_r = c_r))`` with the
+  unconditional click probability, and the perplexity, its mean over ranks 1..10;
+* *conditional perplexity*: the same with the conditional probabilities.
+
+**Exact probabilities under the walk.**  Moves do not depend on clicks, so for a set ``S``
+of ranks the probability that the user never clicks in ``S`` is the probability that the
+walk leaves the page before any click in ``S``:
+``Q(S) = e_1^T (I - diag(a_S) P)^{-1} (a_S * l)`` with ``a_S = 1 - c`` on ``S`` and 1 elsewhere
+and ``l`` the leave vector (one tridiagonal solve).  Then ``P(C_r = 1) = 1 - Q({r})`` and,
+by inclusion-exclusion over the clicked ranks ``A`` of a prefix (``B`` the others),
+``P(C_A = 1, C_B = 0) = sum_{T subset A} (-1)^{|T|} Q(B u T)``; the conditional is the ratio
+of consecutive prefixes.  Over the posterior, prefix probabilities are averaged over draws
+before the ratio is taken (the posterior predictive of the click vector).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ParameterError
+from . import walk_likelihood
+from .parameters import draw_indices, page_tables
+
+#: ranks that click-model evaluation reports (PyClick's RANK_MAX)
+METRIC_RANKS = 10
+#: at most this many clicked ranks per page prefix enter the inclusion-exclusion sum
+MAX_CLICKED = 20
+
+
+def _no_click(n, f, b, lv, c, mask, lo, up, cp, inv, rhs, y):
+    """``Q(S)``: the walk leaves the page without a click on the positions in ``mask``."""
+    for i in range(n):
+        a = 1.0 - c[i] if mask[i] else 1.0
+        lo[i] = -a * b[i] if i > 0 else 0.0
+        up[i] = -a * f[i] if i < n - 1 else 0.0
+        rhs[i] = a * lv[i]
+    walk_likelihood._thomas_factor(lo, up, n, cp, inv)
+    walk_likelihood._thomas_solve(lo, cp, inv, rhs, y, n)
+    return y[0]
+
+
+def _predict(lengths, move_index, click_index, moves, click, rescale, clicked, upto, uncond,
+             joint):
+    """Per page row: ``uncond[p, r] = P(C_r = 1)``, ``joint[p, r] = P(C_1..C_r as
+    observed)`` for ``r <= upto`` (``joint[p, 0] = 1``; NaN when more than
+    :data:`MAX_CLICKED` ranks of the prefix are clicked)."""
+    n_rows, width = move_index.shape
+    f = np.empty(width)
+    b = np.empty(width)
+    r = np.empty(width)
+    s = np.empty(width)
+    c = np.empty(width)
+    lv = np.empty(width)
+    lo = np.empty(width)
+    up = np.empty(width)
+    cp = np.empty(width)
+    inv = np.empty(width)
+    rhs = np.empty(width)
+    y = np.empty(width)
+    mask = np.zeros(width, dtype=np.bool_)
+    ones = np.empty(width, dtype=np.int64)
+    for p in range(n_rows):
+        n = lengths[p]
+        for i in range(n):
+            m = move_index[p, i]
+            f[i] = moves[m, 0]
+            b[i] = moves[m, 1] if i > 0 else 0.0
+            r[i] = moves[m, 2]
+            s[i] = moves[m, 3]
+            c[i] = click[click_index[p, i]]
+        walk_likelihood._boundary(n, f, b, r, s, rescale)
+        for i in range(n):
+            lv[i] = r[i] + s[i]
+            mask[i] = False
+        for i in range(n):
+            mask[i] = True
+            uncond[p, i] = 1.0 - _no_click(n, f, b, lv, c, mask, lo, up, cp, inv, rhs, y)
+            mask[i] = False
+        joint[p, 0] = 1.0
+        k = 0                                         # clicked positions so far
+        for rr in range(min(n, upto)):
+            if clicked[p, rr]:
+                ones[k] = rr
+                k += 1
+            if k > MAX_CLICKED:
+                joint[p, rr + 1] = np.nan
+                continue
+            kk = k
+            total = 0.0
+            for subset in range(1 << kk):
+                # B u T: unclicked prefix positions, plus the clicked ones in the subset
+                for i in range(n):
+                    mask[i] = i <= rr and not clicked[p, i]
+                sign = 1.0
+                for j in range(kk):
+                    if subset >> j & 1:
+                        mask[ones[j]] = True
+                        sign = -sign
+                total += sign * _no_click(n, f, b, lv, c, mask, lo, up, cp, inv, rhs, y)
+            joint[p, rr + 1] = total
+        for i in range(n):
+            mask[i] = False
+
+
+_COMPILED = None
+
+
+def _kernel():
+    global _COMPILED
+    if _COMPILED is None:
+        walk_likelihood.compiled("_boundary")
+        g = globals()
+        try:
+            import numba
+        except ImportError:
+            _COMPILED = _predict
+        else:
+            jit = numba.njit(cache=True, nogil=True, error_model="numpy")
+            g["_no_click"] = jit(_no_click)
+            _COMPILED = jit(_predict)
+    return _COMPILED
+
+
+def _pages_for(posterior, log, qrels, level):
+    from .pages import page_data
+
+    attrs = posterior.attrs
+    clicks = "document" if "attractiveness" in posterior.posterior else "rank"
+    by_relevance = "relevance" in posterior.posterior["walk"].dims \
+        if "walk" in posterior.posterior else False
+    if by_relevance and qrels is None:
+        raise ParameterError("the posterior's moves depend on relevance: pass the qrels")
+    return page_data(log, clicks=clicks, qrels=qrels if by_relevance else None,
+                     level=int(attrs.get("relevance_level", level)) if by_relevance else level)
+
+
+def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | None = None,
+                   max_draws: int | None = 200, seed=None) -> pd.DataFrame:
+    """Click probabilities of every page and rank of ``log`` under the fitted walk.
+
+    Returns one row per (page, rank): ``serp_id, query_id, rank, clicked`` (the page has a
+    click there), ``p_click`` (``P(C_r = 1)``, averaged over the draws) and ``p_observed``
+    (``P(C_r = c_r | C_1..C_{r-1})`` of the observed click vector, the posterior
+    predictive; computed on the first ``ranks`` ranks, all with None).  ``max_draws``
+    posterior draws are used (all with None).
+    """
+    data = _pages_for(posterior, log, qrels, level)
+    clicked = data.clicked(log)
+    key = np.concatenate([data.page_config[:, None], clicked.astype(np.int64)], axis=1)
+    uniq, back = np.unique(key, axis=0, return_inverse=True)
+    back = back.ravel()
+    cfg = uniq[:, 0]
+    pattern = np.ascontiguousarray(uniq[:, 1:].astype(np.bool_))
+    lengths = data.lengths[cfg]
+    move_index = np.ascontiguousarray(data.move_index[cfg])
+    click_index = np.ascontiguousarray(data.click_index[cfg])
+    post = posterior.posterior
+    rows = draw_indices(int(post.sizes["chain"] * post.sizes["draw"]), max_draws, seed)
+    moves, click = page_tables(posterior, data, rows, seed=seed)
+    rescale = posterior.attrs.get("boundary", "leave") == "rescale"
+    width = data.ranks
+    upto = width if ranks is None else min(int(ranks), width)
+    uncond = np.zeros((uniq.shape[0], width))
+    joint = np.zeros((uniq.shape[0], width + 1))
+    u = np.empty_like(uncond)
+    j = np.empty_like(joint)
+    kernel = _kernel()
+    for d in range(rows.size):
+        kernel(lengths, move_index, click_index, np.ascontiguousarray(moves[d]),
+               np.ascontiguousarray(click[d]), rescale, pattern, upto, u, j)
+        uncond += u
+        joint += j
+    uncond /= rows.size
+    joint /= rows.size
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cond = joint[:, 1:] / joint[:, :-1]
+    n_pages = data.page_ids.size
+    inside = np.arange(width)[None, :] < data.lengths[data.page_config][:, None]
+    pg, rk = np.nonzero(inside)
+    return pd.DataFrame({"serp_id": data.page_ids[pg], "query_id": data.page_queries[pg],
+                         "rank": rk + 1, "clicked": clicked[pg, rk],
+                         "p_click": uncond[back[pg], rk],
+                         "p_observed": cond[back[pg], rk]}).reset_index(drop=True) \
+        if n_pages else pd.DataFrame(columns=["serp_id", "query_id", "rank", "clicked",
+                                              "p_click", "p_observed"])
+
+
+@dataclass(frozen=True)
+class ClickMetrics:
+    """Held-out click metrics (PyClick's definitions, see the module docstring)."""
+
+    log_likelihood: float            # nats per rank (conditional)
+    perplexity: float                # mean over ranks 1..10
+    conditional_perplexity: float
+    perplexity_at_rank: np.ndarray   # (10,)
+    conditional_perplexity_at_rank: np.ndarray
+    pages: int
+
+    def as_dict(self) -> dict:
+        return {"log_likelihood": self.log_likelihood, "perplexity": self.perplexity,
+                "conditional_perplexity": self.conditional_perplexity, "pages": self.pages}
+
+
+def click_metrics(clicked, p_click, p_observed) -> ClickMetrics:
+    """PyClick's metrics from per-page, per-rank arrays ``(pages, 10)``: the click vector,
+    ``P(C_r = 1)`` and ``P(C_r = c_r | C_<r)`` (the same function scores every model of
+    the benchmark)."""
+    clicked = np.asarray(clicked, dtype=bool)
+    p_click = np.asarray(p_click, dtype=float)
+    p_observed = np.asarray(p_observed, dtype=float)
+    if clicked.ndim != 2 or clicked.shape != p_click.shape or clicked.shape != p_observed.shape:
+        raise ParameterError("clicked, p_click and p_observed must be (pages, ranks) arrays")
+    if not clicked.shape[0]:
+        raise ParameterError("no held-out pages to score")
+    tiny = np.finfo(float).tiny
+    p_uncond_obs = np.where(clicked, p_click, 1.0 - p_click)
+    log2_u = np.log2(np.clip(p_uncond_obs, tiny, 1.0))
+    log2_c = np.log2(np.clip(p_observed, tiny, 1.0))
+    ppl_r = 2.0 ** (-log2_u.mean(axis=0))
+    cppl_r = 2.0 ** (-log2_c.mean(axis=0))
+    ll = float((np.log(np.clip(p_observed, tiny, 1.0)).mean(axis=1)).mean())
+    return ClickMetrics(ll, float(ppl_r.mean()), float(cppl_r.mean()), ppl_r, cppl_r,
+                        int(clicked.shape[0]))
+
+
+def heldout_click_metrics(posterior, test, *, qrels=None, queries=None,
+                          ranks: int = METRIC_RANKS, max_draws: int | None = 200,
+                          seed=None) -> ClickMetrics:
+    """Log-likelihood and perplexities of held-out pages ``test`` (a ClickLog) under the
+    posterior, on ranks ``1..ranks`` of pages with at least that many results;
+    ``queries`` restricts them to pages of these queries (e.g. the training log's, as
+    click-model evaluations do)."""
+    pred = predict_clicks(posterior, test, qrels=qrels, ranks=ranks, max_draws=max_draws,
+                          seed=seed)
+    if queries is not None:
+        pred = pred[pred["query_id"].isin({str(q) for q in queries})]
+    pred = pred[pred["rank"] <= ranks]
+    full = pred.groupby("serp_id")["rank"].transform("size") == ranks
+    pred = pred[full].sort_values(["serp_id", "rank"])
+    shape = (-1, ranks)
+    return click_metrics(pred["clicked"].to_numpy().reshape(shape),
+                         pred["p_click"].to_numpy().reshape(shape),
+                         pred["p_observed"].to_numpy().reshape(shape))

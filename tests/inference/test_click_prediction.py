@@ -1,0 +1,103 @@
+"""Held-out click prediction: the walk's exact click probabilities against simulated pages,
+and the click-model metrics recomputed from their definitions."""
+
+import numpy as np
+import pytest
+
+from bayeschain.compare import posterior_from_parameters
+from bayeschain.errors import ParameterError
+from bayeschain.inference import click_metrics, heldout_click_metrics, predict_clicks
+from tests.reference.walk_clicks import pages_to_log, simulate_pages
+
+N = 5
+F = np.array([0.7, 0.5, 0.45, 0.5, 0.0])
+B = np.array([0.0, 0.3, 0.3, 0.35, 0.5])
+LEAVE = 1 - F - B
+C = np.array([0.5, 0.35, 0.3, 0.25, 0.4])
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    rng = np.random.default_rng(21)
+    pages = simulate_pages(rng, 60_000, F, B, 0.4 * LEAVE, 0.6 * LEAVE, C)
+    walk = np.stack([F, B, 0.4 * LEAVE, 0.6 * LEAVE], axis=1)[None]
+    post = posterior_from_parameters({"walk": walk, "click": C[None]})
+    return pages, pages_to_log(pages, N), post
+
+
+def test_click_probabilities_match_simulated_pages(simulated):
+    """P(C_r = 1) and P(C_r = c_r | C_1..C_{r-1}) of the exact walk against the
+    frequencies among 60,000 pages walked by the independent simulator (5 standard
+    errors; conditionals on every prefix seen 2,000 times or more)."""
+    pages, log, post = simulated
+    pred = predict_clicks(post, log)
+    clicked = np.zeros((len(pages), N), dtype=bool)
+    for k, (clicks, _) in enumerate(pages):
+        clicked[k, np.array(clicks, dtype=int) - 1] = True
+    assert np.array_equal(pred["clicked"].to_numpy().reshape(-1, N), clicked)
+    p = pred["p_click"].to_numpy().reshape(-1, N)[0]
+    freq = clicked.mean(axis=0)
+    se = np.sqrt(p * (1 - p) / len(pages))
+    assert np.all(np.abs(freq - p) < 5 * se), (freq, p)
+    # conditionals: for each rank and observed prefix, the share of pages continuing so
+    p_obs = pred["p_observed"].to_numpy().reshape(-1, N)
+    checked = 0
+    for r in range(N):
+        prefixes, inverse = np.unique(clicked[:, :r], axis=0, return_inverse=True)
+        for k in range(prefixes.shape[0]):
+            rows = np.flatnonzero(inverse.ravel() == k)
+            if rows.size < 2000:
+                continue
+            q = p_obs[rows[clicked[rows, r]][:1], r] if clicked[rows, r].any() else None
+            share = clicked[rows, r].mean()
+            want = q[0] if q is not None else 1 - p_obs[rows[0], r]
+            se = np.sqrt(want * (1 - want) / rows.size)
+            assert abs(share - want) < 5 * se + 1e-12, (r, prefixes[k], share, want)
+            checked += 1
+    assert checked >= 8
+
+
+def test_metrics_are_pyclicks_definitions():
+    """Log-likelihood: mean over pages of the mean over ranks of ln P(C_r = c_r | C_<r);
+    perplexity at rank r: 2^(-mean over pages of log2 P(C_r = c_r)), averaged over ranks."""
+    rng = np.random.default_rng(5)
+    clicked = rng.random((40, 10)) < 0.3
+    p_click = rng.uniform(0.05, 0.9, (40, 10))
+    p_obs = rng.uniform(0.05, 0.95, (40, 10))
+    m = click_metrics(clicked, p_click, p_obs)
+    ll = sum(sum(np.log(p_obs[s, r]) for r in range(10)) / 10 for s in range(40)) / 40
+    ppl_r = [2 ** (-sum(np.log2(p_click[s, r] if clicked[s, r] else 1 - p_click[s, r])
+                        for s in range(40)) / 40) for r in range(10)]
+    cppl_r = [2 ** (-sum(np.log2(p_obs[s, r]) for s in range(40)) / 40) for r in range(10)]
+    assert m.log_likelihood == pytest.approx(ll, rel=1e-12)
+    assert m.perplexity == pytest.approx(np.mean(ppl_r), rel=1e-12)
+    assert m.conditional_perplexity == pytest.approx(np.mean(cppl_r), rel=1e-12)
+    np.testing.assert_allclose(m.perplexity_at_rank, ppl_r, rtol=1e-12)
+    with pytest.raises(ParameterError, match="no held-out pages"):
+        click_metrics(clicked[:0], p_click[:0], p_obs[:0])
+
+
+def test_heldout_metrics_prefer_the_true_walk(simulated):
+    """On held-out pages, the walk that generated them predicts clicks better (higher
+    log-likelihood, lower perplexity) than a wrong one."""
+    _, log, post = simulated
+    _, test = log.split(0.2, seed=3)
+    wrong = posterior_from_parameters({"walk": np.tile([0.3, 0.1, 0.2, 0.4], (1, N, 1)),
+                                       "click": np.full((1, N), 0.3)})
+    good = heldout_click_metrics(post, test, ranks=N)
+    bad = heldout_click_metrics(wrong, test, ranks=N)
+    assert good.log_likelihood > bad.log_likelihood
+    assert good.perplexity < bad.perplexity
+    assert good.conditional_perplexity < bad.conditional_perplexity
+    assert 1.0 < good.perplexity < 2.0 and good.pages == test.summary()["pages"]
+
+
+def test_split_keeps_sessions_whole_and_is_seeded(simulated):
+    _, log, _ = simulated
+    train, test = log.split(0.25, seed=1)
+    a, b = (set(x.events["session_id"]) for x in (train, test))
+    assert not a & b and a | b == set(log.events["session_id"])
+    assert abs(len(b) / len(a | b) - 0.25) < 0.01
+    assert set(train.results["serp_id"]) == set(train.events["serp_id"].dropna())
+    again, _ = log.split(0.25, seed=1)
+    assert again.events.equals(train.events)

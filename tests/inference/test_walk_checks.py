@@ -1,0 +1,66 @@
+"""Posterior predictive checks replay the fitted walk from rank 1: they agree with the
+independent simulator, accept the walk's own logs and reject the click-to-click
+substitution."""
+
+import numpy as np
+import pytest
+
+from bayeschain.compare import posterior_from_parameters
+from bayeschain.inference import fit, predictive_walk_checks
+from bayeschain.inference.walk_checks import LogSummary
+from tests.reference.walk_clicks import pages_to_log, simulate_pages
+
+N = 8
+F = np.linspace(0.75, 0.6, N)
+B = np.r_[0.0, np.full(N - 1, 0.15)]
+LEAVE = 1 - F - B
+C = np.linspace(0.45, 0.2, N)
+
+
+def _posterior(walk_rows, draws=60):
+    return posterior_from_parameters({"walk": np.repeat(walk_rows[None], draws, axis=0),
+                                      "click": np.repeat(C[None], draws, axis=0)})
+
+
+def test_replays_match_the_independent_simulator():
+    """Under a posterior whose every draw is the true walk, the replicated statistics
+    average to what 40,000 pages of the independent simulator show."""
+    rng = np.random.default_rng(31)
+    truth = np.stack([F, B, 0.3 * LEAVE, 0.7 * LEAVE], axis=1)
+    reference = simulate_pages(rng, 40_000, F, B, 0.3 * LEAVE, 0.7 * LEAVE, C)
+    page = np.concatenate([[k] * len(c) for k, (c, _) in enumerate(reference)]).astype(int)
+    rank = np.concatenate([c for c, _ in reference]).astype(int)
+    expected = LogSummary.from_clicks(len(reference), page, rank).statistics()
+    log = pages_to_log(reference[:4000], N)
+    checks = predictive_walk_checks(_posterior(truth), log, seed=2)
+    for name in ("clicks per page", "deepest clicked rank", "click rank"):
+        rep = checks[name].replicated.mean(axis=0)
+        # 60 replays of 4,000 pages: standard errors below 0.002
+        np.testing.assert_allclose(rep, expected[name], atol=0.01)
+    for name, check in checks["clicks per page"].summaries.items():
+        assert check.replicated.mean() == pytest.approx(expected[name], abs=0.01), name
+
+
+def test_checks_reject_the_click_to_click_substitution():
+    """Click-to-click frequencies read as the walk's per-step moves (the scoring error the
+    walk replaces) contradict the log: pages with deep clicks, clicks per page and
+    click-less pages fall far outside their bands; the walk fitted to the same log
+    passes."""
+    rng = np.random.default_rng(32)
+    pages = simulate_pages(rng, 6000, F, B, 0.3 * LEAVE, 0.7 * LEAVE, C)
+    log = pages_to_log(pages, N)
+    walk = fit(log, seed=1)
+    good = predictive_walk_checks(walk, log, seed=1)["clicks per page"].summaries
+    for name, check in good.items():
+        lo, hi = check.interval(0.99)
+        assert lo <= check.observed <= hi, name
+    cc = fit(log, "clicks-conjugate", draws=60, chains=1)
+    t = cc.posterior["transition"].isel(chain=0)
+    rows = np.stack([t.sel(category=c).values for c in ("forward", "backward",
+                                                          "reformulate", "stop")], axis=-1)
+    substituted = posterior_from_parameters({"walk": rows, "click": np.repeat(
+        walk.posterior["click"].isel(chain=0, draw=slice(0, 60)).values, 1, axis=0)})
+    bad = predictive_walk_checks(substituted, log, seed=1)["clicks per page"].summaries
+    rejected = [name for name, check in bad.items()
+                if not check.interval(0.99)[0] <= check.observed <= check.interval(0.99)[1]]
+    assert {"pages with a click at rank >= 5", "mean clicks per page"} <= set(rejected)
