@@ -3,6 +3,7 @@
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 import bayeschain
@@ -59,14 +60,24 @@ def test_help_runs_without_heavy_imports():
 
 
 def test_real_data_demo_writes_its_outputs(tmp_path, capsys):
-    pytest.importorskip("h5netcdf")
+    pytest.importorskip("nutpie")
     out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--no-nuts"]) == 0
+    assert main(["demo", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "133 sessions, 401 result pages, 586 clicks" in text
+    assert "E[H] on a 10-result page" in text and "pages with a click at rank >= 5" in text
     assert "P(A dominates B)" in text and "How to read these numbers" in text
-    assert "under the relevance-dependent walk" in text
+    assert "under the relevance-dependent walk" in text and "walk-session" in text
     for name in ("posterior.nc", "scores.csv", "scores_drwbm.csv", "comparisons.csv"):
         assert (out / name).stat().st_size > 0
-    assert main(["demo", "--out", str(out), "--no-nuts"]) == 0   # never overwrites:
-    assert (tmp_path / "demo-2" / "comparisons.csv").exists()     # a new folder instead
+    scores = pd.read_csv(out / "scores.csv")
+    assert scores["score"].notna().any() and (scores["score"].dropna() >= 0).all()
+
+
+def test_demo_never_overwrites_an_output_folder(tmp_path):
+    from bayeschain.commands.session_demo import _output_folder
+
+    first = _output_folder(tmp_path / "demo", force=False)
+    second = _output_folder(tmp_path / "demo", force=False)
+    assert first == tmp_path / "demo" and second == tmp_path / "demo-2"
+    assert _output_folder(tmp_path / "demo", force=True) == tmp_path / "demo"

@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("qrels", help="TREC qrels file")
     p.add_argument("runs", nargs="+", metavar="run", help="TREC run files (two or more)")
     p.add_argument("--posterior", required=True, help="posterior file from `bayeschain fit`")
-    p.add_argument("-m", "--measure", default="PatH(model='sfbm', order=2)",
+    p.add_argument("-m", "--measure", default="PatH(model='rwbm', order=2)",
                    help="measure whose parameters come from the posterior (default "
                         "\"PatH(model='sfbm', order=2)\"; also rwbm, RBP, MPcont)")
     p.add_argument("--rope", type=float, default=0.01,

@@ -1,23 +1,31 @@
-"""``bayeschain fit LOG --spec SPEC -o posterior.nc``: calibrate a user model from clicks.
+"""``bayeschain fit LOG [--spec SPEC] -o posterior.nc``: calibrate a user model from clicks.
 
-Prints the posterior summary (means and 95% intervals), posterior predictive checks
-against the log (share of backward moves, deepest clicked rank, dwell-time distribution)
-and NUTS diagnostics when NUTS ran; writes the posterior (netCDF, atomically, right after
-the fit, never over an existing file without ``--force``).  Outputs are checked before the
-fit starts.  Specs with transitions by relevance (``rwbm-relevance``) need ``--qrels``.
+Without ``--spec`` it fits the walk that P@H scores (spec ``walk``: the examinations are
+hidden, the likelihood of every page is exact).  Prints what the posterior learned (per
+rank: forward, backward and leave probabilities, click probabilities, expected
+examinations of a 10-result page next to the log's clicks per rank), posterior predictive
+checks that replay the fitted model on the log's pages, and the sampler's diagnostics;
+writes the posterior (netCDF, atomically, right after the fit, never over an existing file
+without ``--force``).  ``--heldout 0.25`` fits on 75% of the sessions and reports the click
+models' held-out metrics (log-likelihood, perplexity) on the rest.  Outputs are checked
+before the fit starts.
 """
 
 from __future__ import annotations
 
 import argparse
 
-FIGURES = ("ppc_backward.png", "ppc_click_depth.png", "ppc_dwell.png")
+WALK_FIGURES = ("ppc_clicks_per_page.png", "ppc_deepest_click.png", "ppc_click_rank.png")
+CLICK_FIGURES = ("ppc_backward.png",)
+DWELL_FIGURE = "ppc_dwell.png"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("log", help="click log (any format `bayeschain stats` reads)")
-    p.add_argument("--spec", default="rwbm-conjugate",
-                   help="model spec: a TOML file or a built-in name (default rwbm-conjugate)")
+    p.add_argument("--spec", default="walk",
+                   help="model spec: a TOML file or a built-in name (default walk: the walk "
+                        "P@H scores; walk-relevance for drwbm, walk-session for MsM, "
+                        "clicks-conjugate for click-to-click transitions)")
     p.add_argument("-o", "--output", default=None, help="write the posterior to this .nc file")
     p.add_argument("--method", choices=["conjugate", "nuts"], default=None,
                    help="override the spec's sampler")
@@ -27,82 +35,153 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", dest="log_format", default=None,
                    choices=["yandex", "wscd", "trec-session", "canonical"])
     p.add_argument("--figures", default=None, metavar="DIR",
-                   help="write the posterior predictive checks (backward moves, click "
-                        "depth, dwell times: " + ", ".join(FIGURES) + ") to DIR")
+                   help="write the posterior predictive checks as figures to DIR")
     p.add_argument("--qrels", default=None,
-                   help="TREC qrels for specs with transitions by relevance (rwbm-relevance)")
+                   help="TREC qrels for specs whose moves depend on relevance (walk-relevance)")
     p.add_argument("--level", type=int, default=1,
                    help="lowest relevant grade for --qrels (default 1)")
+    p.add_argument("--heldout", type=float, default=None, metavar="FRACTION",
+                   help="fit on the other sessions and report held-out click prediction "
+                        "(log-likelihood, perplexity) on this share of them")
+    p.add_argument("--heldout-seed", type=int, default=0,
+                   help="seed of the held-out split by session (default 0)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _figures(spec) -> tuple[str, ...]:
+    names = WALK_FIGURES if spec.parametrises == "walk" else \
+        CLICK_FIGURES if spec.section("transitions") is not None else ()
+    hold = spec.section("holding")
+    if hold is not None and hold["likelihood"] != "none":
+        names += (DWELL_FIGURE,)
+    return names
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..inference import (
-        fit,
-        load_spec,
-        model_data,
-        predictive_backward_share,
-        predictive_click_depth,
-        predictive_dwell_distribution,
-    )
+    from ..errors import ParameterError
+    from ..inference import fit, load_spec
     from ..io.clickformats import read_clicks
-    from ..io.clickstats import click_statistics
     from ..io.write import check_output_path, prepare_figure_folder
 
+    spec = load_spec(args.spec)
     if args.output:
         check_output_path(args.output, force=args.force, protected=[args.log])
     if args.figures:      # checked before the (possibly long) fit, not after it
-        prepare_figure_folder(args.figures, FIGURES, force=args.force, protected=[args.log])
-    spec = load_spec(args.spec)
-    trans = spec.section("transitions")
-    by_relevance = trans is not None and trans["by_relevance"]
+        prepare_figure_folder(args.figures, _figures(spec), force=args.force,
+                              protected=[args.log])
+    if args.heldout is not None and not 0 < args.heldout < 1:
+        raise ParameterError("--heldout must be a fraction between 0 and 1")
+    exam = spec.section("examination")
+    by_relevance = exam is not None and exam["by_relevance"]
     qrels = None
     if args.qrels:
         from ..io import read_qrels
 
         qrels = read_qrels(args.qrels)
     elif by_relevance:
-        from ..errors import ParameterError
-
-        raise ParameterError(f"spec {spec.name!r} fits transitions by relevance: give --qrels")
+        raise ParameterError(f"spec {spec.name!r} fits moves by relevance: give --qrels")
     log = read_clicks(args.log, format=args.log_format)
-    stats = click_statistics(log)
-    print(f"fitting {spec.name} to {log!r}")
-    post = fit(log if by_relevance else stats, spec, method=args.method, draws=args.draws,
-               chains=args.chains, seed=args.seed, progress=not args.quiet, qrels=qrels,
-               level=args.level)
+    test = None
+    if args.heldout is not None:
+        log, test = log.split(args.heldout, seed=args.heldout_seed)
+    print(f"fitting {spec.name} ({_learns(spec)}) to {log!r}", flush=True)
+    post = fit(log, spec, method=args.method, draws=args.draws, chains=args.chains,
+               seed=args.seed, progress=not args.quiet, qrels=qrels, level=args.level)
     if args.output:       # saved first: nothing after the fit can lose it
         path = post.save(args.output, force=args.force)
         print(f"wrote {path}")
-    summary = post.summary()
-    with_ci = summary.round(4).to_string(index=False)
-    print(with_ci)
-    if "transition" in post.posterior:
-        data = model_data(stats, spec.ranks, spec.section("transitions")["categories"])
-        check = predictive_backward_share(post, data, seed=0)
-        lo, hi = check.interval()
-        print(f"backward share of click-to-click moves: observed {check.observed:.3f}, "
-              f"posterior predictive 95% [{lo:.3f}, {hi:.3f}] (p = {check.p_value:.2f})")
-        if args.figures:
-            _ppc_figure(check, args.figures, args.force)
-    if "transition" in post.posterior or {"walk", "click"} <= set(post.posterior.data_vars):
-        depth = predictive_click_depth(post, log, seed=0)
-        # the transition model's backward share is checked above, without replay
-        _print_check(depth, skip=("backward share",) if "transition" in post.posterior
-                     else ())
-        if args.figures:
-            _distribution_figure(depth, args.figures, "ppc_click_depth.png", args.force)
+    if post.parametrises == "walk":
+        _report_walk(post, log, qrels, args)
+    else:
+        print(post.summary().round(4).to_string(index=False))
+        if "transition" in post.posterior:
+            _report_click_to_click(post, log, spec, args)
     if {"holding_rate", "log_dwell_mean"} & set(post.posterior.data_vars):
+        from ..inference import predictive_dwell_distribution
+
         dwell = predictive_dwell_distribution(post, log, seed=0)
         _print_check(dwell)
         if args.figures:
-            _distribution_figure(dwell, args.figures, "ppc_dwell.png", args.force)
-    if post.attrs.get("method") == "nuts":
+            _distribution_figure(dwell, args.figures, DWELL_FIGURE, args.force)
+    if test is not None:
+        _report_heldout(post, log, test, qrels)
+    if str(post.attrs.get("method", "")).startswith("nuts"):
         diag = post.diagnostics()
         print(f"NUTS: max R-hat {diag['max_rhat'].max():.3f}, min bulk ESS "
               f"{diag['min_ess'].min():.0f}, {post.divergences()} divergences")
     return 0
+
+
+def _learns(spec) -> str:
+    return {"walk": "the walk P@H scores: per-step moves with hidden examinations",
+            "click-to-click": "click-to-click transitions: where the next click lands, not "
+                              "the walk's per-step moves",
+            "dwell": "dwell times"}[spec.parametrises]
+
+
+def _report_walk(post, log, qrels, args) -> None:
+    import numpy as np
+
+    from ..inference.parameters import expected_visits, walk_summary
+    from ..inference.walk_checks import predictive_walk_checks
+
+    attrs = post.attrs
+    level = attrs.get("click_level")
+    print(f"{attrs['pages']:,} pages, {attrs['clicks']:,} clicks, longest page "
+          f"{attrs['longest_page']}; clicks per {level}"
+          + (f" ({attrs['document_recurrence']:.1f} pages per (query, document) pair)"
+             if level == "document" else ""))
+    if "relevance" not in post.posterior["walk"].dims:
+        table = walk_summary(post, ranks=min(10, int(attrs["longest_page"])))
+        cols = [c for c in ("forward", "backward", "leave", "click", "visits") if c in table]
+        print("per rank, posterior mean [95% interval]:")
+        print("rank  " + "".join(f"{c:>22}" for c in cols))
+        for _, row in table.iterrows():
+            print(f"{int(row['rank']):>4}  " + "".join(
+                f"{row[c]:>8.3f} [{row[c + '_lo']:.3f}, {row[c + '_hi']:.3f}]"
+                .rjust(22) for c in cols))
+        if attrs.get("boundary", "leave") == "leave":
+            h = expected_visits(post, 10).sum(axis=1)
+            lo, hi = np.quantile(h, [0.025, 0.975])
+            print(f"E[H] on a 10-result page (ranks examined, revisits counted): "
+                  f"{h.mean():.2f} [{lo:.2f}, {hi:.2f}]")
+    else:
+        print(post.summary().round(4).to_string(index=False))
+    checks = predictive_walk_checks(post, log, qrels=qrels, seed=0)
+    for check in checks.values():
+        _print_check(check)
+    if args.figures:
+        for check, name in zip(checks.values(), WALK_FIGURES, strict=True):
+            _distribution_figure(check, args.figures, name, args.force)
+
+
+def _report_click_to_click(post, log, spec, args) -> None:
+    from ..inference import model_data, predictive_backward_share
+    from ..io.clickstats import click_statistics
+
+    print("note: this posterior is the click-to-click chain (where the next click lands); "
+          "P@H, RBP and MsM refuse it: fit the walk (spec 'walk') for them")
+    data = model_data(click_statistics(log), spec.ranks,
+                      spec.section("transitions")["categories"])
+    check = predictive_backward_share(post, data, seed=0)
+    lo, hi = check.interval()
+    print(f"backward share of click-to-click moves: observed {check.observed:.3f}, "
+          f"posterior predictive 95% [{lo:.3f}, {hi:.3f}] (p = {check.p_value:.2f})")
+    if args.figures:
+        _ppc_figure(check, args.figures, args.force)
+
+
+def _report_heldout(post, train, test, qrels) -> None:
+    from ..inference import heldout_click_metrics
+
+    known = set(train.events["query_id"].astype(str))
+    for label, queries in (("all held-out pages", None),
+                           ("held-out pages whose query is in the training log", known)):
+        m = heldout_click_metrics(post, test, qrels=qrels, queries=queries, seed=0)
+        print(f"held-out click prediction, {label} ({m.pages:,} pages with >= 10 results): "
+              f"log-likelihood {m.log_likelihood:.4f} nats/rank, perplexity "
+              f"{m.perplexity:.4f}, conditional perplexity {m.conditional_perplexity:.4f}")
 
 
 def _print_check(check, skip=()) -> None:
@@ -111,12 +190,13 @@ def _print_check(check, skip=()) -> None:
         if name in skip:
             continue
         lo, hi = c.interval()
-        print(f"{check.label}, {name}: observed {c.observed:.3f}, posterior predictive 95% "
-              f"[{lo:.3f}, {hi:.3f}] (p = {c.p_value:.2f})")
+        flag = "" if lo - 1e-12 <= c.observed <= hi + 1e-12 else "  <- outside"
+        print(f"{name}: observed {c.observed:.3f}, posterior predictive 95% "
+              f"[{lo:.3f}, {hi:.3f}]{flag}")
     out = check.outside()
     if out.size:
         print(f"  observed {check.label} distribution outside its 95% predictive band at "
-              f"{out.size} of {check.support.size} points")
+              f"{out.size} of {check.support.size} points ({', '.join(map(str, out))})")
 
 
 def _distribution_figure(check, folder, name: str, force: bool) -> None:
@@ -151,4 +231,4 @@ def _ppc_figure(check, folder, force: bool) -> None:
     fig, ax = plt.subplots(figsize=(5, 3.5))
     plot_predictive_check(ax, check, label="share of backward moves")
     fig.tight_layout()
-    print(f"wrote {atomic_save_figure(fig, Path(folder) / 'ppc_backward.png', force=force)}")
+    print(f"wrote {atomic_save_figure(fig, Path(folder) / CLICK_FIGURES[0], force=force)}")

@@ -14,10 +14,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("qrels", help="TREC qrels file")
     p.add_argument("runs", nargs="+", metavar="run", help="TREC run files")
     p.add_argument("--posterior", required=True, help="posterior file from `bayeschain fit`")
-    p.add_argument("-m", "--measure", default="PatH(model='sfbm', order=2)",
+    p.add_argument("-m", "--measure", default="PatH(model='rwbm', order=2)",
                    help="measure whose parameters come from the posterior: "
-                        "PatH(model='sfbm'|'rwbm'|'drwbm', order=1|2), RBP, MP, MPcont "
-                        "(drwbm needs a posterior fitted with --spec rwbm-relevance)")
+                        "PatH(model='rwbm'|'drwbm', order=1|2) (the fitted walk; drwbm "
+                        "needs a posterior fitted with --spec walk-relevance), MPcont "
+                        "(holding rates), MP; SFBM and RBP only for walks fitted without "
+                        "backward moves")
     p.add_argument("-o", "--output", default=None, help="write all scores: .nc or .csv")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
 

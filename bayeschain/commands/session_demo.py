@@ -1,14 +1,16 @@
 """``bayeschain demo``: the whole idea on the bundled TREC Session 2013 log, in minutes.
 
 1. read the real log and summarise it;
-2. fit the user model to its clicks: exact conjugate posterior, and NUTS as a check when
-   PyMC is installed;
+2. fit the walk that P@H scores to its clicks (spec ``walk``: examinations hidden, exact
+   page likelihood, NUTS), and show what it learned: E[H] and the expected examinations of
+   ranks 1..10 next to the clicks the model predicts and the log's clicks per page;
 3. build real systems from the log: the result pages of each session's *first* query and
    of its *last* reformulation, and the engine's first-query ranking against the same
    documents re-ranked by a simple baseline (query-term overlap with title and snippet);
-4. score them under every posterior draw with P@H and MsM, judged with the track's qrels,
-   and under a walk whose moves depend on the relevance of the clicked document (fitted
-   with the qrels: ``rwbm-relevance`` and ``PatH(model='drwbm')``);
+4. score them under every posterior draw with P@H (the fitted walk) and MsM (MsM's session
+   walk, ``walk-session``), judged with the track's qrels, and under a walk whose moves
+   depend on the relevance of the examined document (``walk-relevance`` fitted with the
+   qrels, ``PatH(model='drwbm')``);
 5. compare: mean difference with its credible interval, P(A > B), P(practically equal),
    and the posterior probability that A's law of P@H dominates B's;
 6. write the posterior, the tables and the figures to an output folder.
@@ -27,7 +29,9 @@ if TYPE_CHECKING:  # NumPy and pandas load when the demo runs, not for --help
     import numpy as np
     import pandas as pd
 
-MEASURE = "PatH(model='sfbm', order=2)"
+MEASURE = "PatH(model='rwbm', order=2)"
+#: posterior draws per question for the exact laws of P@H (stochastic dominance)
+DOMINANCE_DRAWS = 10
 
 
 def _step(t0: float, text: str) -> None:
@@ -118,8 +122,8 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from ..compare import compare, dominance_probability, score, score_sessions
-    from ..inference import fit, load_spec, model_data, predictive_backward_share
-    from ..io import click_statistics, read_clicks, read_qrels
+    from ..inference import fit, predictive_walk_checks
+    from ..io import read_clicks, read_qrels
 
     t0 = time.perf_counter()
     from .demo import bundled_data_dir
@@ -131,28 +135,16 @@ def run(args: argparse.Namespace) -> int:
     _step(t0, f"read the TREC Session 2013 log: {s['sessions']} sessions, {s['pages']} result "
               f"pages, {s['clicks']} clicks ({s['missing_end_times']} clicks without end time,"
               f" {s['repeated_clicks']} repeated clicks, counted)")
-    stats = click_statistics(log, backend="pandas")
-    _step(t0, f"click statistics: {stats.backward_share():.1%} of click-to-click moves go "
-              f"back up the page (the MP paper reports 21% on Yandex)")
-
-    spec = load_spec("rwbm-conjugate")
-    post = fit(stats, spec, draws=1000, chains=2, seed=args.seed)
-    data_m = model_data(stats, spec.ranks)
-    check = predictive_backward_share(post, data_m, seed=args.seed)
-    lo, hi = check.interval()
-    _step(t0, f"fitted {spec.name} (exact posterior, {post.n_draws:,} draws); backward share "
-              f"observed {check.observed:.3f}, posterior predictive 95% [{lo:.3f}, {hi:.3f}]")
-    if args.nuts:
-        try:
-            nuts = fit(stats, "rwbm-nuts", draws=500, tune=500, chains=2, seed=args.seed)
-            gap = float(np.abs(nuts.posterior["transition"].mean(("chain", "draw"))
-                               - post.posterior["transition"].mean(("chain", "draw"))).max())
-            _step(t0, f"NUTS check (PyMC): {nuts.divergences()} divergences, posterior means "
-                      f"within {gap:.4f} of the exact ones")
-        except ImportError:
-            _step(t0, "NUTS check skipped: install the [bayes] extra for PyMC")
-    session_post = fit(stats, "msm-session", draws=1000, chains=2, seed=args.seed)
-
+    post = fit(log, "walk", seed=args.seed)
+    _step(t0, f"fitted the walk P@H scores (spec walk: forward, backward and leave moves and "
+              f"click probabilities per rank, examinations hidden; {post.n_draws:,} NUTS "
+              f"draws, {post.divergences()} divergences)")
+    _print_walk(post, log)
+    checks = predictive_walk_checks(post, log, seed=args.seed)
+    deep = checks["clicks per page"].summaries["pages with a click at rank >= 5"]
+    lo, hi = deep.interval()
+    _step(t0, f"replaying the fitted walk on the log's pages: pages with a click at rank >= 5 "
+              f"observed {deep.observed:.3f}, posterior predictive 95% [{lo:.3f}, {hi:.3f}]")
     topic_qrels = read_qrels(folder / "qrels.txt")
     qrels = _session_qrels(log, topic_qrels, folder / "qrels.txt")
     runs = _systems(log)
@@ -167,49 +159,81 @@ def run(args: argparse.Namespace) -> int:
         row = comp.pairs.iloc[0]
         first, second = (row["A"], row["B"])
         dom = dominance_probability(runs, qrels, MEASURE + "@10", post, first, second,
-                                    max_draws=40, seed=args.seed)
+                                    max_draws=DOMINANCE_DRAWS, seed=args.seed)
         tables.append(comp.pairs.assign(question=what, **{"P(A dominates B)": dom["all"]}))
         _step(t0, f"{what}: {first} - {second} = {row['mean_diff']:+.4f} "
                   f"[{row['hdi_0.95_low']:+.4f}, {row['hdi_0.95_high']:+.4f}], "
                   f"P(A>B) {row['P(A>B)']:.3f}, P(equal) {row['P(|A-B|<rope)']:.3f}, "
                   f"P(A<B) {row['P(A<B)']:.3f}, P(A dominates B) {dom['all']:.3f}")
     rel_scores = _relevance_walk(t0, log, topic_qrels, runs, qrels, args)
+    session_post = fit(log, "walk-session", seed=args.seed)
     sessions = _session_matrices(log, qrels)
     msm_scores = score_sessions(sessions, session_post, discount="log")
     mean_msm = msm_scores.mean("session").values.ravel()
     _step(t0, f"MsM (log discount) over {len(sessions)} judged sessions: mean "
               f"{mean_msm.mean():.4f} [{np.quantile(mean_msm, 0.025):.4f}, "
-              f"{np.quantile(mean_msm, 0.975):.4f}] under the session posterior")
+              f"{np.quantile(mean_msm, 0.975):.4f}] under MsM's session walk fitted to the "
+              f"log (walk-session)")
 
     table = pd.concat(tables, ignore_index=True)
     table.to_csv(out / "comparisons.csv", index=False)
     post.save(out / "posterior.nc", force=True)
     scores.to_dataframe().reset_index().to_csv(out / "scores.csv", index=False)
     rel_scores.to_dataframe().reset_index().to_csv(out / "scores_drwbm.csv", index=False)
-    _figures(out, scores, check)
+    _figures(out, scores, checks["deepest clicked rank"])
     _step(t0, f"wrote {out}/: posterior.nc, scores.csv, scores_drwbm.csv, comparisons.csv "
               f"and figures")
-    print(EXPLANATION.format(measure=MEASURE, rope=args.rope))
+    print(EXPLANATION.format(measure=MEASURE, rope=args.rope, draws=DOMINANCE_DRAWS))
     return 0
 
 
+def _print_walk(post, log, ranks: int = 10) -> None:
+    """E[H] and expected examinations per rank next to the model's and the log's clicks."""
+    import numpy as np
+
+    from ..inference import expected_visits
+    from ..inference.parameters import draws_of
+    from ..inference.walk_checks import observed_summary
+
+    visits = expected_visits(post, ranks)                          # (draws, ranks)
+    # every examination of rank i clicks with c_i: E[clicks at i] = E[visits to i] c_i
+    clicks = visits * draws_of(post, "click")[:, :ranks]
+    h = visits.sum(axis=1)
+    lo, hi = np.quantile(h, [0.025, 0.975])
+    print(f"    E[H] on a 10-result page: {h.mean():.2f} examinations [{lo:.2f}, {hi:.2f}]")
+    from ..inference.pages import page_data
+
+    data = page_data(log)
+    observed = observed_summary(log, data)
+    full = data.lengths[data.page_config] >= ranks              # pages of >= 10 results
+    page_of_click = np.repeat(np.arange(observed.clicks.size), observed.clicks)
+    r = observed.click_ranks[full[page_of_click]]
+    per_rank = np.bincount(r[r <= ranks] - 1, minlength=ranks) / max(full.sum(), 1)
+    print("    rank  examinations (95%)     clicks per page: model (95%)      log")
+    for i in range(ranks):
+        v, c = visits[:, i], clicks[:, i]
+        vl, vh = np.quantile(v, [0.025, 0.975])
+        cl, ch = np.quantile(c, [0.025, 0.975])
+        print(f"    {i + 1:>4}  {v.mean():5.2f} [{vl:4.2f}, {vh:4.2f}]     "
+              f"{c.mean():.3f} [{cl:.3f}, {ch:.3f}]     {per_rank[i]:.3f}")
+
+
 def _relevance_walk(t0: float, log, topic_qrels, runs, session_qrels, args):
-    """Users whose next move depends on what the click found: fit the transitions after
-    relevant and after other clicks (the track's qrels), then score under that walk."""
+    """Users whose next move depends on the relevance of the examined document: the walk
+    fitted by relevance class (the track's qrels), then used to score."""
     import numpy as np
 
     from ..compare import compare, score
     from ..inference import fit
 
-    post = fit(log, "rwbm-relevance", qrels=topic_qrels, draws=1000, chains=2,
-               seed=args.seed)
-    t = post.posterior["transition_by_relevance"].sel(rank=1)
-    stop = t.sel(category=["stop", "reformulate"]).sum("category")
-    diff = (stop.sel(relevance="relevant") - stop.sel(relevance="non-relevant")).values.ravel()
-    _step(t0, f"transitions by relevance of the clicked document: leaving the page after a "
-              f"relevant click {float(stop.sel(relevance='relevant').mean()):.3f}, after "
-              f"another {float(stop.sel(relevance='non-relevant').mean()):.3f}; P(relevant "
-              f"clicks end the page more often) {float(np.mean(diff > 0)):.3f}")
+    post = fit(log, "walk-relevance", qrels=topic_qrels, seed=args.seed)
+    w = post.posterior["walk"].sel(rank=2)
+    leave = w.sel(move=["stop", "reformulate"]).sum("move")
+    diff = (leave.sel(relevance="relevant") - leave.sel(relevance="non-relevant")).values.ravel()
+    rel, other = (float(leave.sel(relevance=c).mean()) for c in ("relevant", "non-relevant"))
+    _step(t0, f"moves by relevance of the examined document (walk-relevance): leaving the page "
+              f"from rank 2 after a relevant document {rel:.3f}, after another {other:.3f}; "
+              f"P(relevant documents end the page more often) {float(np.mean(diff > 0)):.3f}")
     measure = "PatH(model='drwbm', order=2)"
     scores = score(runs, session_qrels, measure, post)
     row = compare(scores.sel(run=["engine", "baseline"]), rope=args.rope).pairs.iloc[0]
@@ -227,11 +251,11 @@ def _figures(out: Path, scores, check) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..plots import plot_forest, plot_predictive_check
+    from ..plots import plot_distribution_check, plot_forest
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    plot_forest(axes[0], scores, title="P@H (SFBM, order 2)")
-    plot_predictive_check(axes[1], check, label="share of backward moves")
+    plot_forest(axes[0], scores, title="P@H (fitted walk, order 2)")
+    plot_distribution_check(axes[1], check)
     fig.tight_layout()
     fig.savefig(out / "demo.png", dpi=100)
     plt.close(fig)
@@ -239,14 +263,16 @@ def _figures(out: Path, scores, check) -> None:
 
 EXPLANATION = """
 How to read these numbers
-  {measure}: expected relevance collected by a user who moves on after a click with the
-    fitted forward probability of that rank, per document examined (P@H order 2).
+  {measure}: expected relevance collected per document examined (P@H order 2) by a user
+    who walks the ranking with the forward, backward and leave probabilities the walk
+    learned from the log's clicks (examinations hidden; the same chain is scored).
   Every number is a posterior over user models fitted to the real clicks: the interval is
     the 95% highest-density interval of the mean-over-sessions difference A - B.
   P(A>B) / P(equal) / P(A<B): posterior probability that A's mean score is higher, within
     +-{rope} (practically equal), or lower.
   P(A dominates B): share of posterior user models under which A's whole distribution of
-    P@H over users lies above B's, averaged over sessions (order 3 of the P@H paper).
+    P@H over users lies above B's, averaged over sessions (order 3 of the P@H paper), from
+    {draws} posterior draws.
 """
 
 
@@ -259,7 +285,5 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=2026, help="random seed")
     p.add_argument("--rope", type=float, default=0.01,
                    help="region of practical equivalence (default 0.01)")
-    p.add_argument("--no-nuts", dest="nuts", action="store_false",
-                   help="skip the NUTS check of the exact posterior")
     p.add_argument("--toy", action="store_true",
                    help="instead, run the engine on the paper's two toy runs (no fitting)")

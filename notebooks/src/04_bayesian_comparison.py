@@ -15,8 +15,7 @@ from bayeschain.io import read_qrels, read_run  # noqa: E402
 from bayeschain.plots import plot_cdf_bands, plot_forest  # noqa: E402
 
 root = Path(bc.__file__).resolve().parents[1] / "data"
-post = bc.fit(bc.read_clicks(root / "trec_session_2013" / "sessiontrack2013.xml.gz"),
-              "rwbm-conjugate", draws=1000, chains=2)
+post = bc.fit(bc.read_clicks(root / "trec_session_2013" / "sessiontrack2013.xml.gz"), seed=1)
 qrels = read_qrels(root / "trec_eval" / "qrels.test")
 runs = {"full": read_run(root / "trec_eval" / "results.test"),
         "truncated": read_run(root / "trec_eval" / "results.trunc")}
@@ -40,15 +39,16 @@ fig
 
 # %% [markdown]
 # ## Users whose moves depend on what they found
-# `rwbm-relevance` learns, from the log and its qrels, what users do after a click on a
-# relevant document and after any other click; `PatH(model='drwbm')` scores runs under that
-# walk (one chain per list and draw, solved by a compiled kernel).
+# `walk-relevance` learns, from the log and its qrels, how users move on after examining
+# a relevant document and after any other (examinations hidden, as in `walk`);
+# `PatH(model='drwbm')` scores runs under that walk (one chain per list and draw, solved by
+# a compiled kernel).
 
 # %%
 session = root / "trec_session_2013"
-rel_post = bc.fit(bc.read_clicks(session / "sessiontrack2013.xml.gz"), "rwbm-relevance",
-                  qrels=read_qrels(session / "qrels.txt"), draws=1000, chains=2)
-moves = rel_post.posterior["transition_by_relevance"].sel(rank=1).mean(("chain", "draw"))
+rel_post = bc.fit(bc.read_clicks(session / "sessiontrack2013.xml.gz"), "walk-relevance",
+                  qrels=read_qrels(session / "qrels.txt"), seed=1)
+moves = rel_post.posterior["walk"].sel(rank=2).mean(("chain", "draw"))
 print(moves.to_pandas().round(3))
 rel_scores = score(runs, qrels, "PatH(model='drwbm', order=2)", rel_post)
 compare(rel_scores, rope=0.005).pairs
