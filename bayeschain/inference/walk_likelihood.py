@@ -29,8 +29,9 @@ of them, and reverse mode needs one more solve ``A mu = dL/dlambda`` per left st
 ``dL/dA = -sum lambda mu^T`` (read on the three diagonals only).  The cost is O(n) per
 left state and page configuration, whatever the number of pages.
 
-The arithmetic is written once (:func:`_config_loglik`, compiled by Numba when it is
-installed, plain Python otherwise) and driven two ways: per-position arrays
+The arithmetic is written once (:func:`_block_loglik`, compiled by Numba when it is
+installed, plain Python otherwise; configurations of one page length run side by side in
+SIMD lanes) and driven two ways: per-position arrays
 (:func:`walk_log_likelihood`) and move / click tables indexed by the page
 configurations (:func:`table_log_likelihood`, what the fitted models call).  Tested
 against dense linear algebra, finite differences and simulated pages.
@@ -47,7 +48,9 @@ import numpy as np
 OUTCOMES = ("next_query", "end", "unknown")
 #: boundary rules for the forward mass at a page's last rank
 BOUNDARIES = ("leave", "rescale")
-_WORK_ROWS = 24
+_WORK_ROWS = 20
+#: configurations of one page length processed side by side (SIMD lanes)
+LANES = 8
 
 
 def _thomas_factor(lower, upper, n, cprime, inv):
@@ -72,133 +75,233 @@ def _thomas_solve(lower, cprime, inv, rhs, out, n):
         out[i] -= cprime[i] * out[i + 1]
 
 
-def _thomas_solve_t(lower, cprime, inv, rhs, out, n):
-    """``A^T out = rhs`` from the same factors (``A^T = U^T L^T``)."""
-    out[0] = rhs[0]
-    for i in range(1, n):
-        out[i] = rhs[i] - cprime[i - 1] * out[i - 1]
-    out[n - 1] *= inv[n - 1]
-    for i in range(n - 2, -1, -1):
-        out[i] = (out[i] - lower[i + 1] * out[i + 1]) * inv[i]
+def _block_loglik(n, f, b, r, s, c, s_lo, s_hi, states, term_ptr, targets, counts,
+                  gf, gb, gr, gs, gc, wk):
+    """Log-likelihood of up to ``LANES`` configurations side by side, on ``n`` positions:
+    column ``w`` of the rows ``f .. c`` (shape ``(width >= n, LANES)``, C-contiguous so that
+    the lane loops vectorise) is configuration ``w`` (a shorter page has zero moves from its
+    last position on, so the positions it lacks are never reached), whose left states are
+    ``states[s_lo[w]:s_hi[w]]`` (-1: the page's start, i: after a click on rank i; an empty
+    range marks an unused lane).  Left state ``k`` has the terms
+    ``term_ptr[k]:term_ptr[k + 1]``, each a count of a target (``j >= 0`` a click on rank j,
+    ``-1 - o`` leaving with outcome o).  Gradients are *added* into ``gf .. gc``.  The
+    tridiagonal solves run across the lanes at once (SIMD); the terms are read lane by
+    lane.  Returns ``-inf`` when an observed event has probability 0.
 
-
-def _config_loglik(n, f, b, r, s, c, states, s_lo, s_hi, term_ptr, targets, counts,
-                   gf, gb, gr, gs, gc, work):
-    """Log-likelihood of one configuration; gradients *added* into ``gf .. gc``.
-
-    ``f .. c`` are the per-position rows (length >= n).  The configuration's left states
-    are ``states[s_lo:s_hi]`` (-1: the page's start, i: after a click on rank i); left
-    state ``k`` has the terms ``term_ptr[k]:term_ptr[k + 1]``, each a count of a target
-    (``j >= 0`` a click on rank j, ``-1 - o`` leaving with outcome o).  Returns ``-inf``
-    when an observed event has probability 0.
+    Outcome ``o`` leaves with ``v_o = r, s`` or ``r + s``; ``L_o = sum_k (count / P) lam_k``
+    over the terms with outcome ``o`` collects what ``dL/da`` and ``dL/dv_o`` need, so the
+    per-state work is two solves and a few vector updates.
     """
-    a, lo, up = work[0], work[1], work[2]
-    cp, dn, x = work[5], work[6], work[9]
-    lam, gbar, mu, d_up, d_lo, ga = work[10], work[11], work[12], work[13], work[14], work[15]
-    go = work[16:19]
-    ov = work[19:22]
+    lanes = LANES
+    a, lo, up, cp, inv, x = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5]
+    lam, gbar, mu, d_up, d_lo = wk[6], wk[7], wk[8], wk[9], wk[10]
+    big = wk[11:14]            # L_o
+    aov = wk[14:17]            # a * v_o
+    direct = wk[17:20]         # dL/dv_o at the clicked state itself (e_i = v_o,i + ...)
+    pw = np.zeros((3, lanes))
+    wsum = np.zeros((3, lanes))
     total = 0.0
+    slots = 0
+    for w in range(lanes):
+        slots = max(slots, s_hi[w] - s_lo[w])
     for i in range(n):
-        a[i] = 1.0 - c[i]
-        ov[0, i] = r[i]
-        ov[1, i] = s[i]
-        ov[2, i] = r[i] + s[i]
-        lo[i] = -a[i] * b[i] if i > 0 else 0.0
-        up[i] = -a[i] * f[i] if i < n - 1 else 0.0
-        d_up[i] = 0.0
-        d_lo[i] = 0.0
-        ga[i] = 0.0
-        go[0, i] = 0.0
-        go[1, i] = 0.0
-        go[2, i] = 0.0
-        x[i] = 0.0
-    _thomas_factor(lo, up, n, cp, dn)
-    for k in range(s_lo, s_hi):
-        state = states[k]
-        if state < 0:
-            x[0] = 1.0
-        else:
-            if state + 1 < n:
-                x[state + 1] = f[state]
-            if state > 0:
-                x[state - 1] = b[state]
-        _thomas_solve_t(lo, cp, dn, x, lam, n)
-        if state < 0:
-            x[0] = 0.0
-        else:
-            if state + 1 < n:
-                x[state + 1] = 0.0
-            if state > 0:
-                x[state - 1] = 0.0
-        for j in range(n):
-            gbar[j] = 0.0
-        for t in range(term_ptr[k], term_ptr[k + 1]):
-            j = targets[t]
-            cnt = counts[t]
-            if j >= 0:
-                p = lam[j] * c[j]
-                if not p > 0.0:
-                    return -math.inf
-                total += cnt * math.log(p)
-                gbar[j] += cnt / lam[j]
-                gc[j] += cnt / c[j]
-            else:
-                o = -1 - j
-                p = 0.0
-                for i in range(n):
-                    p += lam[i] * a[i] * ov[o, i]
-                if state >= 0:
-                    p += ov[o, state]
-                if not p > 0.0:
-                    return -math.inf
-                total += cnt * math.log(p)
-                w = cnt / p
-                for i in range(n):
-                    gbar[i] += w * a[i] * ov[o, i]
-                    ga[i] += w * lam[i] * ov[o, i]
-                    go[o, i] += w * lam[i] * a[i]
-                if state >= 0:
-                    go[o, state] += w
-        _thomas_solve(lo, cp, dn, gbar, mu, n)
+        for w in range(lanes):
+            ai = 1.0 - c[i, w]
+            a[i, w] = ai
+            aov[0, i, w] = ai * r[i, w]
+            aov[1, i, w] = ai * s[i, w]
+            aov[2, i, w] = ai * (r[i, w] + s[i, w])
+            lo[i, w] = -ai * b[i, w] if i > 0 else 0.0
+            up[i, w] = -ai * f[i, w] if i < n - 1 else 0.0
+            d_up[i, w] = 0.0
+            d_lo[i, w] = 0.0
+            big[0, i, w] = 0.0
+            big[1, i, w] = 0.0
+            big[2, i, w] = 0.0
+            direct[0, i, w] = 0.0
+            direct[1, i, w] = 0.0
+            direct[2, i, w] = 0.0
+            x[i, w] = 0.0
+    # A = L U, L lower bidiagonal (pivots 1 / inv, subdiagonal lo), U unit upper (cp)
+    for w in range(lanes):
+        inv[0, w] = 1.0
+        cp[0, w] = up[0, w] if n > 1 else 0.0
+    for i in range(1, n):
+        for w in range(lanes):
+            v = 1.0 / (1.0 - lo[i, w] * cp[i - 1, w])
+            inv[i, w] = v
+            cp[i, w] = up[i, w] * v if i < n - 1 else 0.0
+    for k in range(slots):
+        for w in range(lanes):
+            if k < s_hi[w] - s_lo[w]:
+                state = states[s_lo[w] + k]
+                if state < 0:
+                    x[0, w] = 1.0
+                else:
+                    if state + 1 < n:
+                        x[state + 1, w] = f[state, w]
+                    if state > 0:
+                        x[state - 1, w] = b[state, w]
+        # A^T lam = x: U^T then L^T
+        for w in range(lanes):
+            lam[0, w] = x[0, w]
+        for i in range(1, n):
+            for w in range(lanes):
+                lam[i, w] = x[i, w] - cp[i - 1, w] * lam[i - 1, w]
+        for w in range(lanes):
+            lam[n - 1, w] *= inv[n - 1, w]
+        for i in range(n - 2, -1, -1):
+            for w in range(lanes):
+                lam[i, w] = (lam[i, w] - lo[i + 1, w] * lam[i + 1, w]) * inv[i, w]
+        for w in range(lanes):
+            pw[0, w] = 0.0
+            pw[1, w] = 0.0
+            pw[2, w] = 0.0
         for i in range(n):
-            if i < n - 1:
-                d_up[i] -= lam[i] * mu[i + 1]
-            if i > 0:
-                d_lo[i] -= lam[i] * mu[i - 1]
-        if state >= 0:
-            if state + 1 < n:
-                gf[state] += mu[state + 1]
-            if state > 0:
-                gb[state] += mu[state - 1]
+            for w in range(lanes):
+                gbar[i, w] = 0.0
+                pw[0, w] += lam[i, w] * aov[0, i, w]
+                pw[1, w] += lam[i, w] * aov[1, i, w]
+                pw[2, w] += lam[i, w] * aov[2, i, w]
+        for w in range(lanes):
+            wsum[0, w] = 0.0
+            wsum[1, w] = 0.0
+            wsum[2, w] = 0.0
+            if k >= s_hi[w] - s_lo[w]:
+                continue
+            state = states[s_lo[w] + k]
+            if state < 0:
+                x[0, w] = 0.0
+            else:
+                if state + 1 < n:
+                    x[state + 1, w] = 0.0
+                if state > 0:
+                    x[state - 1, w] = 0.0
+            for t in range(term_ptr[s_lo[w] + k], term_ptr[s_lo[w] + k + 1]):
+                j = targets[t]
+                cnt = counts[t]
+                if j >= 0:
+                    p = lam[j, w] * c[j, w]
+                    if not p > 0.0:
+                        return -math.inf
+                    total += cnt * math.log(p)
+                    gbar[j, w] += cnt / lam[j, w]
+                    gc[j, w] += cnt / c[j, w]
+                else:
+                    o = -1 - j
+                    p = pw[o, w]
+                    if state >= 0:
+                        p += r[state, w] if o == 0 else (s[state, w] if o == 1 else
+                                                         r[state, w] + s[state, w])
+                    if not p > 0.0:
+                        return -math.inf
+                    total += cnt * math.log(p)
+                    wsum[o, w] += cnt / p
+                    if state >= 0:
+                        direct[o, state, w] += cnt / p
+        for i in range(n):
+            for w in range(lanes):
+                w0, w1, w2 = wsum[0, w], wsum[1, w], wsum[2, w]
+                gbar[i, w] += w0 * aov[0, i, w] + w1 * aov[1, i, w] + w2 * aov[2, i, w]
+                big[0, i, w] += w0 * lam[i, w]
+                big[1, i, w] += w1 * lam[i, w]
+                big[2, i, w] += w2 * lam[i, w]
+        # A mu = gbar: L then U
+        for w in range(lanes):
+            mu[0, w] = gbar[0, w]
+        for i in range(1, n):
+            for w in range(lanes):
+                mu[i, w] = (gbar[i, w] - lo[i, w] * mu[i - 1, w]) * inv[i, w]
+        for i in range(n - 2, -1, -1):
+            for w in range(lanes):
+                mu[i, w] -= cp[i, w] * mu[i + 1, w]
+        for i in range(n - 1):
+            for w in range(lanes):
+                d_up[i, w] -= lam[i, w] * mu[i + 1, w]
+        for i in range(1, n):
+            for w in range(lanes):
+                d_lo[i, w] -= lam[i, w] * mu[i - 1, w]
+        for w in range(lanes):
+            if k < s_hi[w] - s_lo[w]:
+                state = states[s_lo[w] + k]
+                if state >= 0:
+                    if state + 1 < n:
+                        gf[state, w] += mu[state + 1, w]
+                    if state > 0:
+                        gb[state, w] += mu[state - 1, w]
     for i in range(n):
-        if i < n - 1:
-            gf[i] -= a[i] * d_up[i]
-            ga[i] -= f[i] * d_up[i]
-        if i > 0:
-            gb[i] -= a[i] * d_lo[i]
-            ga[i] -= b[i] * d_lo[i]
-        gc[i] -= ga[i]
-        gr[i] += go[0, i] + go[2, i]
-        gs[i] += go[1, i] + go[2, i]
+        for w in range(lanes):
+            l0, l1, l2 = big[0, i, w], big[1, i, w], big[2, i, w]
+            ga = l0 * r[i, w] + l1 * s[i, w] + l2 * (r[i, w] + s[i, w])
+            if i < n - 1:
+                gf[i, w] -= a[i, w] * d_up[i, w]
+                ga -= f[i, w] * d_up[i, w]
+            if i > 0:
+                gb[i, w] -= a[i, w] * d_lo[i, w]
+                ga -= b[i, w] * d_lo[i, w]
+            gc[i, w] -= ga
+            gr[i, w] += (l0 + l2) * a[i, w] + direct[0, i, w] + direct[2, i, w]
+            gs[i, w] += (l1 + l2) * a[i, w] + direct[1, i, w] + direct[2, i, w]
     return total
+
+
+def _blocks(lengths, state_ptr):
+    """Configurations ordered by length and number of left states (those without
+    observations left out) and the start of each block of ``LANES`` of them (the last may
+    be shorter): ``(order, starts)``.  A block runs at its longest page; the positions a
+    shorter page does not have are cut off by zero moves, so they are never reached."""
+    n_states = state_ptr[1:] - state_ptr[:-1]
+    keep = np.flatnonzero((lengths > 0) & (n_states > 0))
+    # by length, then by number of left states (lanes of a block then do similar work)
+    key = lengths[keep] * (n_states.max() + 1) + n_states[keep]
+    order = keep[np.argsort(key, kind="mergesort")]
+    starts = np.arange(0, order.size + LANES, LANES)
+    starts[-1] = order.size
+    return order, starts[:(order.size + LANES - 1) // LANES + 1]
 
 
 def _loglik(lengths, f, b, r, s, c, state_ptr, states, term_ptr, targets, counts,
             gf, gb, gr, gs, gc):
     """Per-position driver: rows ``f .. c`` of shape (G, N), gradients added to ``g*``."""
     n_cfg, width = f.shape
-    work = np.zeros((_WORK_ROWS, width))
+    wk = np.zeros((_WORK_ROWS, width, LANES))
+    rows = np.zeros((5, width, LANES))
+    grads = np.zeros((5, width, LANES))
+    s_lo = np.zeros(LANES, dtype=np.int64)
+    s_hi = np.zeros(LANES, dtype=np.int64)
+    order, starts = _blocks(lengths, state_ptr)
     total = 0.0
-    for g in range(n_cfg):
-        n = lengths[g]
-        if n <= 0 or state_ptr[g] == state_ptr[g + 1]:
-            continue
-        ll = _config_loglik(n, f[g], b[g], r[g], s[g], c[g], states, state_ptr[g],
-                            state_ptr[g + 1], term_ptr, targets, counts, gf[g], gb[g],
-                            gr[g], gs[g], gc[g], work)
+    for blk in range(starts.size - 1):
+        n = lengths[order[starts[blk + 1] - 1]]         # the block's longest page
+        for w in range(LANES):
+            k = starts[blk] + w
+            on = k < starts[blk + 1]
+            g = order[k] if on else 0
+            nw = lengths[g] if on else 0
+            s_lo[w], s_hi[w] = (state_ptr[g], state_ptr[g + 1]) if on else (0, 0)
+            for i in range(n):
+                inside = i < nw
+                rows[0, i, w] = f[g, i] if inside and i < nw - 1 else 0.0
+                rows[1, i, w] = b[g, i] if inside else 0.0
+                rows[2, i, w] = r[g, i] if inside else 0.0
+                rows[3, i, w] = s[g, i] if inside else 0.0
+                rows[4, i, w] = c[g, i] if inside else 0.5
+                for q in range(5):
+                    grads[q, i, w] = 0.0
+        ll = _block_loglik(n, rows[0], rows[1], rows[2], rows[3], rows[4], s_lo, s_hi,
+                           states, term_ptr, targets, counts, grads[0], grads[1], grads[2],
+                           grads[3], grads[4], wk)
         if ll == -math.inf:
             return ll
         total += ll
+        for w in range(starts[blk + 1] - starts[blk]):
+            g = order[starts[blk] + w]
+            for i in range(lengths[g]):
+                gf[g, i] += grads[0, i, w]
+                gb[g, i] += grads[1, i, w]
+                gr[g, i] += grads[2, i, w]
+                gs[g, i] += grads[3, i, w]
+                gc[g, i] += grads[4, i, w]
     return total
 
 
@@ -244,39 +347,63 @@ def _table_loglik(lengths, move_index, click_index, moves, click, rescale, state
     probability ``click[click_index[g, i]]``; the boundary rule applies at the page's
     last position.  Gradients are added to ``g_moves`` and ``g_click``."""
     n_cfg, width = move_index.shape
-    work = np.zeros((_WORK_ROWS, width))
-    rows = np.zeros((5, width))
-    grads = np.zeros((5, width))
+    wk = np.zeros((_WORK_ROWS, width, LANES))
+    rows = np.zeros((5, width, LANES))
+    grads = np.zeros((5, width, LANES))
+    saved = np.zeros((4, LANES))
+    s_lo = np.zeros(LANES, dtype=np.int64)
+    s_hi = np.zeros(LANES, dtype=np.int64)
+    order, starts = _blocks(lengths, state_ptr)
     total = 0.0
-    for g in range(n_cfg):
-        n = lengths[g]
-        if n <= 0 or state_ptr[g] == state_ptr[g + 1]:
-            continue
-        for i in range(n):
-            m = move_index[g, i]
-            rows[0, i] = moves[m, 0]
-            rows[1, i] = moves[m, 1] if i > 0 else 0.0
-            rows[2, i] = moves[m, 2]
-            rows[3, i] = moves[m, 3]
-            rows[4, i] = click[click_index[g, i]]
-            for k in range(5):
-                grads[k, i] = 0.0
-        fl, bl, rl, sl = _boundary(n, rows[0], rows[1], rows[2], rows[3], rescale)
-        ll = _config_loglik(n, rows[0], rows[1], rows[2], rows[3], rows[4], states,
-                            state_ptr[g], state_ptr[g + 1], term_ptr, targets, counts,
-                            grads[0], grads[1], grads[2], grads[3], grads[4], work)
+    for blk in range(starts.size - 1):
+        n = lengths[order[starts[blk + 1] - 1]]         # the block's longest page
+        used = starts[blk + 1] - starts[blk]
+        for w in range(LANES):
+            nw = lengths[order[starts[blk] + w]] if w < used else 0
+            for i in range(n):
+                for q in range(5):
+                    grads[q, i, w] = 0.0
+                if i >= nw:          # a position this page lacks: no move in or out
+                    rows[0, i, w] = 0.0
+                    rows[1, i, w] = 0.0
+                    rows[2, i, w] = 0.0
+                    rows[3, i, w] = 0.0
+                    rows[4, i, w] = 0.5
+            if w >= used:
+                s_lo[w], s_hi[w] = 0, 0
+                continue
+            g = order[starts[blk] + w]
+            s_lo[w], s_hi[w] = state_ptr[g], state_ptr[g + 1]
+            for i in range(nw):
+                m = move_index[g, i]
+                rows[0, i, w] = moves[m, 0]
+                rows[1, i, w] = moves[m, 1] if i > 0 else 0.0
+                rows[2, i, w] = moves[m, 2]
+                rows[3, i, w] = moves[m, 3]
+                rows[4, i, w] = click[click_index[g, i]]
+            fl, bl, rl, sl = _boundary(nw, rows[0, :, w], rows[1, :, w], rows[2, :, w],
+                                       rows[3, :, w], rescale)
+            saved[0, w], saved[1, w], saved[2, w], saved[3, w] = fl, bl, rl, sl
+        ll = _block_loglik(n, rows[0], rows[1], rows[2], rows[3], rows[4], s_lo, s_hi,
+                           states, term_ptr, targets, counts, grads[0], grads[1], grads[2],
+                           grads[3], grads[4], wk)
         if ll == -math.inf:
             return ll
         total += ll
-        _boundary_grad(n, grads[0], grads[1], grads[2], grads[3], fl, bl, rl, sl, rescale)
-        for i in range(n):
-            m = move_index[g, i]
-            g_moves[m, 0] += grads[0, i]
-            if i > 0:
-                g_moves[m, 1] += grads[1, i]
-            g_moves[m, 2] += grads[2, i]
-            g_moves[m, 3] += grads[3, i]
-            g_click[click_index[g, i]] += grads[4, i]
+        for w in range(used):
+            g = order[starts[blk] + w]
+            nw = lengths[g]
+            _boundary_grad(nw, grads[0, :, w], grads[1, :, w], grads[2, :, w],
+                           grads[3, :, w], saved[0, w], saved[1, w], saved[2, w],
+                           saved[3, w], rescale)
+            for i in range(nw):
+                m = move_index[g, i]
+                g_moves[m, 0] += grads[0, i, w]
+                if i > 0:
+                    g_moves[m, 1] += grads[1, i, w]
+                g_moves[m, 2] += grads[2, i, w]
+                g_moves[m, 3] += grads[3, i, w]
+                g_click[click_index[g, i]] += grads[4, i, w]
     return total
 
 
@@ -305,14 +432,13 @@ def compiled_or_python(name: str):
     return globals()[name]
 
 
-_JITTED = ("_thomas_factor", "_thomas_solve", "_thomas_solve_t", "_config_loglik", "_boundary",
-           "_boundary_grad",
-           "_loglik", "_table_loglik")
+_JITTED = ("_thomas_factor", "_thomas_solve", "_block_loglik", "_blocks", "_boundary",
+           "_boundary_grad", "_loglik", "_table_loglik")
 
 
 @dataclass(frozen=True)
 class ClickCounts:
-    """Sparse click counts per page configuration (see :func:`_config_loglik`).
+    """Sparse click counts per page configuration (see :func:`_block_loglik`).
 
     Built from dense arrays by :meth:`from_dense`: ``first (G, N)`` first clicks,
     ``none (G, 3)`` click-less pages by outcome (next query, end, unknown), ``moves
