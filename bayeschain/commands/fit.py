@@ -34,6 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=None, help="random seed")
     p.add_argument("--format", dest="log_format", default=None,
                    choices=["yandex", "wscd", "trec-session", "canonical"])
+    p.add_argument("--results", default=None, metavar="PAGES",
+                   help="for a canonical log: the result pages (serp_id, rank, doc_id) as "
+                        "CSV / TSV / Parquet, so page lengths and documents reach the model")
     p.add_argument("--figures", default=None, metavar="DIR",
                    help="write the posterior predictive checks as figures to DIR")
     p.add_argument("--qrels", default=None,
@@ -66,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
 
     spec = load_spec(args.spec)
     if args.output:
-        check_output_path(args.output, force=args.force, protected=[args.log])
+        check_output_path(args.output, force=args.force,
+                          protected=[args.log] + ([args.results] if args.results else []))
     if args.figures:      # checked before the (possibly long) fit, not after it
         prepare_figure_folder(args.figures, _figures(spec), force=args.force,
                               protected=[args.log])
@@ -81,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         qrels = read_qrels(args.qrels)
     elif by_relevance:
         raise ParameterError(f"spec {spec.name!r} fits moves by relevance: give --qrels")
-    log = read_clicks(args.log, format=args.log_format)
+    log = read_clicks(args.log, format=args.log_format, results=args.results)
     test = None
     if args.heldout is not None:
         log, test = log.split(args.heldout, seed=args.heldout_seed)

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import bayeschain as bc
 from bayeschain.errors import FormatError
 from bayeschain.io.clickformats import read_clicks, read_trec_session, read_wscd, read_yandex
 from bayeschain.io.clicklog import ClickLog, read_canonical, write_canonical
@@ -151,3 +152,39 @@ def test_unknown_format_and_missing_file(tmp_path):
         read_clicks(tmp_path / "nope")
     assert isinstance(read_clicks(TREC), ClickLog)
     assert np.isfinite(read_clicks(TREC).events["time"]).all()
+
+
+def test_canonical_log_with_its_result_pages(tmp_path):
+    """read_clicks(events, results=pages): page lengths and documents reach the walk."""
+    from bayeschain.inference.pages import page_data
+    from bayeschain.io.clicklog import concat_logs
+
+    log = bc.simulate_click_log(40, n_ranks=6, seed=3)
+    events, pages = tmp_path / "events.csv", tmp_path / "pages.tsv"
+    log.events.to_csv(events, index=False)
+    log.results.iloc[:-2].to_csv(pages, sep="\t", index=False)    # the last page lists 4
+    back = bc.read_clicks(events, results=pages)
+    assert back.results["doc_id"].tolist() == log.results["doc_id"].iloc[:-2].tolist()
+    lengths = page_data(back).lengths
+    assert set(lengths) <= {4, 6} and 4 in lengths
+    # the same from DataFrames, and errors that name file and line
+    frames = bc.read_clicks(log.events, results=log.results)
+    assert frames.results["doc_id"].tolist() == log.results["doc_id"].tolist()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("serp_id,rank,doc_id\n0,1,a\n0,one,b\n")
+    with pytest.raises(FormatError, match=r"bad.csv:3: rank must be an integer"):
+        bc.read_clicks(events, results=bad)
+    bad.write_text("serp_id,rank,doc_id\n0,1,a\n0,1,b\n")
+    with pytest.raises(FormatError, match="lists rank 1 twice"):
+        bc.read_clicks(events, results=bad)
+    bad.write_text("serp_id,rank,doc_id\n999,1,a\n")
+    with pytest.raises(FormatError, match="not a page of the click log"):
+        bc.read_clicks(events, results=bad)
+    trec = Path(__file__).resolve().parents[2] / "data" / "trec_session_2013" / \
+        "sessiontrack2013.xml.gz"
+    with pytest.raises(FormatError, match="lists its pages itself"):
+        bc.read_clicks(trec, results=pages)
+    both = concat_logs([log, log])
+    assert len(both.results) == 2 * len(log.results)
+    assert both.events["serp_id"].nunique() == 2 * log.events["serp_id"].nunique()
+    assert both.summary()["sessions"] == 2 * log.summary()["sessions"]
