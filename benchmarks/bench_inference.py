@@ -4,15 +4,17 @@
 
 1. **Calibration**: over ``--datasets`` simulated logs (2,000 sessions each, 10 ranks, true
    parameters fixed), the share of true values inside the 90% credible intervals of the
-   conjugate click-transition and holding-time models (nominal 0.90; target 0.85-0.95).
-   True click-to-click transition laws come exactly from the hidden walk
-   (``walk_click_laws``), conditioned on "not a repeat" as the model's categories are.
+   conjugate click-to-click and holding-time models (nominal 0.90; target 0.85-0.95).
+   True click-to-click transition laws come exactly from the walk
+   (``tests/inference/truth.py``), conditioned on "not a repeat" as the model's categories
+   are.
 2. **Speed**: the conjugate fit of the statistics of 10^6 sessions, and a NUTS fit of the
-   per-rank transition + holding-time model (10 ranks), cold (empty PyTensor compile
-   cache, fresh process) and warm (same cache, fresh process).
+   per-rank click-to-click + holding-time model (10 ranks, PyMC), cold (empty PyTensor
+   compile cache, fresh process) and warm (same cache, fresh process).  The walk's own fits
+   are timed by ``bench_click_models.py``.
 3. **Real logs**: TREC Session 2013 (bundled) and CLARA2 (../shared, when present): NUTS
-   divergences, the posterior share of backward moves, per-rank holding rates with 95%
-   intervals.
+   divergences, the posterior share of backward click-to-click moves, per-rank holding
+   rates with 95% intervals.
 """
 
 from __future__ import annotations
@@ -31,25 +33,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table  # noqa: E402
 
 from bayeschain.inference import fit  # noqa: E402
-from bayeschain.inference.models import walk_click_laws  # noqa: E402
 from bayeschain.io import click_statistics, read_clicks  # noqa: E402
 from bayeschain.simulate import simulate_click_log  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.inference.truth import click_transition_truth  # noqa: E402
+
 N, P, Q, R = 10, 0.6, 0.15, 0.05
 C = np.linspace(0.45, 0.2, N)
 MU = np.linspace(0.02, 0.2, N)
 
 
 def transition_truth() -> np.ndarray:
-    laws = walk_click_laws(P, Q, R, C, N)
-    truth = np.zeros((N, 4))
-    for i in range(N):
-        nxt = laws["next"][i]
-        repeat = nxt[i]
-        truth[i] = np.array([nxt[i + 1:].sum(), nxt[:i].sum(), laws["stop"][i],
-                             laws["reformulate"][i]]) / (1 - repeat)
-    return truth
+    """True click-to-click laws of the simulated walk (forward, backward, stop,
+    reformulate), conditioned on "not a repeat"."""
+    return click_transition_truth(N, P, Q, R, C)
 
 
 def calibration(n_datasets: int) -> dict:
@@ -59,7 +58,7 @@ def calibration(n_datasets: int) -> dict:
         log = simulate_click_log(2000, n_ranks=N, forward=P, backward=Q, reformulate=R,
                                  click=C, holding_rates=MU, examine_time=0.0,
                                  max_queries=200, seed=1000 + k)
-        post = fit(click_statistics(log), "rwbm-conjugate", draws=1000, chains=1, seed=k)
+        post = fit(click_statistics(log), "clicks-conjugate", draws=1000, chains=1, seed=k)
         theta = post.transition_probabilities()
         lo = theta.quantile(0.05, dim=("chain", "draw")).values
         hi = theta.quantile(0.95, dim=("chain", "draw")).values
@@ -82,7 +81,7 @@ from bayeschain.inference import fit
 from bayeschain.io import read_clicks, click_statistics
 stats = click_statistics(read_clicks(sys.argv[1]))
 t = time.perf_counter()
-post = fit(stats, "rwbm-nuts", draws=1000, chains=2)
+post = fit(stats, "clicks-nuts", draws=1000, chains=2)
 print(f"{time.perf_counter() - t:.1f} {post.divergences()}")
 """
 
@@ -108,7 +107,7 @@ def real_log_fits(skip_nuts: bool) -> list[tuple]:
             rows.append((name, "absent", "", "", ""))
             continue
         stats = click_statistics(read_clicks(path))
-        post = fit(stats, "rwbm-conjugate" if skip_nuts else "rwbm-nuts", draws=1000,
+        post = fit(stats, "clicks-conjugate" if skip_nuts else "clicks-nuts", draws=1000,
                    chains=2)
         theta = post.transition_probabilities()
         # clicks per rank weight each rank's backward / (forward + backward) probability
@@ -132,6 +131,16 @@ def real_log_fits(skip_nuts: bool) -> list[tuple]:
     return rows
 
 
+def walk_truth() -> np.ndarray:
+    """The simulated walk's rows per rank (forward, backward, reformulate, stop); rank 1
+    has no backward move (its mass ends the session), and the last rank's forward move
+    is NaN: pages of 10 results never show it (its mass leaves the page)."""
+    rows = np.tile([P, Q, R, 1 - P - Q - R], (N, 1))
+    rows[0] = [P, 0.0, R, 1 - P - R]
+    rows[-1, 0] = np.nan
+    return rows
+
+
 def recovery(sessions: int) -> list[tuple]:
     """Every model on one log of ``sessions`` sessions from known parameters: how many true
     values fall inside their marginal 95% credible intervals, and inside the model's joint
@@ -142,24 +151,26 @@ def recovery(sessions: int) -> list[tuple]:
     stats = click_statistics(log)
     transitions = transition_truth()
     truths = {
-        "rwbm-conjugate": {"transition": transitions, "holding_rate": MU},
-        "rwbm-nuts": {"transition": transitions, "holding_rate": MU},
-        "rwbm-pooled": {"transition": transitions, "holding_rate": MU},
-        "rwbm-hidden": {"walk": np.array([P, Q, R, 1 - P - Q - R]), "click": C},
+        "clicks-conjugate": {"transition": transitions, "holding_rate": MU},
+        "clicks-nuts": {"transition": transitions, "holding_rate": MU},
+        "clicks-pooled": {"transition": transitions, "holding_rate": MU},
+        "walk": {"walk": walk_truth(), "click": C},
         "dwell-lognormal": {"log_dwell_mean": -np.log(MU) - np.euler_gamma},
     }
     rows = []
     for name, truth in truths.items():
         t = time.perf_counter()
-        post = fit(stats, name, draws=1000, chains=2)
+        post = fit(log if name == "walk" else stats, name, draws=1000, chains=2)
         inside = total = joint = 0
         band = post.simultaneous_interval(list(truth), 0.95)
         for var, value in truth.items():
             draws = post.posterior[var]
             lo = draws.quantile(0.025, dim=("chain", "draw")).values
             hi = draws.quantile(0.975, dim=("chain", "draw")).values
-            free = np.asarray(value) > 0 if var == "transition" else np.ones(np.shape(value),
-                                                                             bool)
+            value = np.asarray(value)
+            free = (value > 0) if var in ("transition", "walk") else np.ones(value.shape, bool)
+            if var == "walk":          # the last rank's forward move is not on a 10-result page
+                free &= np.isfinite(value)
             ok = (lo <= value) & (value <= hi)
             inside += int(ok[free].sum())
             total += int(free.sum())
@@ -195,9 +206,9 @@ def main() -> None:
     log = simulate_click_log(1_000_000, n_ranks=N, forward=P, backward=Q, reformulate=R,
                              click=C, holding_rates=MU, seed=7)
     stats = click_statistics(log)
-    fit(stats, "rwbm-conjugate", draws=10, chains=1)        # warm imports
+    fit(stats, "clicks-conjugate", draws=10, chains=1)        # warm imports
     t = time.perf_counter()
-    post = fit(stats, "rwbm-conjugate")
+    post = fit(stats, "clicks-conjugate")
     conj = time.perf_counter() - t
     print(f"conjugate fit of 10^6 sessions' statistics ({post.n_draws:,} draws): "
           f"{conj * 1000:.0f} ms (target < 1 s)")
