@@ -167,7 +167,7 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     click_index = np.ascontiguousarray(data.click_index[cfg])
     post = posterior.posterior
     rows = draw_indices(int(post.sizes["chain"] * post.sizes["draw"]), max_draws, seed)
-    moves, click = page_tables(posterior, data, rows, seed=seed)
+    moves, _, click = page_tables(posterior, data, rows, seed=seed)  # repeats: same C_r
     rescale = posterior.attrs.get("boundary", "leave") == "rescale"
     width = data.ranks
     upto = width if ranks is None else min(int(ranks), width)

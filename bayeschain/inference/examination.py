@@ -20,6 +20,10 @@ exact likelihood of each page from this chain.
   ``b ~ N(0, 1)``, ``sigma ~ HalfNormal(deviation_sd)``, ``z ~ N(0, 1)``);
 * ``moves = "shared"``: ``eta_ik = a_k`` for every rank.
 
+After a click on rank ``i`` the user may click the same result again at once (``rho_i``,
+a repeat: the same examination, the walk does not move; logs hold many of them, 52% of
+CLARA2's click-to-click moves), with logits of the same two forms as the moves.
+
 Click probabilities on the logit scale, the same two forms per rank (``clicks = "pooled"``
 or ``"shared"``), or per document (``clicks = "document"``): each (query, document) pair
 shown by the log has an attractiveness ``logit alpha_d = a + b log rbar_d + sigma z_d``
@@ -60,6 +64,8 @@ CENTRED_CLICKS = 500
 CENTRED_CLICK_RANKS = 50
 #: prior mean of the click intercept (logit): about one click in four examinations
 CLICK_PRIOR_MEAN = -1.0
+#: prior mean of the repeat logit: one click in ten clicked again at once
+REPEAT_PRIOR_MEAN = -2.0
 
 
 # --------------------------------------------------------------------------- compiled
@@ -191,27 +197,45 @@ def _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits):
 def _logp(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd,
           n_groups, n_ranks, free, n_move_coords, lengths, move_index, click_index, rescale,
           state_ptr, states, term_ptr, targets, counts, grad):
-    """Log posterior density of the walk; its gradient is written into ``grad``."""
+    """Log posterior density of the walk; its gradient is written into ``grad``.
+
+    The logits are laid out as: the move families (``n_move_coords``), the repeat family
+    (``n_ranks``: the probability of clicking a result again right after clicking it, the
+    same for every relevance class), then the click family."""
     logits = np.empty(x.size)
     _families_forward(theta, kind, p_start, c_start, n_coord, x, centred, logits)
     rows = np.empty((n_groups * n_ranks, 4))
     _move_rows(logits, n_groups, n_ranks, free, rows)
-    n_click = x.size - n_move_coords
+    repeat = np.empty(n_groups * n_ranks)
+    for i in range(n_ranks):
+        rho = 1.0 / (1.0 + math.exp(-logits[n_move_coords + i]))
+        for grp in range(n_groups):
+            repeat[grp * n_ranks + i] = rho
+    first_click = n_move_coords + n_ranks
+    n_click = x.size - first_click
     click = np.empty(n_click)
     for j in range(n_click):
-        click[j] = 1.0 / (1.0 + math.exp(-logits[n_move_coords + j]))
+        click[j] = 1.0 / (1.0 + math.exp(-logits[first_click + j]))
     g_rows = np.zeros_like(rows)
     g_click = np.zeros(n_click)
+    g_repeat = np.zeros(n_groups * n_ranks)
     for j in range(grad.size):
         grad[j] = 0.0
-    ll = _table_loglik(lengths, move_index, click_index, rows, click, rescale, state_ptr,
-                       states, term_ptr, targets, counts, g_rows, g_click)
+    ll = _table_loglik(lengths, move_index, click_index, rows, click, repeat, rescale,
+                       state_ptr, states, term_ptr, targets, counts, g_rows, g_click,
+                       g_repeat)
     if ll == -math.inf:
         return ll
     g_logits = np.zeros(x.size)
     _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits)
+    for i in range(n_ranks):
+        rho = repeat[i]
+        total = 0.0
+        for grp in range(n_groups):
+            total += g_repeat[grp * n_ranks + i]
+        g_logits[n_move_coords + i] = total * rho * (1.0 - rho)
     for j in range(n_click):
-        g_logits[n_move_coords + j] = g_click[j] * click[j] * (1.0 - click[j])
+        g_logits[first_click + j] = g_click[j] * click[j] * (1.0 - click[j])
     return ll + _families_backward(theta, kind, p_start, c_start, n_coord, x, centred, a0,
                                    prior_sd, dev_sd, g_logits, grad)
 
@@ -306,6 +330,8 @@ class WalkModel:
         seen = np.where(per_rank >= CENTRED_CLICK_RANKS, CENTRED, NON_CENTRED)
         self.families = [Family(f"{LOGITS[k]}[{cls}]", moves == "pooled", log_rank, busy)
                          for cls in range(data.classes) for k in self.free]
+        self.families.append(Family("repeat", moves == "pooled", log_rank, seen,
+                                    REPEAT_PRIOR_MEAN))
         if clicks == "document":
             docs = data.documents
             self.families.append(Family(
@@ -326,7 +352,7 @@ class WalkModel:
                                         for f in fams]).astype(np.int64)
         self._a0 = np.array([f.prior_mean for f in fams])
         self.ndim = int(n_params.sum())
-        self._n_move_coords = int(self._n_coord[:-1].sum())
+        self._n_move_coords = int(self._n_coord[:-2].sum())
 
     def _args(self):
         d = self.data
@@ -360,7 +386,13 @@ class WalkModel:
 
     def click_table(self, theta) -> np.ndarray:
         """Click probability of each rank (or attractiveness of each document)."""
-        return 1.0 / (1.0 + np.exp(-self._logits(theta)[self._n_move_coords:]))
+        first = self._n_move_coords + self.data.ranks
+        return 1.0 / (1.0 + np.exp(-self._logits(theta)[first:]))
+
+    def repeat_table(self, theta) -> np.ndarray:
+        """Probability of clicking a result again right after clicking it, per rank."""
+        logits = self._logits(theta)[self._n_move_coords:self._n_move_coords + self.data.ranks]
+        return 1.0 / (1.0 + np.exp(-logits))
 
     # ------------------------------------------------------------------ draws
     def initial_point(self, rng) -> np.ndarray:
@@ -377,7 +409,8 @@ class WalkModel:
 
     def expand(self, theta: np.ndarray) -> dict[str, np.ndarray]:
         """The named quantities stored in the posterior for one draw."""
-        out = {"walk": self.move_table(theta), "click": self.click_table(theta)}
+        out = {"walk": self.move_table(theta), "click": self.click_table(theta),
+               "repeat": self.repeat_table(theta)}
         click = self.families[-1]
         if click.pooled:
             start = self._p_start[-1]

@@ -196,6 +196,8 @@ def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool) -> Pos
                     "doc_id": ("document", docs["doc_id"].astype(str).to_numpy()),
                     "impressions": ("document", docs["impressions"].to_numpy()),
                     "median_rank": ("document", docs["median_rank"].to_numpy())})
+    variables["repeat"] = xr.DataArray(draws["repeat"], dims=("chain", "draw", "rank"),
+                                       coords={"rank": ranks})
     if "click_trend" in draws:
         variables["click_trend"] = xr.DataArray(
             draws["click_trend"], dims=("chain", "draw", "trend"),

@@ -10,7 +10,7 @@ A posterior says which chain it parametrises (its ``parametrises`` attr, from it
   jumps).  Its forward / backward probabilities are not the walk's per-step moves: a walk
   moves one rank per examination, clicked or not, and reading click-to-click frequencies
   as per-step moves scores another chain (on TREC Session 2013 it visits rank 5 with
-  probability 0.06 while 29.9% of the pages have a click at rank >= 5) and can reverse
+  probability 0.07 while 29.9% of the pages have a click at rank >= 5) and can reverse
   the ranking of two systems.  Walk measures refuse such a posterior;
 * ``"dwell"``: holding times only.
 
@@ -152,8 +152,10 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None):
     ``data`` (:class:`~bayeschain.inference.pages.PageData`, built for *any* log: the
     fitted one, or held-out pages) under the posterior draws ``rows``.
 
-    Returns ``moves (draws, classes * ranks, 4)`` indexed by ``data.move_index`` and
-    ``click (draws, C)`` indexed by ``data.click_index``.  Ranks deeper than the fitted
+    Returns ``moves (draws, classes * ranks, 4)`` and ``repeat (draws, classes * ranks)``
+    (clicking a result again right after clicking it; 0 when the posterior has none)
+    indexed by ``data.move_index``, and ``click (draws, C)`` indexed by
+    ``data.click_index``.  Ranks deeper than the fitted
     ones take the last fitted rank's values.  With attractiveness per document, a
     (query, document) pair the posterior never saw gets a draw from the fitted population
     of documents at its rank (``logit = a + b log rank + sd * N(0, 1)``, per draw).
@@ -170,12 +172,17 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None):
                              "not depend on relevance")
     moves = _stack_moves(w.reshape((len(rows), classes) + w.shape[-2:]), data.ranks)
     post = posterior.posterior
+    if "repeat" in post:
+        repeat = np.tile(extend_ranks(draws_of(posterior, "repeat")[rows], data.ranks),
+                         (1, classes))
+    else:
+        repeat = np.zeros(moves.shape[:2])
     if data.documents is None:
         if "click" not in post:
             raise ParameterError("the posterior has attractiveness per document: build the "
                                  "pages with clicks='document'")
         click = extend_ranks(draws_of(posterior, "click")[rows], data.ranks)
-        return moves, click
+        return moves, repeat, click
     if "attractiveness" not in post:
         raise ParameterError("the posterior has click probabilities per rank: build the "
                              "pages with clicks='rank'")
@@ -192,7 +199,7 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None):
         (len(rows), x.size))
     click = np.where(where[None, :] >= 0, alpha[:, np.maximum(where, 0)],
                      1.0 / (1.0 + np.exp(-new)))
-    return moves, click
+    return moves, repeat, click
 
 
 def _stack_moves(w: np.ndarray, ranks: int) -> np.ndarray:

@@ -2,7 +2,8 @@ r"""Posterior predictive checks that replay the fitted walk itself, from rank 1.
 
 For a subsample of posterior draws, every page of the log is walked again by a simulated
 user of that draw (:func:`bayeschain.simulate.walks.walk_pages`: start at rank 1, click
-with the page's click probabilities, move with the walk's moves, the same boundary rule)
+with the page's click probabilities, click a result again at once with the repeat
+probability, move with the walk's moves, the same boundary rule)
 and the replicated log is summarised as the observed one:
 
 * clicks per page (0, 1, ..., with a last bucket for "this many or more");
@@ -109,7 +110,7 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
     observed = observed_summary(log, data).statistics()
     post = posterior.posterior
     rows = draw_indices(int(post.sizes["chain"] * post.sizes["draw"]), max_draws, seed)
-    moves, click = page_tables(posterior, data, rows, seed=seed)
+    moves, repeat, click = page_tables(posterior, data, rows, seed=seed)
     cfg = data.page_config
     lengths, move_index, click_index = (data.lengths[cfg], data.move_index[cfg],
                                         data.click_index[cfg])
@@ -118,7 +119,8 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
     replicated = []
     for d in range(rows.size):
         walked = walk_pages(lengths, move_index, click_index, moves[d], click[d],
-                            boundary=boundary, seed=int(rng.integers(2**32)))
+                            repeat=repeat[d], boundary=boundary,
+                            seed=int(rng.integers(2**32)))
         if np.any(walked.outcome < 0):
             raise ParameterError("replayed users did not leave the page: the walk's leave "
                                  "probabilities are (nearly) zero")

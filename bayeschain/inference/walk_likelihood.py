@@ -16,11 +16,15 @@ the click process is Markov at click times (DESIGN.md section 4):
 
 * first click on ``j``: ``G_1j = (e_1^T M)_j c_j``; no click and outcome ``o``
   (``o = r``, ``s``, or ``r + s`` when the log cannot tell): ``z_1 = e_1^T M (a o)``;
-* after a click on ``i`` the next click lands on ``j`` with ``K_ij = (P M)_ij c_j``
-  (``K_ii > 0``: a repeated click is an observation), and the page ends with outcome ``o``
-  with ``e_i = o_i + (P M (a o))_i``.
+* after a click on ``i`` the user clicks the same result again at once with ``rho_i``
+  (a repeat: the same examination, no move), or walks on: the next click lands on ``j``
+  with ``K'_ij = rho_i [i = j] + (1 - rho_i) K_ij``, ``K_ij = (P M)_ij c_j`` (``K_ii > 0``
+  too: a revisit may click again), and the page ends with outcome ``o`` with
+  ``e'_i = (1 - rho_i) (o_i + (P M (a o))_i)``.  Repeats are observations, not anomalies:
+  without ``rho`` a log full of them (52% of CLARA2's click-to-click moves) can only be
+  explained by walks bouncing between neighbouring ranks.
 
-A page's likelihood is ``G_{1,k_1} prod_t K_{k_t, k_{t+1}} e_{k_m}`` (or ``z_1``), so a
+A page's likelihood is ``G_{1,k_1} prod_t K'_{k_t, k_{t+1}} e'_{k_m}`` (or ``z_1``), so a
 log enters only through counts per page configuration (:class:`ClickCounts`): first
 clicks, click-less pages, click-to-click moves and last clicks by outcome.  Every
 probability is ``x^T M y`` for a *left* vector ``x`` (``e_1`` from the start, ``P^T e_i``
@@ -75,8 +79,8 @@ def _thomas_solve(lower, cprime, inv, rhs, out, n):
         out[i] -= cprime[i] * out[i + 1]
 
 
-def _block_loglik(n, f, b, r, s, c, s_lo, s_hi, states, term_ptr, targets, counts,
-                  gf, gb, gr, gs, gc, wk):
+def _block_loglik(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targets, counts,
+                  gf, gb, gr, gs, gc, gq, wk):
     """Log-likelihood of up to ``LANES`` configurations side by side, on ``n`` positions:
     column ``w`` of the rows ``f .. c`` (shape ``(width >= n, LANES)``, C-contiguous so that
     the lane loops vectorise) is configuration ``w`` (a shorter page has zero moves from its
@@ -84,9 +88,10 @@ def _block_loglik(n, f, b, r, s, c, s_lo, s_hi, states, term_ptr, targets, count
     ``states[s_lo[w]:s_hi[w]]`` (-1: the page's start, i: after a click on rank i; an empty
     range marks an unused lane).  Left state ``k`` has the terms
     ``term_ptr[k]:term_ptr[k + 1]``, each a count of a target (``j >= 0`` a click on rank j,
-    ``-1 - o`` leaving with outcome o).  Gradients are *added* into ``gf .. gc``.  The
-    tridiagonal solves run across the lanes at once (SIMD); the terms are read lane by
-    lane.  Returns ``-inf`` when an observed event has probability 0.
+    ``-1 - o`` leaving with outcome o).  ``q`` holds the repeat probabilities ``rho``.
+    Gradients are *added* into ``gf .. gq``.  The tridiagonal solves run across the lanes
+    at once (SIMD); the terms are read lane by lane.  Returns ``-inf`` when an observed
+    event has probability 0.
 
     Outcome ``o`` leaves with ``v_o = r, s`` or ``r + s``; ``L_o = sum_k (count / P) lam_k``
     over the terms with outcome ``o`` collects what ``dL/da`` and ``dL/dv_o`` need, so the
@@ -170,9 +175,11 @@ def _block_loglik(n, f, b, r, s, c, s_lo, s_hi, states, term_ptr, targets, count
             if k >= s_hi[w] - s_lo[w]:
                 continue
             state = states[s_lo[w] + k]
+            rho = 0.0
             if state < 0:
                 x[0, w] = 0.0
             else:
+                rho = q[state, w]
                 if state + 1 < n:
                     x[state + 1, w] = 0.0
                 if state > 0:
@@ -181,24 +188,29 @@ def _block_loglik(n, f, b, r, s, c, s_lo, s_hi, states, term_ptr, targets, count
                 j = targets[t]
                 cnt = counts[t]
                 if j >= 0:
-                    p = lam[j, w] * c[j, w]
+                    walk = lam[j, w] * c[j, w]
+                    p = (1.0 - rho) * walk + (rho if j == state else 0.0)
                     if not p > 0.0:
                         return -math.inf
                     total += cnt * math.log(p)
-                    gbar[j, w] += cnt / lam[j, w]
-                    gc[j, w] += cnt / c[j, w]
+                    scale = cnt * (1.0 - rho) / p        # dL / d(walk probability)
+                    gbar[j, w] += scale * c[j, w]
+                    gc[j, w] += scale * lam[j, w]
+                    if state >= 0:
+                        gq[state, w] += cnt * ((1.0 if j == state else 0.0) - walk) / p
                 else:
                     o = -1 - j
                     p = pw[o, w]
                     if state >= 0:
                         p += r[state, w] if o == 0 else (s[state, w] if o == 1 else
                                                          r[state, w] + s[state, w])
-                    if not p > 0.0:
+                    if not p > 0.0 or not rho < 1.0:
                         return -math.inf
-                    total += cnt * math.log(p)
+                    total += cnt * (math.log(p) + math.log(1.0 - rho))
                     wsum[o, w] += cnt / p
                     if state >= 0:
                         direct[o, state, w] += cnt / p
+                        gq[state, w] -= cnt / (1.0 - rho)
         for i in range(n):
             for w in range(lanes):
                 w0, w1, w2 = wsum[0, w], wsum[1, w], wsum[2, w]
@@ -260,13 +272,13 @@ def _blocks(lengths, state_ptr):
     return order, starts[:(order.size + LANES - 1) // LANES + 1]
 
 
-def _loglik(lengths, f, b, r, s, c, state_ptr, states, term_ptr, targets, counts,
-            gf, gb, gr, gs, gc):
-    """Per-position driver: rows ``f .. c`` of shape (G, N), gradients added to ``g*``."""
+def _loglik(lengths, f, b, r, s, c, q, state_ptr, states, term_ptr, targets, counts,
+            gf, gb, gr, gs, gc, gq):
+    """Per-position driver: rows ``f .. q`` of shape (G, N), gradients added to ``g*``."""
     n_cfg, width = f.shape
     wk = np.zeros((_WORK_ROWS, width, LANES))
-    rows = np.zeros((5, width, LANES))
-    grads = np.zeros((5, width, LANES))
+    rows = np.zeros((6, width, LANES))
+    grads = np.zeros((6, width, LANES))
     s_lo = np.zeros(LANES, dtype=np.int64)
     s_hi = np.zeros(LANES, dtype=np.int64)
     order, starts = _blocks(lengths, state_ptr)
@@ -286,11 +298,12 @@ def _loglik(lengths, f, b, r, s, c, state_ptr, states, term_ptr, targets, counts
                 rows[2, i, w] = r[g, i] if inside else 0.0
                 rows[3, i, w] = s[g, i] if inside else 0.0
                 rows[4, i, w] = c[g, i] if inside else 0.5
-                for q in range(5):
-                    grads[q, i, w] = 0.0
-        ll = _block_loglik(n, rows[0], rows[1], rows[2], rows[3], rows[4], s_lo, s_hi,
-                           states, term_ptr, targets, counts, grads[0], grads[1], grads[2],
-                           grads[3], grads[4], wk)
+                rows[5, i, w] = q[g, i] if inside else 0.0
+                for k in range(6):
+                    grads[k, i, w] = 0.0
+        ll = _block_loglik(n, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], s_lo,
+                           s_hi, states, term_ptr, targets, counts, grads[0], grads[1],
+                           grads[2], grads[3], grads[4], grads[5], wk)
         if ll == -math.inf:
             return ll
         total += ll
@@ -302,6 +315,7 @@ def _loglik(lengths, f, b, r, s, c, state_ptr, states, term_ptr, targets, counts
                 gr[g, i] += grads[2, i, w]
                 gs[g, i] += grads[3, i, w]
                 gc[g, i] += grads[4, i, w]
+                gq[g, i] += grads[5, i, w]
     return total
 
 
@@ -340,16 +354,17 @@ def _boundary_grad(n, gf, gb, gr, gs, fl, bl, rl, sl, rescale):
         gf[k] = (dr * rl + ds * sl) / leave
 
 
-def _table_loglik(lengths, move_index, click_index, moves, click, rescale, state_ptr, states,
-                  term_ptr, targets, counts, g_moves, g_click):
+def _table_loglik(lengths, move_index, click_index, moves, click, repeat, rescale, state_ptr,
+                  states, term_ptr, targets, counts, g_moves, g_click, g_repeat):
     """Table driver: position ``i`` of configuration ``g`` takes the move row
-    ``moves[move_index[g, i]]`` (forward, backward, reformulate, stop) and the click
-    probability ``click[click_index[g, i]]``; the boundary rule applies at the page's
-    last position.  Gradients are added to ``g_moves`` and ``g_click``."""
+    ``moves[move_index[g, i]]`` (forward, backward, reformulate, stop), the repeat
+    probability ``repeat[move_index[g, i]]`` and the click probability
+    ``click[click_index[g, i]]``; the boundary rule applies at the page's last position.
+    Gradients are added to ``g_moves``, ``g_click`` and ``g_repeat``."""
     n_cfg, width = move_index.shape
     wk = np.zeros((_WORK_ROWS, width, LANES))
-    rows = np.zeros((5, width, LANES))
-    grads = np.zeros((5, width, LANES))
+    rows = np.zeros((6, width, LANES))
+    grads = np.zeros((6, width, LANES))
     saved = np.zeros((4, LANES))
     s_lo = np.zeros(LANES, dtype=np.int64)
     s_hi = np.zeros(LANES, dtype=np.int64)
@@ -361,14 +376,15 @@ def _table_loglik(lengths, move_index, click_index, moves, click, rescale, state
         for w in range(LANES):
             nw = lengths[order[starts[blk] + w]] if w < used else 0
             for i in range(n):
-                for q in range(5):
-                    grads[q, i, w] = 0.0
+                for k in range(6):
+                    grads[k, i, w] = 0.0
                 if i >= nw:          # a position this page lacks: no move in or out
                     rows[0, i, w] = 0.0
                     rows[1, i, w] = 0.0
                     rows[2, i, w] = 0.0
                     rows[3, i, w] = 0.0
                     rows[4, i, w] = 0.5
+                    rows[5, i, w] = 0.0
             if w >= used:
                 s_lo[w], s_hi[w] = 0, 0
                 continue
@@ -381,12 +397,13 @@ def _table_loglik(lengths, move_index, click_index, moves, click, rescale, state
                 rows[2, i, w] = moves[m, 2]
                 rows[3, i, w] = moves[m, 3]
                 rows[4, i, w] = click[click_index[g, i]]
+                rows[5, i, w] = repeat[m]
             fl, bl, rl, sl = _boundary(nw, rows[0, :, w], rows[1, :, w], rows[2, :, w],
                                        rows[3, :, w], rescale)
             saved[0, w], saved[1, w], saved[2, w], saved[3, w] = fl, bl, rl, sl
-        ll = _block_loglik(n, rows[0], rows[1], rows[2], rows[3], rows[4], s_lo, s_hi,
-                           states, term_ptr, targets, counts, grads[0], grads[1], grads[2],
-                           grads[3], grads[4], wk)
+        ll = _block_loglik(n, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], s_lo,
+                           s_hi, states, term_ptr, targets, counts, grads[0], grads[1],
+                           grads[2], grads[3], grads[4], grads[5], wk)
         if ll == -math.inf:
             return ll
         total += ll
@@ -404,6 +421,7 @@ def _table_loglik(lengths, move_index, click_index, moves, click, rescale, state
                 g_moves[m, 2] += grads[2, i, w]
                 g_moves[m, 3] += grads[3, i, w]
                 g_click[click_index[g, i]] += grads[4, i, w]
+                g_repeat[m] += grads[5, i, w]
     return total
 
 
@@ -481,7 +499,7 @@ class ClickCounts:
 
 
 def walk_log_likelihood(lengths, forward, backward, reformulate, stop, click,
-                        counts: ClickCounts, *, gradient: bool = True):
+                        counts: ClickCounts, repeat=None, *, gradient: bool = True):
     """Log-likelihood of per-configuration click counts under per-position walk rows.
 
     Parameters
@@ -492,36 +510,46 @@ def walk_log_likelihood(lengths, forward, backward, reformulate, stop, click,
         Per-position moves (summing to 1 over the four moves, boundary already applied:
         ``backward[:, 0]`` and ``forward[g, n - 1]`` are ignored) and click probabilities.
     counts : :class:`ClickCounts`
+    repeat : (G, N) float, optional
+        Probability of clicking the same result again right after a click (0 without).
 
     Returns ``log L`` and, with ``gradient=True``, a dict of ``dlogL/d(parameter)`` arrays
-    ``(G, N)`` keyed ``forward``, ``backward``, ``reformulate``, ``stop``, ``click``.
+    ``(G, N)`` keyed ``forward``, ``backward``, ``reformulate``, ``stop``, ``click``,
+    ``repeat``.
     """
+    if repeat is None:
+        repeat = np.zeros_like(np.asarray(click, dtype=np.float64))
     arrays = [np.ascontiguousarray(x, dtype=np.float64)
-              for x in (forward, backward, reformulate, stop, click)]
-    grads = [np.zeros_like(arrays[0]) for _ in range(5)]
+              for x in (forward, backward, reformulate, stop, click, repeat)]
+    grads = [np.zeros_like(arrays[0]) for _ in range(6)]
     ll = compiled("_loglik")(np.ascontiguousarray(lengths, dtype=np.int64), *arrays,
                              *counts.arrays(), *grads)
     if not gradient:
         return ll
-    return ll, dict(zip(("forward", "backward", "reformulate", "stop", "click"), grads,
-                        strict=True))
+    return ll, dict(zip(("forward", "backward", "reformulate", "stop", "click", "repeat"),
+                        grads, strict=True))
 
 
 def table_log_likelihood(lengths, move_index, click_index, moves, click, counts: ClickCounts,
-                         *, boundary: str = "leave"):
+                         repeat=None, *, boundary: str = "leave"):
     """Log-likelihood when every position takes its moves and click probability from
-    tables: ``moves (M, 4)`` rows (forward, backward, reformulate, stop) indexed by
-    ``move_index (G, N)`` and ``click (C,)`` indexed by ``click_index (G, N)``; the
-    boundary rule (``"leave"`` or ``"rescale"``) applies at each page's last position.
+    tables: ``moves (M, 4)`` rows (forward, backward, reformulate, stop) and ``repeat
+    (M,)`` (0 without) indexed by ``move_index (G, N)``, ``click (C,)`` indexed by
+    ``click_index (G, N)``; the boundary rule (``"leave"`` or ``"rescale"``) applies at
+    each page's last position.
 
-    Returns ``(log L, dlogL/dmoves, dlogL/dclick)``.
+    Returns ``(log L, dlogL/dmoves, dlogL/dclick, dlogL/drepeat)``.
     """
     if boundary not in BOUNDARIES:
         raise ValueError(f"boundary must be one of {BOUNDARIES}, got {boundary!r}")
-    g_moves = np.zeros_like(moves, dtype=np.float64)
+    moves = np.ascontiguousarray(moves, dtype=np.float64)
+    repeat = np.zeros(moves.shape[0]) if repeat is None else \
+        np.ascontiguousarray(repeat, dtype=np.float64)
+    g_moves = np.zeros_like(moves)
     g_click = np.zeros_like(click, dtype=np.float64)
-    ll = compiled("_table_loglik")(lengths, move_index, click_index,
-                                   np.ascontiguousarray(moves, dtype=np.float64),
-                                   np.ascontiguousarray(click, dtype=np.float64),
-                                   boundary == "rescale", *counts.arrays(), g_moves, g_click)
-    return ll, g_moves, g_click
+    g_repeat = np.zeros_like(repeat)
+    ll = compiled("_table_loglik")(lengths, move_index, click_index, moves,
+                                   np.ascontiguousarray(click, dtype=np.float64), repeat,
+                                   boundary == "rescale", *counts.arrays(), g_moves, g_click,
+                                   g_repeat)
+    return ll, g_moves, g_click, g_repeat

@@ -32,7 +32,7 @@ def _per_rank(value, n: int, name: str) -> np.ndarray:
 
 
 def simulate_click_log(n_sessions: int, *, n_ranks: int = 10, forward=0.6, backward=0.15,
-                       reformulate=0.05, click=0.3, holding_rates=0.05,
+                       reformulate=0.05, click=0.3, repeat=0.0, holding_rates=0.05,
                        examine_time: float = 1.0, max_queries: int = 3, seed=None,
                        max_steps: int = 10_000) -> ClickLog:
     """Simulate a click log (see the module docstring).
@@ -44,6 +44,9 @@ def simulate_click_log(n_sessions: int, *, n_ranks: int = 10, forward=0.6, backw
         session).  The stop probability is ``1 - p - q - r``.
     click : float or array (n_ranks,)
         Probability of clicking an examined rank.
+    repeat : float or array (n_ranks,)
+        Probability of clicking the same result again right after a click (a repeat; the
+        user reads it again, then may repeat again).
     holding_rates : float or array (n_ranks,)
         Rate of the exponential reading time after a click (mean ``1 / mu`` seconds).
     """
@@ -53,9 +56,11 @@ def simulate_click_log(n_sessions: int, *, n_ranks: int = 10, forward=0.6, backw
     r = _per_rank(reformulate, n, "reformulate")
     c = _per_rank(click, n, "click")
     mu = _per_rank(holding_rates, n, "holding_rates")
+    rho = _per_rank(repeat, n, "repeat")
     q[0] = 0.0
-    if np.any(p + q + r > 1 + 1e-12) or np.any(c > 1) or np.any(mu <= 0):
-        raise ParameterError("need p + q + r <= 1, click <= 1 and holding rates > 0")
+    if np.any(p + q + r > 1 + 1e-12) or np.any(c > 1) or np.any(rho >= 1) or np.any(mu <= 0):
+        raise ParameterError("need p + q + r <= 1, click <= 1, repeat < 1 and holding rates "
+                             "> 0")
     moves = np.stack([p, q, r, np.clip(1.0 - p - q - r, 0.0, None)], axis=1)
     rng = np.random.default_rng(seed)
     u = int(n_sessions)
@@ -68,7 +73,7 @@ def simulate_click_log(n_sessions: int, *, n_ranks: int = 10, forward=0.6, backw
         records.append((alive, query_no[alive], np.zeros(alive.size, np.int8),
                         np.zeros(alive.size, np.int64), clock[alive].copy()))
         index = np.broadcast_to(positions, (alive.size, n))
-        walked = walk_pages(np.full(alive.size, n), index, index, moves, c,
+        walked = walk_pages(np.full(alive.size, n), index, index, moves, c, repeat=rho,
                             seed=int(rng.integers(2**32)), max_steps=max_steps)
         if np.any(walked.outcome < 0):
             raise ParameterError(f"users still browsing after {max_steps} steps")

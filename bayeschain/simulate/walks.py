@@ -1,7 +1,8 @@
 r"""Users walking result pages with clicks: the examination walk, simulated.
 
 Each page starts with an arrival at rank 1.  On every arrival at rank ``i`` the user
-clicks with the position's click probability, then moves forward, backward, or leaves the
+clicks with the position's click probability (and after a click clicks the same result
+again at once with the repeat probability), then moves forward, backward, or leaves the
 page (next query or end of session) with the position's moves; the page's last rank
 follows the walk's boundary rule (:func:`bayeschain.inference.walk_likelihood._boundary`,
 the same rule the likelihood uses).  This is what the log of the fitted model looks like:
@@ -18,8 +19,8 @@ import numpy as np
 from ..inference import walk_likelihood
 
 
-def _walk_pages(lengths, move_index, click_index, moves, click, rescale, rng, max_steps,
-                c_page, c_rank, c_step, p_steps, p_outcome):
+def _walk_pages(lengths, move_index, click_index, moves, click, repeat, rescale, rng,
+                max_steps, c_page, c_rank, c_step, p_steps, p_outcome):
     """Walk every page; clicks go to ``c_*`` (grown by the caller when full: the return
     value is the number of clicks, or ``-needed`` when the buffers are too small)."""
     n_pages, width = move_index.shape
@@ -44,11 +45,14 @@ def _walk_pages(lengths, move_index, click_index, moves, click, rescale, rng, ma
         while steps < max_steps:
             steps += 1
             if rng.random() < click[click_index[pg, i]]:
-                if k < cap:
-                    c_page[k] = pg
-                    c_rank[k] = i + 1
-                    c_step[k] = steps
-                k += 1
+                while True:                    # a click, then maybe the same result again
+                    if k < cap:
+                        c_page[k] = pg
+                        c_rank[k] = i + 1
+                        c_step[k] = steps
+                    k += 1
+                    if not rng.random() < repeat[move_index[pg, i]]:
+                        break
             u = rng.random()
             if u < f[i]:
                 i += 1
@@ -95,8 +99,9 @@ class WalkedPages:
     outcome: np.ndarray
 
 
-def walk_pages(lengths, move_index, click_index, moves, click, *, boundary: str = "leave",
-               seed: int = 0, max_steps: int = 100_000) -> WalkedPages:
+def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
+               boundary: str = "leave", seed: int = 0,
+               max_steps: int = 100_000) -> WalkedPages:
     """Simulate one user on each page.
 
     Parameters
@@ -106,6 +111,8 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, boundary: str 
         position (as in :class:`~bayeschain.inference.pages.PageData`)
     moves : (M, 4) forward, backward, reformulate, stop probabilities
     click : (C,) click probabilities
+    repeat : (M,) probability of clicking the result again right after a click, indexed
+        like ``moves`` (0 when None)
     boundary : ``"leave"`` or ``"rescale"`` (the walk's rule at the last rank)
     """
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
@@ -113,14 +120,17 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, boundary: str 
     click_index = np.ascontiguousarray(click_index, dtype=np.int64)
     moves = np.ascontiguousarray(moves, dtype=np.float64)
     click = np.ascontiguousarray(click, dtype=np.float64)
+    repeat = np.zeros(moves.shape[0]) if repeat is None else \
+        np.ascontiguousarray(repeat, dtype=np.float64)
     n_pages = lengths.size
     steps = np.zeros(n_pages, dtype=np.int64)
     outcome = np.zeros(n_pages, dtype=np.int64)
     cap = max(16, 4 * n_pages)
     while True:
         buffers = [np.empty(cap, dtype=np.int64) for _ in range(3)]
-        k = _kernel()(lengths, move_index, click_index, moves, click, boundary == "rescale",
-                      np.random.default_rng(seed), int(max_steps), *buffers, steps, outcome)
+        k = _kernel()(lengths, move_index, click_index, moves, click, repeat,
+                      boundary == "rescale", np.random.default_rng(seed), int(max_steps),
+                      *buffers, steps, outcome)
         if k >= 0:
             return WalkedPages(*(buf[:k] for buf in buffers), steps, outcome)
         cap = -k

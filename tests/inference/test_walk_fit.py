@@ -226,7 +226,7 @@ def test_trec_session_walk_sees_deep_clicks():
     """On TREC Session 2013, the fitted walk's replay of the log puts the share of pages
     with a click at rank >= 5 (29.9%) inside its 95% predictive band: users examine what
     they click.  (The click-to-click frequencies read as the walk's moves visit rank 5
-    with probability about 0.06.)"""
+    with probability about 0.07.)"""
     from bayeschain.inference import predictive_walk_checks
 
     path = Path(__file__).resolve().parents[2] / "data" / "trec_session_2013" / \

@@ -20,6 +20,7 @@ def random_configs(rng, n_cfg=9, width=7):
     raw = rng.dirichlet(np.ones(4), size=(n_cfg, width))
     f, b, r, s = (raw[..., k].copy() for k in range(4))
     c = rng.uniform(0.05, 0.9, (n_cfg, width))
+    q = rng.uniform(0.0, 0.5, (n_cfg, width))
     first = rng.integers(0, 4, (n_cfg, width)).astype(float)
     none = rng.integers(0, 4, (n_cfg, 3)).astype(float)
     moves = rng.integers(0, 3, (n_cfg, width, width)).astype(float)
@@ -33,25 +34,27 @@ def random_configs(rng, n_cfg=9, width=7):
         f[g, n - 1] = 0.0
         if n == 1:
             moves[g] = 0                 # one rank: no move can reach another click
-    return lengths, (f, b, r, s, c), (first, none, moves, ends)
+    return lengths, (f, b, r, s, c), (first, none, moves, ends), q
 
 
 def test_kernel_equals_the_dense_definition():
     rng = np.random.default_rng(0)
-    for _ in range(5):
-        lengths, rows, dense = random_configs(rng)
-        got = walk_log_likelihood(lengths, *rows, ClickCounts.from_dense(*dense),
+    for k in range(6):
+        lengths, rows, dense, q = random_configs(rng)
+        q = q if k % 2 else None                      # with and without repeats
+        got = walk_log_likelihood(lengths, *rows, ClickCounts.from_dense(*dense), q,
                                   gradient=False)
-        want = dense_log_likelihood(lengths, *rows, *dense)
+        want = dense_log_likelihood(lengths, *rows, *dense, q)
         assert got == pytest.approx(want, rel=1e-12)
 
 
 def test_kernel_gradient_matches_finite_differences():
     rng = np.random.default_rng(1)
-    lengths, rows, dense = random_configs(rng, n_cfg=4, width=5)
+    lengths, rows, dense, q = random_configs(rng, n_cfg=4, width=5)
     counts = ClickCounts.from_dense(*dense)
-    _, grads = walk_log_likelihood(lengths, *rows, counts)
-    names = ("forward", "backward", "reformulate", "stop", "click")
+    _, grads = walk_log_likelihood(lengths, *rows, counts, q)
+    names = ("forward", "backward", "reformulate", "stop", "click", "repeat")
+    params = list(rows) + [q]
     h = 1e-6
     for k, name in enumerate(names):
         for g, n in enumerate(lengths):
@@ -59,12 +62,12 @@ def test_kernel_gradient_matches_finite_differences():
                 if (name == "backward" and i == 0) or (name == "forward" and i == n - 1):
                     assert grads[name][g, i] == 0.0          # the move does not exist
                     continue
-                up = [x.copy() for x in rows]
-                dn = [x.copy() for x in rows]
+                up = [x.copy() for x in params]
+                dn = [x.copy() for x in params]
                 up[k][g, i] += h
                 dn[k][g, i] -= h
-                fd = (dense_log_likelihood(lengths, *up, *dense)
-                      - dense_log_likelihood(lengths, *dn, *dense)) / (2 * h)
+                fd = (dense_log_likelihood(lengths, *up[:5], *dense, up[5])
+                      - dense_log_likelihood(lengths, *dn[:5], *dense, dn[5])) / (2 * h)
                 assert grads[name][g, i] == pytest.approx(fd, rel=1e-5, abs=1e-5)
 
 
@@ -74,13 +77,15 @@ def test_tables_with_the_boundary_rule_equal_the_dense_definition(boundary):
     page (split between next query and end in their proportion), or is spread over the
     other moves (MsM)."""
     rng = np.random.default_rng(2)
-    lengths, _, dense = random_configs(rng, n_cfg=6, width=6)
+    lengths, _, dense, _ = random_configs(rng, n_cfg=6, width=6)
     table = rng.dirichlet(np.ones(4), size=6)             # one row per rank
     click = rng.uniform(0.1, 0.8, 6)
+    repeat = rng.uniform(0.0, 0.4, 6)
     index = np.tile(np.arange(6), (6, 1))
     index = np.where(index < lengths[:, None], index, -1)
-    got, _, _ = table_log_likelihood(lengths, index, index, table, click,
-                                     ClickCounts.from_dense(*dense), boundary=boundary)
+    got, _, _, _ = table_log_likelihood(lengths, index, index, table, click,
+                                        ClickCounts.from_dense(*dense), repeat,
+                                        boundary=boundary)
     f, b, r, s = (np.tile(table[:, k], (6, 1)) for k in range(4))
     c = np.tile(click, (6, 1))
     for g, n in enumerate(lengths):
@@ -95,8 +100,8 @@ def test_tables_with_the_boundary_rule_equal_the_dense_definition(boundary):
             b[g, last], r[g, last], s[g, last] = (x / rest for x in (b[g, last], r[g, last],
                                                                      s[g, last]))
         f[g, last] = 0.0
-    assert got == pytest.approx(dense_log_likelihood(lengths, f, b, r, s, c, *dense),
-                                rel=1e-12)
+    assert got == pytest.approx(dense_log_likelihood(lengths, f, b, r, s, c, *dense,
+                                                     np.tile(repeat, (6, 1))), rel=1e-12)
 
 
 @pytest.mark.parametrize("variant", [dict(), dict(moves="shared", clicks="shared"),
@@ -125,7 +130,8 @@ def test_model_log_density_gradient(variant):
 
 def test_page_probabilities_match_the_frequencies_of_simulated_pages():
     """The likelihood of one page is the probability of exactly what the log shows: its
-    ordered clicks (repeats included) and what followed.  200,000 pages from the
+    ordered clicks (immediate repeats and revisits included) and what followed.  200,000
+    pages from the
     independent simulator: every page pattern seen 500 times or more has a frequency
     within 5 standard errors of exp(log-likelihood of that page)."""
     rng = np.random.default_rng(4)
@@ -135,7 +141,8 @@ def test_page_probabilities_match_the_frequencies_of_simulated_pages():
     leave = 1 - forward - backward
     reformulate, stop = 0.4 * leave, 0.6 * leave
     click = np.array([0.5, 0.3, 0.25, 0.4])
-    pages = simulate_pages(rng, 200_000, forward, backward, reformulate, stop, click)
+    repeat = np.array([0.3, 0.2, 0.1, 0.25])
+    pages = simulate_pages(rng, 200_000, forward, backward, reformulate, stop, click, repeat)
     keys = [(tuple(c), o) for c, o in pages]
     patterns, freq = np.unique(np.array([repr(k) for k in keys]), return_counts=True)
     table = np.stack([forward, backward, reformulate, stop], axis=1)
@@ -145,15 +152,16 @@ def test_page_probabilities_match_the_frequencies_of_simulated_pages():
         if count < 500:
             continue
         clicks, outcome = eval(pattern)                      # noqa: S307 (our own repr)
-        ll, _, _ = table_log_likelihood(np.array([n]), index, index, table, click,
-                                        _page_counts(clicks, outcome, n))
+        ll, _, _, _ = table_log_likelihood(np.array([n]), index, index, table, click,
+                                           _page_counts(clicks, outcome, n), repeat)
         p = np.exp(ll)
         se = np.sqrt(p * (1 - p) / len(pages))
         assert abs(count / len(pages) - p) < 5 * se, (pattern, count / len(pages), p)
         checked += 1
     assert checked >= 15
-    assert any(len(eval(p)[0]) >= 2 and eval(p)[0][1] < eval(p)[0][0]   # noqa: S307
-               for p in patterns[freq >= 500])     # backward moves are among the checked
+    seen = [eval(p)[0] for p in patterns[freq >= 500]]                    # noqa: S307
+    assert any(len(c) >= 2 and c[1] < c[0] for c in seen)    # backward moves are checked,
+    assert any(len(c) >= 2 and c[1] == c[0] for c in seen)   # and repeats
 
 
 def _page_counts(clicks, outcome, n) -> ClickCounts:

@@ -22,14 +22,18 @@ def _dense(f, b, r, s, c, n):
     return P, a, M
 
 
-def dense_log_likelihood(lengths, f, b, r, s, c, first, none, moves, ends):
-    """Sum over configurations of counts x log-probabilities (dense linear algebra)."""
+def dense_log_likelihood(lengths, f, b, r, s, c, first, none, moves, ends, repeat=None):
+    """Sum over configurations of counts x log-probabilities (dense linear algebra).  After
+    a click on i the same result is clicked again at once with ``repeat[g, i]``: the next
+    click is ``rho_i [i = j] + (1 - rho_i) K_ij`` and the end ``(1 - rho_i) e_i``."""
     total = 0.0
+    rep = np.zeros_like(np.asarray(c, dtype=float)) if repeat is None else repeat
     for g, n in enumerate(lengths):
         P, a, M = _dense(f[g], b[g], r[g], s[g], c[g], n)
         outs = [r[g, :n], s[g, :n], r[g, :n] + s[g, :n]]
         G = M * c[g, :n][None, :]
-        K = P @ G
+        rho = rep[g, :n]
+        K = rho[:, None] * np.eye(n) + (1 - rho[:, None]) * (P @ G)
         for j in range(n):
             if first[g, j]:
                 total += first[g, j] * np.log(G[0, j])
@@ -40,7 +44,7 @@ def dense_log_likelihood(lengths, f, b, r, s, c, first, none, moves, ends):
                 total += none[g, o] * np.log(z[0])
             for i in range(n):
                 if ends[g, i, o]:
-                    total += ends[g, i, o] * np.log(e[i])
+                    total += ends[g, i, o] * np.log((1 - rho[i]) * e[i])
         for i in range(n):
             for j in range(n):
                 if moves[g, i, j]:
@@ -48,14 +52,17 @@ def dense_log_likelihood(lengths, f, b, r, s, c, first, none, moves, ends):
     return total
 
 
-def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click):
+def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click, repeat=None):
     """Pages walked by simulated users: ``(clicks, outcome)`` per page, where ``clicks``
     lists the clicked ranks (1-based) in order and ``outcome`` is ``"next_query"`` or
     ``"end"``.  Per-rank moves (length n arrays): at rank i (0-based) the user clicks with
     ``click[i]``, then moves forward / backward / reformulates / stops with the given
     probabilities; a move off the page (backward at rank 1, forward at rank n) is replaced
-    by leaving, split between reformulate and stop in their proportion at that rank."""
+    by leaving, split between reformulate and stop in their proportion at that rank.  After
+    a click the user clicks the same result again at once with ``repeat[i]`` (default 0),
+    and again, until they walk on."""
     n = len(forward)
+    repeat = np.zeros(n) if repeat is None else repeat
     out = []
     for _ in range(n_pages):
         i = 0
@@ -63,6 +70,8 @@ def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click):
         while True:
             if rng.random() < click[i]:
                 clicks.append(i + 1)
+                while rng.random() < repeat[i]:
+                    clicks.append(i + 1)
             f = forward[i] if i + 1 < n else 0.0
             bk = backward[i] if i > 0 else 0.0
             u = rng.random()
