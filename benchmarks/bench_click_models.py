@@ -1,0 +1,162 @@
+"""Held-out click prediction: the fitted walk against the classic click models.
+
+    python3 benchmarks/bench_click_models.py [--logs clara2 wscd] [--pyclick PATH]
+
+On each log (CLARA2; WSCD = PyClick's trainSample + testSample, 56,477 pages), the split
+of the click-model field: ``log.split(0.25, seed=0)`` by session, models fitted on the
+75%, scored on the held-out pages whose query occurs in the training part, ranks 1..10,
+with PyClick's definitions (``bayeschain.inference.click_metrics``: log-likelihood per
+rank of the conditional click probabilities, perplexity of the unconditional ones,
+conditional perplexity).
+
+* **walk**: ``bayeschain.fit(train)`` (the default spec ``walk``, NUTS by nutpie, 2 chains
+  of 1,000 draws after 500 tuning steps, warm Numba cache), scored by
+  ``heldout_click_metrics`` (posterior predictive over 200 draws).  ``walk-fresh`` is the
+  same fit as users run it: ``bayeschain fit`` of the training log as a fresh process.
+* **RCTR, PBM, CM, UBM, DBN, SDBN**: ``click_model_peers.py`` (textbook EM, vectorised
+  NumPy, PyClick's conventions), best of three fits.
+* **PyClick UBM** (``--pyclick PATH`` to a PyClick checkout, GPL, not part of this
+  project): PyClick's own pure-Python EM on the same pages (``pyclick_peer.py``), the
+  speed reference of the issue ("fit at least 10x faster than PyClick's UBM").
+
+The logs are not part of the project (``../shared/data``); without them the script says so
+and stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine, table  # noqa: E402
+from click_model_peers import LOGS, MODELS, evaluate, load_log, split_pages  # noqa: E402
+
+import bayeschain as bc  # noqa: E402
+from bayeschain.inference import heldout_click_metrics  # noqa: E402
+from bayeschain.io import write_canonical  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+
+def walk_spec(clicks: str):
+    """The default spec ``walk``, with its clicks per rank, per document or chosen from the
+    log (``auto``, the default)."""
+    spec = bc.load_spec("walk")
+    if clicks == "auto":
+        return spec
+    return bc.inference.parse_spec(spec.text.replace('clicks = "auto"',
+                                                     f'clicks = "{clicks}"'))
+
+
+def walk_rows(name: str, log, clicks: str) -> list[tuple]:
+    """The walk fitted in this process and as a fresh ``bayeschain fit`` process."""
+    train, test = log.split(0.25, seed=0)
+    known = set(train.events["query_id"].astype(str))
+    spec = walk_spec(clicks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bc.fit(train.split(0.9, seed=1)[1], spec, draws=50, tune=50)   # warm caches
+        t = time.perf_counter()
+        post = bc.fit(train, spec)
+        seconds = time.perf_counter() - t
+    m = heldout_click_metrics(post, test, queries=known, seed=0)
+    diag = post.diagnostics()
+    note = (f"{post.attrs['click_level']} clicks; R-hat <= {diag['max_rhat'].max():.3f}, "
+            f"ESS >= {diag['min_ess'].min():.0f}, {post.divergences()} div.")
+    label = f"walk, clicks {clicks}" + (f" ({post.attrs['click_level']})"
+                                          if clicks == "auto" else "")
+    rows = [(name, label, post.attrs["pages"], m.pages, f"{seconds:.1f}",
+             f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
+             f"{m.conditional_perplexity:.4f}", note)]
+    if clicks != "auto":
+        return rows
+    with tempfile.TemporaryDirectory() as tmp:
+        events, pages = Path(tmp) / "train.parquet", Path(tmp) / "pages.parquet"
+        write_canonical(train, events)
+        train.results.to_parquet(pages, index=False)
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "bayeschain", "fit", str(events), "--results",
+                        str(pages), "-o", str(Path(tmp) / "post.nc"), "--quiet"],
+                       check=True, capture_output=True, text=True)
+        fresh = time.perf_counter() - t
+    rows.append((name, "walk, `bayeschain fit` as a fresh process", post.attrs["pages"],
+                 "", f"{fresh:.1f}", "", "", "", "read, fit, checks, save"))
+    return rows
+
+
+def peer_rows(name: str, log, models: list[str]) -> list[tuple]:
+    train, test = split_pages(log)
+    rows = []
+    for m in models:
+        times = []
+        for _ in range(3):
+            model = MODELS[m]()
+            t = time.perf_counter()
+            model.fit(*train)
+            times.append(time.perf_counter() - t)
+        res = evaluate(model, test)
+        rows.append((name, m, len(train[0]), res["pages"], f"{min(times):.2f}",
+                     f"{res['log_likelihood']:.4f}", f"{res['perplexity']:.4f}",
+                     f"{res['conditional_perplexity']:.4f}", "NumPy EM"))
+    return rows
+
+
+def pyclick_rows(name: str, pyclick: Path) -> list[tuple]:
+    out = subprocess.run([sys.executable, str(HERE / "pyclick_peer.py"), "--pyclick",
+                          str(pyclick), "--log", name, "--models", "UBM"], check=True,
+                         capture_output=True, text=True)
+    res = json.loads(out.stdout)
+    rows = []
+    for model, r in res["pyclick"].items():
+        rows.append((name, f"PyClick {model}", res["train_pages"], res["test_pages"],
+                     f"{r['fit_seconds']:.0f}", f"{r['log_likelihood']:.4f}",
+                     f"{r['perplexity']:.4f}", f"{r['conditional_perplexity']:.4f}",
+                     "pure-Python EM"))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--logs", nargs="+", default=list(LOGS), choices=list(LOGS))
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    ap.add_argument("--pyclick", type=Path, default=None,
+                    help="a PyClick checkout: time its UBM on the same split")
+    ap.add_argument("--clicks", nargs="+", default=["auto"],
+                    choices=["auto", "pooled", "document"],
+                    help="the walk's click model: auto (the default spec), pooled (per "
+                         "rank) or document (attractiveness per query-document pair)")
+    args = ap.parse_args()
+    missing = [p for name in args.logs for p in LOGS[name] if not p.exists()]
+    if missing:
+        print(f"skipped: the click-log samples are not here ({missing[0]})")
+        return
+    print(f"machine: {machine()}")
+    print("split: log.split(0.25, seed=0) by session; held-out pages whose query occurs "
+          "in training; ranks 1..10\n")
+    rows = []
+    for name in args.logs:
+        log = load_log(name)
+        for clicks in args.clicks:
+            rows += walk_rows(name, log, clicks)
+        rows += peer_rows(name, log, args.models)
+        if args.pyclick is not None:
+            rows += pyclick_rows(name, args.pyclick)
+    print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",
+                       "perplexity", "cond. perplexity", "note")))
+    best = {}
+    for r in rows:
+        if r[6]:
+            best.setdefault(r[0], []).append((float(r[6]), r[1]))
+    for name, scores in best.items():
+        print(f"{name}: lowest perplexity {min(scores)[0]:.4f} ({min(scores)[1]})")
+
+
+if __name__ == "__main__":
+    main()
