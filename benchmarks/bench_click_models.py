@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table  # noqa: E402
-from click_model_peers import LOGS, MODELS, evaluate, load_log, split_pages  # noqa: E402
+from click_model_peers import LOGS, MODELS, load_log, run  # noqa: E402
 
 import bayeschain as bc  # noqa: E402
 from bayeschain.inference import heldout_click_metrics  # noqa: E402
@@ -82,30 +82,20 @@ def walk_rows(name: str, log, clicks: str) -> list[tuple]:
         write_canonical(train, events)
         train.results.to_parquet(pages, index=False)
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "bayeschain", "fit", str(events), "--results",
-                        str(pages), "-o", str(Path(tmp) / "post.nc"), "--quiet"],
-                       check=True, capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "bayeschain", "fit", str(events),
+                               "--results", str(pages), "-o", str(Path(tmp) / "post.nc"),
+                               "--quiet"], capture_output=True, text=True)
+        if proc.returncode:
+            raise SystemExit(f"bayeschain fit failed: {proc.stderr.strip()}")
         fresh = time.perf_counter() - t
     rows.append((name, "walk, `bayeschain fit` as a fresh process", post.attrs["pages"],
                  "", f"{fresh:.1f}", "", "", "", "read, fit, checks, save"))
     return rows
 
 
-def peer_rows(name: str, log, models: list[str]) -> list[tuple]:
-    train, test = split_pages(log)
-    rows = []
-    for m in models:
-        times = []
-        for _ in range(3):
-            model = MODELS[m]()
-            t = time.perf_counter()
-            model.fit(*train)
-            times.append(time.perf_counter() - t)
-        res = evaluate(model, test)
-        rows.append((name, m, len(train[0]), res["pages"], f"{min(times):.2f}",
-                     f"{res['log_likelihood']:.4f}", f"{res['perplexity']:.4f}",
-                     f"{res['conditional_perplexity']:.4f}", "NumPy EM"))
-    return rows
+def peer_rows(name: str, models: list[str]) -> list[tuple]:
+    """The NumPy peers, best of three fits (``click_model_peers.run``)."""
+    return [row + ("NumPy EM",) for row in run(name, models, repeat=3)]
 
 
 def pyclick_rows(name: str, pyclick: Path) -> list[tuple]:
@@ -145,7 +135,7 @@ def main() -> None:
         log = load_log(name)
         for clicks in args.clicks:
             rows += walk_rows(name, log, clicks)
-        rows += peer_rows(name, log, args.models)
+        rows += peer_rows(name, args.models)
         if args.pyclick is not None:
             rows += pyclick_rows(name, args.pyclick)
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",

@@ -108,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
         _print_check(dwell)
         if args.figures:
             _distribution_figure(dwell, args.figures, DWELL_FIGURE, args.force)
+    elif post.attrs.get("holding", "").startswith("the log has no dwell"):
+        print("no dwell times in the log: no holding rates fitted (MPcont needs them)")
     if test is not None:
         _report_heldout(post, log, test, qrels)
     if str(post.attrs.get("method", "")).startswith("nuts"):
@@ -199,8 +201,9 @@ def _print_check(check, skip=()) -> None:
               f"[{lo:.3f}, {hi:.3f}]{flag}")
     out = check.outside()
     if out.size:
+        shown = ", ".join(f"{v:.3g}" for v in out[:6]) + (", ..." if out.size > 6 else "")
         print(f"  observed {check.label} distribution outside its 95% predictive band at "
-              f"{out.size} of {check.support.size} points ({', '.join(map(str, out))})")
+              f"{out.size} of {check.support.size} points ({shown})")
 
 
 def _distribution_figure(check, folder, name: str, force: bool) -> None:

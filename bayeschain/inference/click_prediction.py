@@ -50,8 +50,7 @@ def _no_click(n, f, b, lv, c, mask, lo, up, cp, inv, rhs, y):
     return y[0]
 
 
-def _predict(lengths, move_index, click_index, moves, click, rescale, clicked, upto, uncond,
-             joint):
+def _predict(move_index, click_index, moves, click, rescale, clicked, upto, uncond, joint):
     """Per page row: ``uncond[p, r] = P(C_r = 1)``, ``joint[p, r] = P(C_1..C_r as
     observed)`` for ``r <= upto`` (``joint[p, 0] = 1``; NaN when more than
     :data:`MAX_CLICKED` ranks of the prefix are clicked)."""
@@ -71,15 +70,8 @@ def _predict(lengths, move_index, click_index, moves, click, rescale, clicked, u
     mask = np.zeros(width, dtype=np.bool_)
     ones = np.empty(width, dtype=np.int64)
     for p in range(n_rows):
-        n = lengths[p]
-        for i in range(n):
-            m = move_index[p, i]
-            f[i] = moves[m, 0]
-            b[i] = moves[m, 1] if i > 0 else 0.0
-            r[i] = moves[m, 2]
-            s[i] = moves[m, 3]
-            c[i] = click[click_index[p, i]]
-        walk_likelihood._boundary(n, f, b, r, s, rescale)
+        n = walk_likelihood._page_rows(p, move_index, click_index, moves, click, rescale, f,
+                                       b, r, s, c)
         for i in range(n):
             lv[i] = r[i] + s[i]
             mask[i] = False
@@ -119,7 +111,7 @@ _COMPILED = None
 def _kernel():
     global _COMPILED
     if _COMPILED is None:
-        walk_likelihood.compiled("_boundary")
+        walk_likelihood.compiled("_page_rows")
         g = globals()
         try:
             import numba
@@ -162,7 +154,6 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     back = back.ravel()
     cfg = uniq[:, 0]
     pattern = np.ascontiguousarray(uniq[:, 1:].astype(np.bool_))
-    lengths = data.lengths[cfg]
     move_index = np.ascontiguousarray(data.move_index[cfg])
     click_index = np.ascontiguousarray(data.click_index[cfg])
     post = posterior.posterior
@@ -177,7 +168,7 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     j = np.empty_like(joint)
     kernel = _kernel()
     for d in range(rows.size):
-        kernel(lengths, move_index, click_index, np.ascontiguousarray(moves[d]),
+        kernel(move_index, click_index, np.ascontiguousarray(moves[d]),
                np.ascontiguousarray(click[d]), rescale, pattern, upto, u, j)
         uncond += u
         joint += j

@@ -203,12 +203,18 @@ def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool) -> Pos
             draws["click_trend"], dims=("chain", "draw", "trend"),
             coords={"trend": ["intercept", "slope", "sd"]})
     hold = spec.section("holding")
+    dwell_note = "no [holding] section"
     if hold is not None and hold["likelihood"] != "none":
         dwell = model_data(statistics_of(log), data.ranks)
-        spec_ranks = spec.with_sampler(chains=walk.shape[0], draws=walk.shape[1])
-        rates = _fit_conjugate(dwell, _holding_only(spec_ranks)).posterior["holding_rate"]
-        variables["holding_rate"] = rates.assign_coords(chain=np.arange(walk.shape[0]),
-                                                        draw=np.arange(walk.shape[1]))
+        if dwell.dwell_n.sum() > 0:
+            spec_ranks = spec.with_sampler(chains=walk.shape[0], draws=walk.shape[1])
+            rates = _fit_conjugate(dwell, _holding_only(spec_ranks)).posterior[
+                "holding_rate"]
+            variables["holding_rate"] = rates.assign_coords(
+                chain=np.arange(walk.shape[0]), draw=np.arange(walk.shape[1]))
+            dwell_note = f"{int(dwell.dwell_n.sum())} dwell times"
+        else:        # nothing learned: no holding rates rather than the prior's
+            dwell_note = "the log has no dwell times: no holding rates"
     sample_stats = xr.Dataset({"diverging": (("chain", "draw"),
                                              stats["diverging"].values.astype(bool))})
     attrs = {"click_level": clicks if clicks != "pooled" else "rank",
@@ -216,7 +222,7 @@ def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool) -> Pos
              "pages": data.report["pages"], "clicks": data.report["clicks"],
              "empty_pages": data.report["empty_pages"],
              "page_configurations": data.n_configs, "longest_page": data.ranks,
-             "document_recurrence": round(recurrence, 3),
+             "document_recurrence": round(recurrence, 3), "holding": dwell_note,
              "relevance_level": level if exam["by_relevance"] else -1}
     posterior = make_posterior(variables, spec=spec, data_digest=data.digest,
                                seed=s["seed"], method="nuts (nutpie)",

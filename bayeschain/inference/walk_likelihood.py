@@ -333,6 +333,24 @@ def _boundary(n, f, b, r, s, rescale):
     return fl, bl, rl, sl
 
 
+def _page_rows(g, move_index, click_index, moves, click, rescale, f, b, r, s, c):
+    """Rows of page (configuration) ``g`` from the tables, the boundary rule applied: the
+    walk of one page as the simulators and the click predictions use it.  Returns its
+    length."""
+    n = 0
+    while n < move_index.shape[1] and move_index[g, n] >= 0:
+        n += 1
+    for i in range(n):
+        m = move_index[g, i]
+        f[i] = moves[m, 0]
+        b[i] = moves[m, 1] if i > 0 else 0.0
+        r[i] = moves[m, 2]
+        s[i] = moves[m, 3]
+        c[i] = click[click_index[g, i]]
+    _boundary(n, f, b, r, s, rescale)
+    return n
+
+
 def _boundary_grad(n, gf, gb, gr, gs, fl, bl, rl, sl, rescale):
     """Gradients at position ``n - 1`` with respect to the moves before the boundary."""
     k = n - 1
@@ -451,7 +469,7 @@ def compiled_or_python(name: str):
 
 
 _JITTED = ("_thomas_factor", "_thomas_solve", "_block_loglik", "_blocks", "_boundary",
-           "_boundary_grad", "_loglik", "_table_loglik")
+           "_page_rows", "_boundary_grad", "_loglik", "_table_loglik")
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import numpy as np
 from ..inference import walk_likelihood
 
 
-def _walk_pages(lengths, move_index, click_index, moves, click, repeat, rescale, rng,
-                max_steps, c_page, c_rank, c_step, p_steps, p_outcome):
+def _walk_pages(move_index, click_index, moves, click, repeat, rescale, rng, max_steps,
+                c_page, c_rank, c_step, p_steps, p_outcome):
     """Walk every page; clicks go to ``c_*`` (grown by the caller when full: the return
     value is the number of clicks, or ``-needed`` when the buffers are too small)."""
     n_pages, width = move_index.shape
@@ -28,23 +28,18 @@ def _walk_pages(lengths, move_index, click_index, moves, click, repeat, rescale,
     b = np.empty(width)
     r = np.empty(width)
     s = np.empty(width)
+    c = np.empty(width)
     k = 0
     cap = c_page.size
     for pg in range(n_pages):
-        n = lengths[pg]
-        for i in range(n):
-            m = move_index[pg, i]
-            f[i] = moves[m, 0]
-            b[i] = moves[m, 1] if i > 0 else 0.0
-            r[i] = moves[m, 2]
-            s[i] = moves[m, 3]
-        walk_likelihood._boundary(n, f, b, r, s, rescale)
+        walk_likelihood._page_rows(pg, move_index, click_index, moves, click, rescale, f, b,
+                                   r, s, c)
         i = 0
         steps = 0
         outcome = -1
         while steps < max_steps:
             steps += 1
-            if rng.random() < click[click_index[pg, i]]:
+            if rng.random() < c[i]:
                 while True:                    # a click, then maybe the same result again
                     if k < cap:
                         c_page[k] = pg
@@ -72,7 +67,7 @@ _COMPILED = None
 def _kernel():
     global _COMPILED
     if _COMPILED is None:
-        walk_likelihood.compiled("_boundary")
+        walk_likelihood.compiled("_page_rows")
         try:
             import numba
         except ImportError:
@@ -116,8 +111,9 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
     boundary : ``"leave"`` or ``"rescale"`` (the walk's rule at the last rank)
     """
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
-    move_index = np.ascontiguousarray(move_index, dtype=np.int64)
-    click_index = np.ascontiguousarray(click_index, dtype=np.int64)
+    inside = np.arange(np.shape(move_index)[1])[None, :] < lengths[:, None]
+    move_index = np.ascontiguousarray(np.where(inside, move_index, -1), dtype=np.int64)
+    click_index = np.ascontiguousarray(np.where(inside, click_index, -1), dtype=np.int64)
     moves = np.ascontiguousarray(moves, dtype=np.float64)
     click = np.ascontiguousarray(click, dtype=np.float64)
     repeat = np.zeros(moves.shape[0]) if repeat is None else \
@@ -128,9 +124,8 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
     cap = max(16, 4 * n_pages)
     while True:
         buffers = [np.empty(cap, dtype=np.int64) for _ in range(3)]
-        k = _kernel()(lengths, move_index, click_index, moves, click, repeat,
-                      boundary == "rescale", np.random.default_rng(seed), int(max_steps),
-                      *buffers, steps, outcome)
+        k = _kernel()(move_index, click_index, moves, click, repeat, boundary == "rescale",
+                      np.random.default_rng(seed), int(max_steps), *buffers, steps, outcome)
         if k >= 0:
             return WalkedPages(*(buf[:k] for buf in buffers), steps, outcome)
         cap = -k
