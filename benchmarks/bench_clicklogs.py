@@ -33,12 +33,14 @@ from _common import machine, table  # noqa: E402
 CHILD = r"""
 import json, sys, time
 import pandas as pd
-from bayeschain.io.clickstats import click_statistics, statistics_pandas, TABLES
+from bayeschain.io.clickstats import click_statistics
+from bayeschain.io.clickstats_pandas import statistics_pandas
+from bayeschain.io.clickstats_tables import TABLES
 engine, path, out, limit = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 t = time.perf_counter()
 if engine == "duckdb":
     from bayeschain.io.clickstats_sql import statistics_duckdb
-    from bayeschain.io.clickstats import _finish
+    from bayeschain.io.clickstats_tables import canonical as _finish
     stats = _finish(statistics_duckdb(path, memory_limit=limit, temp_directory=out + ".tmp"))
 else:
     events = pd.read_parquet(path)

@@ -4,7 +4,7 @@
                                          --dynamic-lists 500]
 
 * Static SFBM (order 2): 5,000 run-topics of 1,000 ranks under 1,000 posterior draws:
-  ``bayeschain.compare.score``'s computation (one batched tridiagonal solve for the visit
+  ``bayeschain.scoring.score``'s computation (one batched tridiagonal solve for the visit
   vectors of all draws, then ``relevance @ visits.T``) against the bare matrix product of
   the same shape, in the same run.
 * Dynamic, relevance-dependent RWBM (``drwbm``, order 2): every (list, draw) pair is its
@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import best_of, machine, table  # noqa: E402
 
-from bayeschain.compare.score import _static_scores  # noqa: E402
+from bayeschain.scoring.score import _static_scores  # noqa: E402
 
 
 def main() -> None:
@@ -54,7 +54,7 @@ def dynamic(rng, gains: np.ndarray, ranks: int, draws: int) -> None:
     """List-draw solves per second of the relevance-dependent walk."""
     from bayeschain import chains
     from bayeschain.browsing import build_chain
-    from bayeschain.compare.dynamic import relevance_walk_scores
+    from bayeschain.scoring.relevance_walk import relevance_walk_scores
 
     lists = gains.shape[0]
     lengths = np.full(lists, ranks)

@@ -75,7 +75,7 @@ def test_real_data_demo_writes_its_outputs(tmp_path, capsys):
 
 
 def test_demo_never_overwrites_an_output_folder(tmp_path):
-    from bayeschain.commands.session_demo import _output_folder
+    from bayeschain.cli.demo import _output_folder
 
     first = _output_folder(tmp_path / "demo", force=False)
     second = _output_folder(tmp_path / "demo", force=False)

@@ -6,19 +6,26 @@ the exact page likelihood), or click-to-click transitions, jumps and dwell times
 conjugate draws, or NUTS through PyMC, imported only then).
 """
 
-from .checks import PredictiveCheck, predictive_backward_share, predictive_dwell_means
 from .click_prediction import ClickMetrics, click_metrics, heldout_click_metrics, predict_clicks
 from .data import ModelData, model_data
+from .dwell_checks import DistributionCheck, predictive_dwell_distribution
 from .fit import check_diagnostics, fit, statistics_of
-from .log_checks import DistributionCheck, predictive_dwell_distribution
-from .parameters import expected_visits, walk_parameters, walk_summary
+from .parameters import (
+    expected_visits,
+    posterior_from_parameters,
+    session_parameters,
+    walk_parameters,
+    walk_summary,
+)
 from .posterior import Posterior
 from .specs import ModelSpec, builtin_specs, load_spec, parse_spec
+from .transition_checks import PredictiveCheck, predictive_backward_share, predictive_dwell_means
 from .walk_checks import predictive_walk_checks
 
 __all__ = ["ClickMetrics", "DistributionCheck", "ModelData", "ModelSpec", "Posterior",
            "PredictiveCheck", "builtin_specs", "check_diagnostics", "click_metrics",
            "expected_visits", "fit", "heldout_click_metrics", "load_spec", "model_data",
-           "parse_spec", "predict_clicks", "predictive_backward_share",
-           "predictive_dwell_distribution", "predictive_dwell_means",
-           "predictive_walk_checks", "statistics_of", "walk_parameters", "walk_summary"]
+           "parse_spec", "posterior_from_parameters", "predict_clicks",
+           "predictive_backward_share", "predictive_dwell_distribution",
+           "predictive_dwell_means", "predictive_walk_checks", "session_parameters",
+           "statistics_of", "walk_parameters", "walk_summary"]

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
-from ..io.clickstats import TABLES, ClickStats
+from ..io.clickstats_tables import TABLES, ClickStats
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import xarray as xr
 
 from ..errors import ParameterError
 from ..io.clicklog import ClickLog
-from ..io.clickstats import ClickStats, click_statistics
+from ..io.clickstats import click_statistics
+from ..io.clickstats_tables import ClickStats
 from .conjugate import dirichlet_parameters, gamma_parameters, sample_dirichlet, sample_gamma
 from .data import ModelData, model_data
 from .examination import MOVES

@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..errors import ParameterError
 from ..io.clicklog import ClickLog
-from ..io.clickstats import observations
+from ..io.clickstats_pandas import observations
 from .walk_likelihood import OUTCOMES, ClickCounts
 
 #: relevance classes of the examined document (``drwbm``: moves after examining a

@@ -19,6 +19,8 @@ Every function returns arrays with the flattened posterior draws first.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..errors import ParameterError
@@ -265,3 +267,65 @@ def walk_summary(posterior, ranks: int = 10, prob: float = 0.95):
             row[f"{name}_lo"], row[f"{name}_hi"] = (float(t) for t in np.quantile(v, [lo, hi]))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
+                              boundary: str = "leave", relevance_level: int = 1):
+    """A one-chain posterior of the walk from parameter arrays ``(draws, ...)`` (tests,
+    what-if runs):
+
+    * ``walk``: ``(draws, 4)`` moves shared by all ranks, or ``(draws, ranks, 4)``, in the
+      order forward, backward, reformulate, stop;
+    * ``walk_by_relevance``: ``(draws, 2, 4)`` or ``(draws, 2, ranks, 4)``: moves after
+      examining a non-relevant (index 0) and a relevant (index 1) document
+      (``PatH(model='drwbm')``);
+    * ``click``: ``(draws, ranks)`` click probability per examination (click prediction,
+      predictive checks);
+    * ``holding_rate``: ``(draws, ranks)``.
+
+    ``boundary`` is the walk's rule at a page's last rank (``"rescale"``: MsM's session
+    walk), ``relevance_level`` the lowest relevant grade of ``walk_by_relevance``.
+    """
+    import xarray as xr
+
+    from .examination import MOVES
+    from .pages import CLASSES
+    from .posterior import Posterior
+
+    variables = {}
+    if "walk" in parameters and "walk_by_relevance" in parameters:
+        raise ParameterError("give walk or walk_by_relevance, not both")
+    mu = None
+    if "holding_rate" in parameters:
+        mu = np.asarray(parameters["holding_rate"], dtype=float)
+        variables["holding_rate"] = xr.DataArray(
+            mu[None], dims=("chain", "draw", "rank"),
+            coords={"rank": np.arange(1, mu.shape[1] + 1)})
+    for key, extra in (("walk", ()), ("walk_by_relevance", ("relevance",))):
+        if key not in parameters:
+            continue
+        w = np.asarray(parameters[key], dtype=float)
+        if w.ndim == 2 + len(extra):            # shared by all ranks
+            ranks = 1 if mu is None else mu.shape[1]
+            w = np.repeat(w[..., None, :], ranks, axis=-2)
+        if w.ndim != 3 + len(extra) or w.shape[-1] != 4 or (extra and w.shape[1] != 2):
+            raise ParameterError(f"{key} must be (draws, {'2, ' if extra else ''}[ranks,] 4)")
+        if mu is not None and w.shape[-2] != mu.shape[1]:
+            raise ParameterError(f"{key} and holding_rate must have the same ranks")
+        if np.any(w < 0) or not np.allclose(w.sum(-1), 1.0):
+            raise ParameterError(f"{key}: each row of moves must be probabilities summing "
+                                 f"to 1")
+        coords = {"rank": np.arange(1, w.shape[-2] + 1), "move": list(MOVES)}
+        if extra:
+            coords["relevance"] = list(CLASSES)
+        variables["walk"] = xr.DataArray(w[None], dims=("chain", "draw") + extra +
+                                         ("rank", "move"), coords=coords)
+    if "click" in parameters:
+        c = np.asarray(parameters["click"], dtype=float)
+        variables["click"] = xr.DataArray(c[None], dims=("chain", "draw", "rank"),
+                                          coords={"rank": np.arange(1, c.shape[1] + 1)})
+    tree = xr.DataTree.from_dict({"posterior": xr.Dataset(variables)})
+    tree.attrs.update({"parametrises": "walk" if "walk" in variables else "dwell",
+                       "spec_name": "posterior_from_parameters", "boundary": boundary,
+                       "relevance_level": int(relevance_level)})
+    return Posterior(tree)

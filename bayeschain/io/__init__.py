@@ -2,7 +2,9 @@
 
 from .clickformats import read_clicks, read_trec_session, read_wscd, read_yandex
 from .clicklog import ClickLog, read_canonical, write_canonical
-from .clickstats import ClickStats, click_statistics, observations
+from .clickstats import click_statistics
+from .clickstats_pandas import observations
+from .clickstats_tables import ClickStats
 from .lists import RankedLists, ranked_lists
 from .trec import read_qrels, read_run, read_runs
 from .write import atomic_write_text

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .clickstats import TABLES, ClickStats, statistics_pandas
+from .clickstats_pandas import statistics_pandas
+from .clickstats_tables import TABLES, ClickStats
 
 
 def _partition_tables(part: pd.DataFrame, has_sessions: bool, by_query: bool) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import FormatError
-from .clickstats import ClickStats
+from .clickstats_tables import ClickStats
 
 _EVENTS_SQL = """
 CREATE OR REPLACE TEMP TABLE obs AS

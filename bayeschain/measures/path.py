@@ -25,8 +25,8 @@ import numpy as np
 
 from .. import chains
 from ..browsing import get_model
+from ..chains.simulation import simulate_users
 from ..errors import ParameterError
-from ..simulate import simulate_users
 
 Effort = str | Callable[[np.ndarray], np.ndarray]
 

@@ -26,7 +26,7 @@ def plot_forest(ax, scores, *, ci_prob: float = 0.95, title: str = "mean score")
 
 
 def plot_pairwise(ax, comparison):
-    """Matrix of P(row run > column run) from a :class:`~bayeschain.compare.Comparison`."""
+    """Matrix of P(row run > column run) from a :class:`~bayeschain.comparison.Comparison`."""
     pairs = comparison.pairs
     runs = sorted(set(pairs["A"]) | set(pairs["B"]))
     idx = {r: i for i, r in enumerate(runs)}

@@ -2,7 +2,7 @@
 
 Each session issues up to ``max_queries`` queries.  On a page of ``n_ranks`` results the
 user walks the ranks as the walk of Ferrante & Ferro (ICTIR 2020) that bayeschain fits
-(:mod:`bayeschain.simulate.walks`): from rank ``i`` forward with ``p_i``, backward with
+(:mod:`bayeschain.inference.walk_replay`): from rank ``i`` forward with ``p_i``, backward with
 ``q_i``, next query of the session with ``r_i`` and end of session with the rest; rank 1
 has no backward move (its mass ends the session) and at rank ``n`` the forward mass
 leaves the page (split between next query and end in their proportion).  On each
@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
+from ..inference.walk_replay import walk_pages
 from ..io.clicklog import RESULT_COLUMNS, ClickLog, canonical_types
-from .walks import walk_pages
 
 
 def _per_rank(value, n: int, name: str) -> np.ndarray:

@@ -43,8 +43,9 @@ post = bc.fit(log, seed=1)      # spec "walk": the walk P@H scores, examinations
 bc.inference.walk_summary(post).round(3)
 
 # %%
-from bayeschain.compare import compare, score
+from bayeschain.comparison import compare
 from bayeschain.io import read_qrels, read_run
+from bayeschain.scoring import score
 
 trec = data.parent / "trec_eval"
 qrels = read_qrels(trec / "qrels.test")

@@ -10,9 +10,10 @@ import matplotlib.pyplot as plt
 import numpy as np  # noqa: E402
 
 import bayeschain as bc  # noqa: E402
-from bayeschain.compare import compare, path_cdf_bands, score  # noqa: E402
+from bayeschain.comparison import compare  # noqa: E402
 from bayeschain.io import read_qrels, read_run  # noqa: E402
 from bayeschain.plots import plot_cdf_bands, plot_forest  # noqa: E402
+from bayeschain.scoring import path_cdf_bands, score  # noqa: E402
 
 root = Path(bc.__file__).resolve().parents[1] / "data"
 post = bc.fit(bc.read_clicks(root / "trec_session_2013" / "sessiontrack2013.xml.gz"), seed=1)

@@ -4,9 +4,13 @@ and the click-model metrics recomputed from their definitions."""
 import numpy as np
 import pytest
 
-from bayeschain.compare import posterior_from_parameters
 from bayeschain.errors import ParameterError
-from bayeschain.inference import click_metrics, heldout_click_metrics, predict_clicks
+from bayeschain.inference import (
+    click_metrics,
+    heldout_click_metrics,
+    posterior_from_parameters,
+    predict_clicks,
+)
 from tests.reference.walk_clicks import pages_to_log, simulate_pages
 
 N = 5

@@ -5,8 +5,7 @@ substitution."""
 import numpy as np
 import pytest
 
-from bayeschain.compare import posterior_from_parameters
-from bayeschain.inference import fit, predictive_walk_checks
+from bayeschain.inference import fit, posterior_from_parameters, predictive_walk_checks
 from bayeschain.inference.walk_checks import LogSummary
 from tests.reference.walk_clicks import pages_to_log, simulate_pages
 

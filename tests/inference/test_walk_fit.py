@@ -10,10 +10,10 @@ import pytest
 
 import bayeschain as bc
 from bayeschain.browsing import build_chain
-from bayeschain.compare import score, score_sessions
 from bayeschain.errors import ParameterError
 from bayeschain.inference import expected_visits, fit, walk_parameters
 from bayeschain.measures import msm, path_expectation
+from bayeschain.scoring import score, score_sessions
 from tests.reference.walk_clicks import pages_to_log, simulate_document_pages, simulate_pages
 
 pytest.importorskip("nutpie")

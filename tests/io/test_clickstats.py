@@ -8,7 +8,8 @@ import pytest
 
 from bayeschain.io.clickformats import read_trec_session
 from bayeschain.io.clicklog import ClickLog, make_events, write_canonical
-from bayeschain.io.clickstats import TABLES, click_statistics
+from bayeschain.io.clickstats import click_statistics
+from bayeschain.io.clickstats_tables import TABLES
 from bayeschain.simulate.clicklog import simulate_click_log
 
 TREC = Path(__file__).resolve().parents[2] / "data" / "trec_session_2013" / \

@@ -5,7 +5,7 @@ terrierteam): its own measures ``MP`` and ``PatH`` become ``ir_measures`` measur
 ``AP``, ``P@k`` and ``RBP(p, rel)`` can be computed by bayeschain too.  Afterwards::
 
     import ir_measures
-    from bayeschain.ecosystem import register_ir_measures
+    from bayeschain.integrations.ir_measures import register_ir_measures
     MP, PatH = register_ir_measures()
     ir_measures.calc_aggregate([MP(model='GL_AD_ID'), PatH(model='rwbm', p=0.5, q=0.25)],
                                qrels, run)
@@ -50,8 +50,8 @@ def register_ir_measures():
     from ir_measures.providers.base import Any
     from ir_measures.util import QrelsConverter, RunConverter
 
-    from .evaluation import evaluate_lists
-    from .io.lists import ranked_lists
+    from ..evaluation import evaluate_lists
+    from ..io.lists import ranked_lists
 
     param = measures.ParamInfo
 

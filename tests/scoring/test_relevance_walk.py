@@ -4,8 +4,8 @@ written from the model's definition, and against simulated users."""
 import numpy as np
 import pytest
 
-from bayeschain.compare.dynamic import relevance_walk_scores
 from bayeschain.errors import ParameterError
+from bayeschain.scoring.relevance_walk import relevance_walk_scores
 
 ENGINES = ["numba", "numpy"]
 

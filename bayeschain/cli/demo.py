@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING
 from ..errors import BayeschainError
 
 if TYPE_CHECKING:  # NumPy and pandas load when the demo runs, not for --help
-    import numpy as np
-    import pandas as pd
+    pass
 
 MEASURE = "PatH(model='rwbm', order=2)"
 #: posterior draws per question for the exact laws of P@H (stochastic dominance)
@@ -53,80 +52,22 @@ def _output_folder(base: Path, force: bool) -> Path:
                           file=base)
 
 
-def _systems(log) -> dict[str, pd.DataFrame]:
-    """Runs (one per system; each session is a topic)."""
-    import pandas as pd
-
-    ev = log.events
-    pages = ev[(ev["event"] == "query") & ev["serp_id"].notna()]
-    results = log.results
-    texts = log.meta.get("doc_text", {})
-    rows = {"first query": [], "last query": [], "engine": [], "baseline": []}
-    for sid, group in pages.groupby("session_id", sort=False):
-        serps = group["serp_id"].astype(int).tolist()
-        query = str(group["query_id"].iloc[0])
-        for name, serp in (("first query", serps[0]), ("last query", serps[-1])):
-            docs = results[results["serp_id"] == serp].sort_values("rank")["doc_id"]
-            docs = [d for d in docs if d]
-            rows[name] += [(sid, d, float(len(docs) - i), name) for i, d in enumerate(docs)]
-        docs = [d for d in results[results["serp_id"] == serps[0]].sort_values("rank")
-                ["doc_id"] if d]
-        terms = set(query.lower().split())
-        overlap = [sum(w in terms for w in texts.get(d, "").lower().split()) for d in docs]
-        order = sorted(range(len(docs)), key=lambda i: (-overlap[i], i))
-        rows["engine"] += [(sid, d, float(len(docs) - i), "engine") for i, d in enumerate(docs)]
-        rows["baseline"] += [(sid, docs[j], float(len(docs) - i), "baseline")
-                             for i, j in enumerate(order)]
-    return {name: pd.DataFrame(r, columns=["query_id", "doc_id", "score", "run_id"])
-            for name, r in rows.items()}
-
-
-def _session_qrels(log, qrels: pd.DataFrame, qrels_path: Path) -> pd.DataFrame:
-    """The track's qrels copied to each session of their topic (runs are per session)."""
-    import pandas as pd
-
-    topic_of = log.meta.get("session_topic", {})
-    parts = []
-    for sid, topic in topic_of.items():
-        part = qrels[qrels["query_id"].astype(str) == str(topic)]
-        if len(part):
-            parts.append(part.assign(query_id=str(sid)))
-    if not parts:
-        raise BayeschainError("no qrels match the sessions' topics", file=qrels_path)
-    return pd.concat(parts, ignore_index=True)
-
-
-def _session_matrices(log, qrels: pd.DataFrame, depth: int = 10) -> dict[str, np.ndarray]:
-    """Each session's documents x queries relevance matrix (first ``depth`` results)."""
-    import numpy as np
-
-    grades = {(str(q), str(d)): g for q, d, g in zip(qrels["query_id"], qrels["doc_id"],
-                                                      qrels["relevance"], strict=True)}
-    ev = log.events
-    pages = ev[(ev["event"] == "query") & ev["serp_id"].notna()]
-    res = log.results
-    out = {}
-    for sid, group in pages.groupby("session_id", sort=False):
-        cols = []
-        for serp in group["serp_id"].astype(int):
-            docs = res[res["serp_id"] == serp].sort_values("rank")["doc_id"].tolist()[:depth]
-            col = [max(grades.get((str(sid), str(d)), 0), 0) for d in docs]
-            cols.append(col + [0] * (depth - len(col)))
-        if any(any(c) for c in cols):
-            out[str(sid)] = np.array(cols, dtype=float).T
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
+    """``--toy``: the engine on the paper's toy runs; otherwise the real-data demo."""
+    if args.toy:
+        from .toy_demo import run_toy
+
+        return run_toy(args)
     import numpy as np
     import pandas as pd
 
-    from ..compare import compare, dominance_probability, score, score_sessions
+    from ..comparison import compare, dominance_probability
     from ..inference import fit, predictive_walk_checks
     from ..io import read_clicks, read_qrels
+    from ..recipes import bundled_data_dir, session_matrices, session_qrels, systems_from_log
+    from ..scoring import score, score_sessions
 
     t0 = time.perf_counter()
-    from .demo import bundled_data_dir
 
     data = Path(args.data) if args.data else bundled_data_dir()
     folder = data / "trec_session_2013"
@@ -146,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
     _step(t0, f"replaying the fitted walk on the log's pages: pages with a click at rank >= 5 "
               f"observed {deep.observed:.3f}, posterior predictive 95% [{lo:.3f}, {hi:.3f}]")
     topic_qrels = read_qrels(folder / "qrels.txt")
-    qrels = _session_qrels(log, topic_qrels, folder / "qrels.txt")
-    runs = _systems(log)
+    qrels = session_qrels(log, topic_qrels, folder / "qrels.txt")
+    runs = systems_from_log(log)
     _step(t0, f"systems from the log: {', '.join(runs)} "
               f"({runs['first query']['query_id'].nunique()} sessions with results)")
     scores = score(runs, qrels, MEASURE, post)
@@ -167,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
                   f"P(A<B) {row['P(A<B)']:.3f}, P(A dominates B) {dom['all']:.3f}")
     rel_scores = _relevance_walk(t0, log, topic_qrels, runs, qrels, args)
     session_post = fit(log, "walk-session", seed=args.seed)
-    sessions = _session_matrices(log, qrels)
+    sessions = session_matrices(log, qrels)
     msm_scores = score_sessions(sessions, session_post, discount="log")
     mean_msm = msm_scores.mean("session").values.ravel()
     _step(t0, f"MsM (log discount) over {len(sessions)} judged sessions: mean "
@@ -223,8 +164,9 @@ def _relevance_walk(t0: float, log, topic_qrels, runs, session_qrels, args):
     fitted by relevance class (the track's qrels), then used to score."""
     import numpy as np
 
-    from ..compare import compare, score
+    from ..comparison import compare
     from ..inference import fit
+    from ..scoring import score
 
     post = fit(log, "walk-relevance", qrels=topic_qrels, seed=args.seed)
     w = post.posterior["walk"].sel(rank=2)
@@ -287,3 +229,5 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="region of practical equivalence (default 0.01)")
     p.add_argument("--toy", action="store_true",
                    help="instead, run the engine on the paper's two toy runs (no fitting)")
+    p.add_argument("--users", type=int, default=100_000,
+                   help="--toy: simulated users for the Monte-Carlo check (default 100000)")

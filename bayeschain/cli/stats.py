@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..io.clickformats import read_clicks
-    from ..io.clickstats import click_statistics, observations
+    from ..io.clickstats import click_statistics
+    from ..io.clickstats_pandas import observations
 
     if args.figures:      # checked before reading a possibly large log
         from ..io.write import prepare_figure_folder

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import __version__
+from .. import __version__
 
 
 @dataclass(frozen=True)
@@ -33,19 +33,19 @@ class Command:
 COMMANDS: dict[str, Command] = {
     "demo": Command("fit a user model to the bundled TREC Session log, score and compare "
                     "systems with credible intervals (--toy: the paper's toy example)",
-                    "bayeschain.commands.demo"),
+                    "bayeschain.cli.demo"),
     "stats": Command("summarise a click log: sessions, clicks per rank, backward moves, dwell",
-                     "bayeschain.commands.stats"),
+                     "bayeschain.cli.stats"),
     "fit": Command("fit a browsing model's parameters to a click log (posterior to .nc)",
-                   "bayeschain.commands.fit"),
+                   "bayeschain.cli.fit"),
     "score": Command("score runs under every posterior draw of a fitted user model",
-                     "bayeschain.commands.score"),
+                     "bayeschain.cli.score"),
     "compare": Command("compare runs under a fitted user model: P(A>B), HDI, ROPE, P(best)",
-                       "bayeschain.commands.compare"),
+                       "bayeschain.cli.compare"),
     "simulate": Command("write a synthetic click log from a known user model",
-                        "bayeschain.commands.simulate"),
+                        "bayeschain.cli.simulate"),
     "eval": Command("evaluate TREC runs against qrels (trec_eval-like, every measure)",
-                    "bayeschain.commands.eval"),
+                    "bayeschain.cli.eval"),
 }
 
 
@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    from .errors import BayeschainError
+    from ..errors import BayeschainError
 
     try:
         module = importlib.import_module(COMMANDS[args.command].module)

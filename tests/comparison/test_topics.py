@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from bayeschain.compare import compare, topic_model
+from bayeschain.comparison import compare, topic_model
 
 
 def test_topic_model_recovers_system_differences():

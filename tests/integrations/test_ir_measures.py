@@ -7,12 +7,12 @@ import pytest
 from bayeschain.evaluation import evaluate_runs
 from bayeschain.io import read_qrels, read_run
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+DATA = Path(__file__).resolve().parents[2] / "data" / "trec_eval"
 
 
 def test_ir_measures_provider_matches_bayeschain_eval():
     ir_measures = pytest.importorskip("ir_measures")
-    from bayeschain.ecosystem import register_ir_measures
+    from bayeschain.integrations.ir_measures import register_ir_measures
 
     MP, PatH = register_ir_measures()  # noqa: N806
     qrels = list(ir_measures.read_trec_qrels(str(DATA / "qrels.test")))

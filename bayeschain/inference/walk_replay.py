@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..inference import walk_likelihood
+from . import walk_likelihood
 
 
 def _walk_pages(move_index, click_index, moves, click, repeat, rescale, rng, max_steps,

@@ -1,7 +1,7 @@
 r"""Posterior predictive checks of whole distributions, against the click log itself.
 
 :class:`DistributionCheck` holds an observed distribution, its replications (one row per
-posterior draw) and :class:`~bayeschain.inference.checks.PredictiveCheck` summaries;
+posterior draw) and :class:`~bayeschain.inference.transition_checks.PredictiveCheck` summaries;
 ``plots.plot_distribution_check`` draws it.  The walk's checks (clicks per page, deepest
 click, click ranks) replay the fitted walk (:mod:`~bayeschain.inference.walk_checks`);
 this module holds the dwell-time check:
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ParameterError
-from .checks import PredictiveCheck
 from .parameters import draw_indices
+from .transition_checks import PredictiveCheck
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class DistributionCheck:
 
 def _observations(log):
     from ..io.clicklog import ClickLog
-    from ..io.clickstats import observations
+    from ..io.clickstats_pandas import observations
 
     if not isinstance(log, ClickLog):
         raise ParameterError("distribution checks need the click log itself (a ClickLog), "

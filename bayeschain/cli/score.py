@@ -41,9 +41,9 @@ def run(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    from ..compare import score
     from ..errors import ParameterError
     from ..io.write import check_output_path
+    from ..scoring import score
 
     if args.output:
         if Path(args.output).suffix not in (".nc", ".csv"):

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..chains.blocks import as_block, start_vector
 from ..errors import ChainError
+from .blocks import as_block, start_vector
 
 Gain = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -43,7 +43,7 @@ class SimulatedUsers:
 
     def precision(self, effort: str | Callable[[np.ndarray], np.ndarray] = "h") -> np.ndarray:
         """Each user's ``P@H = T(H) / f(H)``."""
-        from ..chains.recursion import effort_values
+        from .recursion import effort_values
 
         return self.reward / effort_values(effort, self.stopping_time)
 

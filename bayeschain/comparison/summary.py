@@ -9,10 +9,6 @@ for every pair of runs reports
 
 and for every run the probability that it is the best.  Results do not depend on the
 order in which runs are given (pairs are reported in sorted order of names).
-
-:func:`dominance_probability` gives, per topic, the posterior probability that run A's
-law of P@H stochastically dominates run B's (order 3 of Ferrante & Ferro, ICTIR 2020):
-the share of posterior draws under which A's CDF lies below B's everywhere.
 """
 
 from __future__ import annotations
@@ -27,15 +23,16 @@ from ..errors import ParameterError
 
 
 def hdi(samples: np.ndarray, prob: float = 0.95) -> tuple[float, float]:
-    """Shortest interval holding ``prob`` of the samples."""
-    x = np.sort(np.asarray(samples, dtype=float).ravel())
-    n = x.size
-    k = max(1, int(np.ceil(prob * n)))
-    if k >= n:
-        return float(x[0]), float(x[-1])
-    widths = x[k - 1:] - x[: n - k + 1]
-    i = int(np.argmin(widths))
-    return float(x[i]), float(x[i + k - 1])
+    """Highest-density interval of ``samples`` holding ``prob`` of them (ArviZ's ``hdi``:
+    the shortest interval between two samples that contains ``ceil(prob * n)`` of them)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz as az
+
+    lo, hi = az.hdi(np.asarray(samples, dtype=float).ravel(), hdi_prob=prob)
+    return float(lo), float(hi)
 
 
 @dataclass(frozen=True)
@@ -139,53 +136,3 @@ def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.
                      index=names, name="P(best)")
     source = scores.attrs.get("uncertainty", "user-model posterior")
     return Comparison(pd.DataFrame(rows), best, float(rope), float(ci_prob), topics, source)
-
-
-def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, *,
-                          max_draws: int | None = 200, seed=None) -> pd.Series:
-    """Per topic, the share of posterior draws under which ``a`` stochastically dominates
-    ``b`` (P@H law of ``a`` above that of ``b``); the mean over topics is ``"all"``.
-
-    ``measure`` must be ``PatH(model='sfbm' | 'rwbm')`` with a cut-off (the exact law costs
-    one joint-distribution recursion per list and draw).  ``max_draws`` subsamples the
-    posterior draws (None: all).
-    """
-    from ..browsing.base import extend_ranks
-    from ..inference.parameters import walk_parameters
-    from ..io.lists import ranked_lists
-    from ..measures import parse_measure, path_distribution, stochastic_dominance
-
-    m = parse_measure(measure)
-    kw = m.kwargs
-    if m.name != "PatH" or kw.get("model", "sfbm") not in ("sfbm", "rwbm") or m.cutoff is None:
-        raise ParameterError("dominance_probability takes PatH(model='sfbm' or 'rwbm')@k")
-    lists = ranked_lists({a: runs[a], b: runs[b]}, qrels)
-    p, q = walk_parameters(posterior)
-    rng = np.random.default_rng(seed)
-    idx = np.arange(p.shape[0])
-    if max_draws is not None and idx.size > max_draws:
-        idx = np.sort(rng.choice(idx, size=max_draws, replace=False))
-    out = {}
-    for topic in pd.unique(lists.query_ids):
-        rows = {}
-        for name in (a, b):
-            hit = np.flatnonzero((lists.run_ids == name) & (lists.query_ids == topic))
-            if hit.size:
-                length = min(int(lists.lengths[hit[0]]), m.cutoff)
-                rows[name] = np.clip(lists.relevance[hit[0], :max(length, 1)], 0, None)
-        if len(rows) < 2:
-            continue
-        wins = 0
-        for d in idx:
-            laws = []
-            for name in (a, b):
-                rel = rows[name]
-                params = {"p": extend_ranks(p[d:d + 1], rel.size)[0]}
-                if kw.get("model") == "rwbm":
-                    params["q"] = extend_ranks(q[d:d + 1], rel.size)[0]
-                laws.append(path_distribution(rel, kw.get("model", "sfbm"), **params))
-            wins += stochastic_dominance(*laws).a_dominates
-        out[str(topic)] = wins / idx.size
-    series = pd.Series(out, name=f"P({a} dominates {b})")
-    series["all"] = float(series.mean()) if len(series) else float("nan")
-    return series

@@ -34,9 +34,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..compare import compare, score
+    from ..comparison import compare
     from ..errors import ParameterError
     from ..io.write import atomic_write_text, check_output_path, prepare_figure_folder
+    from ..scoring import score
     from .score import load_scoring_inputs
 
     if len(args.runs) < 2:

@@ -8,8 +8,8 @@ of each run and topic) are modelled as
 
 so the system effects ``a_s`` generalise to the population of topics the given ones are a
 sample of.  The result has the ``(chain, draw, run, topic)`` layout of
-:func:`~bayeschain.compare.score` with a single pseudo-topic ``"population"`` holding
-``mu + a_s``, ready for :func:`~bayeschain.compare.compare`; its ``attrs["uncertainty"]``
+:func:`~bayeschain.scoring.score` with a single pseudo-topic ``"population"`` holding
+``mu + a_s``, ready for :func:`~bayeschain.comparison.compare`; its ``attrs["uncertainty"]``
 says what it includes.
 """
 

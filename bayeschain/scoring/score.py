@@ -11,7 +11,7 @@ r"""Posterior scoring: every posterior draw of the user model pushed through the
 * ``PatH(model='drwbm', order=1 | 2)``: the relevance-dependent walk; ``p, q`` after
   non-relevant and ``p_rel, q_rel`` after relevant clicks, from a posterior fitted with
   ``by_relevance`` (spec ``rwbm-relevance``).  Every (list, draw) pair is its own chain:
-  order 2 runs the compiled recurrences of :mod:`bayeschain.compare.dynamic`.
+  order 2 runs the compiled recurrences of :mod:`bayeschain.scoring.relevance_walk`.
 * ``RBP``: the persistence ``p`` (shared forward probability; per-rank posteriors need
   ``PatH(model='sfbm', order=2)``).
 * ``MPcont``: the holding rates ``mu`` per rank.
@@ -23,8 +23,6 @@ product ``relevance @ v.T``.  A posterior with a single draw reproduces ``evalua
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -38,7 +36,6 @@ from ..inference.parameters import (
     holding_rates,
     relevance_level,
     relevance_walk_parameters,
-    session_parameters,
     walk_parameters,
 )
 from ..io.lists import RankedLists, ranked_lists
@@ -208,10 +205,10 @@ def _static_scores(gains: np.ndarray, lengths: np.ndarray, model: str, p: np.nda
 def _dynamic_scores(relevant: np.ndarray, gains: np.ndarray, lengths: np.ndarray,
                     params: dict[str, np.ndarray], order: int) -> np.ndarray:
     """Relevance-dependent walk: one solve per (draw, list).  Order 2 runs the compiled
-    recurrences of :mod:`bayeschain.compare.dynamic`; order 1 the general forward
+    recurrences of :mod:`bayeschain.scoring.relevance_walk`; order 1 the general forward
     recursion (:func:`~bayeschain.chains.expected_ratio`) on the batched chains, slower."""
     if order == 2:
-        from .dynamic import relevance_walk_scores
+        from .relevance_walk import relevance_walk_scores
 
         return relevance_walk_scores(relevant.astype(float), gains, lengths, **params)
     if order != 1:
@@ -236,109 +233,3 @@ def _to_grid(values: np.ndarray, lists: RankedLists, post: xr.Dataset) -> xr.Dat
                         coords={"chain": post["chain"].values, "draw": post["draw"].values,
                                 "run": list(runs), "topic": list(topics)},
                         name="score")
-
-
-def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
-                              boundary: str = "leave", relevance_level: int = 1):
-    """A one-chain posterior of the walk from parameter arrays ``(draws, ...)`` (tests,
-    what-if runs):
-
-    * ``walk``: ``(draws, 4)`` moves shared by all ranks, or ``(draws, ranks, 4)``, in the
-      order forward, backward, reformulate, stop;
-    * ``walk_by_relevance``: ``(draws, 2, 4)`` or ``(draws, 2, ranks, 4)``: moves after
-      examining a non-relevant (index 0) and a relevant (index 1) document
-      (``PatH(model='drwbm')``);
-    * ``click``: ``(draws, ranks)`` click probability per examination (click prediction,
-      predictive checks);
-    * ``holding_rate``: ``(draws, ranks)``.
-
-    ``boundary`` is the walk's rule at a page's last rank (``"rescale"``: MsM's session
-    walk), ``relevance_level`` the lowest relevant grade of ``walk_by_relevance``.
-    """
-    from ..inference.examination import MOVES
-    from ..inference.pages import CLASSES
-    from ..inference.posterior import Posterior
-
-    variables = {}
-    if "walk" in parameters and "walk_by_relevance" in parameters:
-        raise ParameterError("give walk or walk_by_relevance, not both")
-    mu = None
-    if "holding_rate" in parameters:
-        mu = np.asarray(parameters["holding_rate"], dtype=float)
-        variables["holding_rate"] = xr.DataArray(
-            mu[None], dims=("chain", "draw", "rank"),
-            coords={"rank": np.arange(1, mu.shape[1] + 1)})
-    for key, extra in (("walk", ()), ("walk_by_relevance", ("relevance",))):
-        if key not in parameters:
-            continue
-        w = np.asarray(parameters[key], dtype=float)
-        if w.ndim == 2 + len(extra):            # shared by all ranks
-            ranks = 1 if mu is None else mu.shape[1]
-            w = np.repeat(w[..., None, :], ranks, axis=-2)
-        if w.ndim != 3 + len(extra) or w.shape[-1] != 4 or (extra and w.shape[1] != 2):
-            raise ParameterError(f"{key} must be (draws, {'2, ' if extra else ''}[ranks,] 4)")
-        if mu is not None and w.shape[-2] != mu.shape[1]:
-            raise ParameterError(f"{key} and holding_rate must have the same ranks")
-        if np.any(w < 0) or not np.allclose(w.sum(-1), 1.0):
-            raise ParameterError(f"{key}: each row of moves must be probabilities summing "
-                                 f"to 1")
-        coords = {"rank": np.arange(1, w.shape[-2] + 1), "move": list(MOVES)}
-        if extra:
-            coords["relevance"] = list(CLASSES)
-        variables["walk"] = xr.DataArray(w[None], dims=("chain", "draw") + extra +
-                                         ("rank", "move"), coords=coords)
-    if "click" in parameters:
-        c = np.asarray(parameters["click"], dtype=float)
-        variables["click"] = xr.DataArray(c[None], dims=("chain", "draw", "rank"),
-                                          coords={"rank": np.arange(1, c.shape[1] + 1)})
-    tree = xr.DataTree.from_dict({"posterior": xr.Dataset(variables)})
-    tree.attrs.update({"parametrises": "walk" if "walk" in variables else "dwell",
-                       "spec_name": "posterior_from_parameters", "boundary": boundary,
-                       "relevance_level": int(relevance_level)})
-    return Posterior(tree)
-
-
-def score_sessions(sessions: Mapping[str, np.ndarray], posterior, *,
-                   discount: str = "linear", log_base: float = 10) -> xr.DataArray:
-    """MsM of each session (an ``N x K`` relevance matrix) under every posterior draw of
-    ``p, q, r, s``; dims ``(chain, draw, session)``."""
-    from ..measures.session import msm
-
-    params = session_parameters(posterior)
-    post = posterior.posterior
-    names = list(sessions)
-    values = np.stack([msm(np.asarray(sessions[n], dtype=float), params["p"], params["q"],
-                           params["r"], params["s"], discount, log_base) for n in names],
-                      axis=-1)
-    shape = (post.sizes["chain"], post.sizes["draw"], len(names))
-    return xr.DataArray(values.reshape(shape), dims=("chain", "draw", "session"),
-                        coords={"chain": post["chain"].values, "draw": post["draw"].values,
-                                "session": names}, name="msm")
-
-
-def path_cdf_bands(relevance, model: str, posterior, *, grid=None, probs=(0.05, 0.5, 0.95),
-                   max_draws: int | None = 200, seed=None) -> xr.DataArray:
-    """Quantiles over posterior draws of the CDF of P@H for one list.
-
-    The CDF is each draw's exact law (user-to-user variability within a user model); the
-    band across draws is the user-model uncertainty.  Returns ``(quantile, x)``.
-    """
-    from ..measures import path_distribution
-
-    rel = np.clip(np.asarray(relevance, dtype=float), 0, None)
-    if model not in ("sfbm", "rwbm"):
-        raise ParameterError("CDF bands support the sfbm and rwbm browsing models")
-    p, q = walk_parameters(posterior)
-    idx = np.arange(p.shape[0])
-    if max_draws is not None and idx.size > max_draws:
-        idx = np.sort(np.random.default_rng(seed).choice(idx, max_draws, replace=False))
-    x = np.linspace(0, 1, 201) if grid is None else np.asarray(grid, dtype=float)
-    cdfs = []
-    for d in idx:
-        params = {"p": extend_ranks(p[d:d + 1], rel.size)[0]}
-        if model == "rwbm":
-            params["q"] = extend_ranks(q[d:d + 1], rel.size)[0]
-        cdfs.append(path_distribution(rel, model, **params).cdf(x))
-    bands = np.quantile(np.stack(cdfs), probs, axis=0)
-    return xr.DataArray(bands, dims=("quantile", "x"), coords={"quantile": list(probs),
-                                                               "x": x}, name="cdf")

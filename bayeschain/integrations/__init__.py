@@ -1,0 +1,1 @@
+"""Bridges to peer tools: ``ir_measures`` (bayeschain as a provider of its measures)."""
