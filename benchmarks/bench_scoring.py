@@ -8,9 +8,9 @@
   vectors of all draws, then ``relevance @ visits.T``) against the bare matrix product of
   the same shape, in the same run.
 * Dynamic, relevance-dependent RWBM (``drwbm``, order 2): every (list, draw) pair is its
-  own chain.  List-draw solves per second of the compiled kernel, of the NumPy engine of
-  the same recurrences, and of the general batched Thomas solver
-  (``chains.expected_visits`` on the ``drwbm`` chains) as the peer, in the same run.
+  own chain.  List-draw solves per second of the compiled kernel and of the general
+  batched Thomas solver (``chains.expected_visits`` on the ``drwbm`` chains: the peer, and
+  what ``score`` runs without Numba), in the same run.
 """
 
 from __future__ import annotations
@@ -64,10 +64,9 @@ def dynamic(rng, gains: np.ndarray, ranks: int, draws: int) -> None:
     q_rel = rng.uniform(0.1, 0.3, draws)
     args = (gains, gains, lengths, p, q, p_rel, q_rel)
     relevance_walk_scores(*(a[:2] if i < 3 else a for i, a in enumerate(args)))  # compile
-    t_kernel = best_of(lambda: relevance_walk_scores(*args, engine="numba"), repeat=3)
+    t_kernel = best_of(lambda: relevance_walk_scores(*args), repeat=3)
     few = max(1, lists // 10)
     small = tuple(a[:few] if i < 3 else a for i, a in enumerate(args))
-    t_numpy = best_of(lambda: relevance_walk_scores(*small, engine="numpy"), repeat=1)
 
     def thomas():
         chain = build_chain("drwbm", ranks, gains[:few, None, :], p=p[None, :, None],
@@ -81,10 +80,8 @@ def dynamic(rng, gains: np.ndarray, ranks: int, draws: int) -> None:
     rate = lambda n, t: n * draws / t  # noqa: E731
     rows = [("compiled kernel (Numba, 2 threads)", f"{lists:,}", f"{t_kernel:.3f}",
              f"{rate(lists, t_kernel):,.0f}"),
-            ("same recurrences in NumPy", f"{few:,}", f"{t_numpy:.3f}",
-             f"{rate(few, t_numpy):,.0f}"),
-            ("peer: batched Thomas (chains.expected_visits)", f"{few:,}", f"{t_thomas:.3f}",
-             f"{rate(few, t_thomas):,.0f}")]
+            ("peer / no Numba: batched Thomas (chains.expected_visits)", f"{few:,}",
+             f"{t_thomas:.3f}", f"{rate(few, t_thomas):,.0f}")]
     print(table(rows, ("dynamic drwbm, order 2", "lists", "seconds", "list-draw solves/s")))
     print(f"\n{ranks:,} ranks x {draws:,} draws: {rate(lists, t_kernel):,.0f} list-draw "
           f"solves per second (target >= 100,000); {t_thomas / few / (t_kernel / lists):.0f}x "

@@ -10,10 +10,10 @@
   ``R_i = (2^g_i - 1) / 2^g_max``; the paper sets ``R_N = 1`` (there is no End state for an
   unsatisfied user), so ``E[1/H]`` is ERR computed with ``R_N = 1``.
 * ``drwbm``: the random walk of Section 3 with relevance-dependent moves: at a relevant
-  rank (grade > 0) the user moves forward with ``p_rel`` and backward with ``q_rel``, at
-  any other rank with ``p`` and ``q``; the rest is stopping mass (rank 1 has no backward
-  move and rank N no forward move, as in ``rwbm``).  Its parameters are what a
-  click-transition posterior fitted ``by_relevance`` estimates.
+  rank (grade >= ``level``, default 1) the user moves forward with ``p_rel`` and backward
+  with ``q_rel``, at any other rank with ``p`` and ``q``; the rest is stopping mass (rank 1
+  has no backward move and rank N no forward move, as in ``rwbm``).  Its parameters are
+  what the walk fitted by relevance class (spec ``walk-relevance``) estimates.
 
 Relevance has shape ``(..., N)``; each leading index gets its own chain.
 """
@@ -48,6 +48,13 @@ def ap_walk(n_ranks: int, relevance) -> Tridiagonal:
     return walk_from_moves(1.0 - stop, np.zeros_like(stop))
 
 
+def top_grade(grades, *, keepdims: bool = False) -> np.ndarray:
+    """The top of each list's grading scale: its largest grade, negatives as 0, at least 1
+    (ERR's ``g_max``; trec_eval 10's graded RBP divides by it)."""
+    g = np.asarray(grades, dtype=float)
+    return np.maximum(np.clip(g, 0, None).max(axis=-1, keepdims=keepdims), 1.0)
+
+
 def err_satisfaction(relevance, max_grade=None) -> np.ndarray:
     """ERR's satisfaction probability ``(2^g - 1) / 2^g_max`` (Chapelle et al., CIKM 2009).
 
@@ -56,7 +63,7 @@ def err_satisfaction(relevance, max_grade=None) -> np.ndarray:
     """
     g = np.clip(np.asarray(relevance, dtype=float), 0, None)
     if max_grade is None:
-        gmax = np.maximum(g.max(axis=-1, keepdims=True), 1.0)
+        gmax = top_grade(g, keepdims=True)
     else:
         gmax = np.asarray(max_grade, dtype=float)
         if np.any(g > gmax):
@@ -71,10 +78,12 @@ def err_walk(n_ranks: int, relevance, *, max_grade=None) -> Tridiagonal:
     return walk_from_moves(1.0 - sat, np.zeros_like(sat))
 
 
-@browsing_model("drwbm", dynamic=True, p=REQUIRED, q=REQUIRED, p_rel=REQUIRED, q_rel=REQUIRED)
-def relevance_walk(n_ranks: int, relevance, *, p, q, p_rel, q_rel) -> Tridiagonal:
-    """Random walk whose forward / backward moves depend on the relevance of the rank."""
-    relevant = _relevance(relevance, n_ranks) > 0
+@browsing_model("drwbm", dynamic=True, p=REQUIRED, q=REQUIRED, p_rel=REQUIRED, q_rel=REQUIRED,
+                level=1)
+def relevance_walk(n_ranks: int, relevance, *, p, q, p_rel, q_rel, level=1) -> Tridiagonal:
+    """Random walk whose forward / backward moves depend on the relevance of the rank
+    (relevant: grade >= ``level``, the rule of every binary measure)."""
+    relevant = _relevance(relevance, n_ranks) >= level
     forward = np.where(relevant, per_rank(p_rel, n_ranks, "p_rel"), per_rank(p, n_ranks, "p"))
     backward = np.where(relevant, per_rank(q_rel, n_ranks, "q_rel"),
                         per_rank(q, n_ranks, "q"))

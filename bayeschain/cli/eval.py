@@ -48,19 +48,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="overwrite an existing --output file")
 
 
-def _run_names(paths: list[str], frames: list[pd.DataFrame]) -> list[str]:
-    """Run ids from the files, made unique with the file name when needed."""
-    names = []
-    for path, frame in zip(paths, frames, strict=True):
-        name = str(frame["run_id"].iloc[0]) if len(frame) else Path(path).name
-        names.append(name)
-    if len(set(names)) < len(names):
-        names = [f"{n}:{Path(p).name}" for n, p in zip(names, paths, strict=True)]
-    if len(set(names)) < len(names):
-        names = list(paths)
-    return names
-
-
 def format_text(per_topic: pd.DataFrame, per_topic_lines: bool) -> str:
     """trec_eval's layout: ``measure<pad>\ttopic\tvalue`` with 4 decimals."""
     import pandas as pd
@@ -112,7 +99,7 @@ def parse_rates(text: str):
 
 def run(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_runs
-    from ..io.trec import read_qrels, read_runs
+    from ..io.trec import read_qrels, read_runs, run_names
     from ..io.write import atomic_write_text
 
     if args.depth is not None and args.depth < 1:
@@ -120,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     measures = args.measures or DEFAULT_MEASURES
     qrels = read_qrels(args.qrels)
     frames = read_runs(args.runs)
-    runs = dict(zip(_run_names(args.runs, frames), frames, strict=True))
+    runs = dict(zip(run_names(args.runs, frames), frames, strict=True))
     context = {}
     if args.holding_rates:
         context["holding_rates"] = parse_rates(args.holding_rates)

@@ -27,13 +27,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def load_scoring_inputs(args: argparse.Namespace):
     """The posterior, the qrels and the named runs of a score / compare command."""
     from ..inference import Posterior
-    from ..io.trec import read_qrels, read_runs
-    from .eval import _run_names
+    from ..io.trec import read_qrels, read_runs, run_names
 
     posterior = Posterior.load(args.posterior)
     qrels = read_qrels(args.qrels)
     frames = read_runs(args.runs)
-    return posterior, qrels, dict(zip(_run_names(args.runs, frames), frames, strict=True))
+    return posterior, qrels, dict(zip(run_names(args.runs, frames), frames, strict=True))
 
 
 def run(args: argparse.Namespace) -> int:

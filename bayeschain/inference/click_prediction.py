@@ -124,7 +124,9 @@ def _kernel():
     return _COMPILED
 
 
-def _pages_for(posterior, log, qrels, level):
+def pages_for(posterior, log, qrels, level):
+    """The pages of ``log`` as the posterior's walk sees them: clicks per rank or per
+    document, grouped by relevance when its moves depend on it."""
     from .pages import page_data
 
     attrs = posterior.attrs
@@ -147,7 +149,7 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     predictive; computed on the first ``ranks`` ranks, all with None).  ``max_draws``
     posterior draws are used (all with None).
     """
-    data = _pages_for(posterior, log, qrels, level)
+    data = pages_for(posterior, log, qrels, level)
     clicked = data.clicked(log)
     key = np.concatenate([data.page_config[:, None], clicked.astype(np.int64)], axis=1)
     uniq, back = np.unique(key, axis=0, return_inverse=True)

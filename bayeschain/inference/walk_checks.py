@@ -103,10 +103,10 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
     backward share, pages with a click at rank >= 5, mean clicks per page) as
     :class:`~bayeschain.inference.transition_checks.PredictiveCheck`.
     """
+    from .click_prediction import pages_for
     from .walk_replay import walk_pages
-    from .click_prediction import _pages_for
 
-    data = _pages_for(posterior, log, qrels, 1)
+    data = pages_for(posterior, log, qrels, 1)
     observed = observed_summary(log, data).statistics()
     post = posterior.posterior
     rows = draw_indices(int(post.sizes["chain"] * post.sizes["draw"]), max_draws, seed)

@@ -253,3 +253,16 @@ def _careful_parse(path: Path, columns, keep, numeric, errors, extra_ok) -> pd.D
     out = _to_pandas(table)
     out.attrs = {"skipped": skipped, "lines": np.asarray(lines, dtype=np.int64)}
     return out
+
+
+def run_names(paths: list[str], frames: list[pd.DataFrame]) -> list[str]:
+    """Run ids from the files, made unique with the file name when needed."""
+    names = []
+    for path, frame in zip(paths, frames, strict=True):
+        name = str(frame["run_id"].iloc[0]) if len(frame) else Path(path).name
+        names.append(name)
+    if len(set(names)) < len(names):
+        names = [f"{n}:{Path(p).name}" for n, p in zip(names, paths, strict=True)]
+    if len(set(names)) < len(names):
+        names = list(paths)
+    return names

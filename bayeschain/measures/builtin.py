@@ -11,10 +11,11 @@ from typing import Any
 
 import numpy as np
 
+from ..browsing.dynamic import top_grade
 from ..errors import ParameterError
 from . import classical
 from .path import apply_gains, path_expectation
-from .registry import Measure, MeasureSpec, register_measure
+from .registry import Measure, MeasureSpec, arguments, register_measure
 
 
 def _binary(rel: np.ndarray, ctx: Mapping[str, Any]) -> np.ndarray:
@@ -37,9 +38,7 @@ def _rbp_gains(rel, gains, ctx):
     if gains is None:
         return _binary(rel, ctx)
     if gains == "graded":
-        g = np.clip(rel, 0, None)
-        top = np.maximum(np.clip(_ideal(rel, ctx), 0, None).max(axis=-1), 1.0)
-        return g / top[..., None]
+        return apply_gains(rel) / top_grade(_ideal(rel, ctx), keepdims=True)
     if isinstance(gains, str):
         raise ParameterError(f"RBP gains must be a {{grade: weight}} map or 'graded', "
                              f"got {gains!r}")
@@ -47,12 +46,12 @@ def _rbp_gains(rel, gains, ctx):
 
 
 def _rbp(rel, m: Measure, ctx):
-    kw = m.kwargs
-    p = kw.get("p", 0.8)
-    gains = _rbp_gains(rel, kw.get("gains"), ctx)
+    kw = arguments(m)
+    p = ctx.get("params", {}).get("p", kw["p"])       # a posterior supplies p per draw
+    gains = _rbp_gains(rel, kw["gains"], ctx)
     if m.cutoff is not None:
-        gains = classical._cut(gains, m.cutoff)
-    if kw.get("finite", False):
+        gains = classical.cut(gains, m.cutoff)
+    if kw["finite"]:
         lengths = ctx.get("lengths")
         if m.cutoff is not None:
             lengths = m.cutoff if lengths is None else np.minimum(lengths, m.cutoff)
@@ -66,27 +65,25 @@ def _ideal(rel, ctx):
 
 
 def _dcg(rel, m: Measure, ctx):
-    kw = m.kwargs
-    g = apply_gains(rel, kw.get("gains"))
-    return classical.discounted_cumulative_gain(g, m.cutoff, kw.get("base", 2.0),
-                                                kw.get("variant", "trec"))
+    kw = arguments(m)
+    g = apply_gains(rel, kw["gains"])
+    return classical.discounted_cumulative_gain(g, m.cutoff, kw["base"], kw["variant"])
 
 
 def _ndcg(rel, m: Measure, ctx):
-    kw = m.kwargs
-    g = apply_gains(rel, kw.get("gains"))
-    ideal = apply_gains(_ideal(rel, ctx), kw.get("gains"))
-    return classical.normalized_dcg(g, ideal, m.cutoff, kw.get("base", 2.0),
-                                    kw.get("variant", "trec"))
+    kw = arguments(m)
+    g = apply_gains(rel, kw["gains"])
+    ideal = apply_gains(_ideal(rel, ctx), kw["gains"])
+    return classical.normalized_dcg(g, ideal, m.cutoff, kw["base"], kw["variant"])
 
 
 def _err(rel, m: Measure, ctx):
-    max_grade = m.kwargs.get("max_grade", ctx.get("max_grade"))
+    max_grade = arguments(m)["max_grade"]
+    if max_grade is None:
+        max_grade = ctx.get("max_grade")
     if max_grade is None:
         # the grading scale's top: the topic's best judged grade when qrels are known
-        ideal = ctx.get("ideal")
-        source = rel if ideal is None else np.asarray(ideal, dtype=float)
-        max_grade = np.maximum(np.clip(source, 0, None).max(axis=-1), 1.0)
+        max_grade = top_grade(_ideal(rel, ctx))
     max_grade = np.asarray(max_grade, dtype=float)
     if max_grade.ndim:
         max_grade = max_grade[..., None]
@@ -102,21 +99,23 @@ _MODEL_PARAMS = ("p", "q", "p1", "qN", "p_rel", "q_rel", "cutoff", "base", "vari
 
 
 def _path(rel, m: Measure, ctx):
-    kw = {**_PATH_PARAMS, **m.kwargs}
+    kw = arguments(m)
     if kw["effort"] not in ("h", "1"):
         raise ParameterError("PatH effort must be 'h' or '1' in a measure string; pass a "
                              "function to bayeschain.measures.path_expectation for others")
     model_params = {k: kw[k] for k in _MODEL_PARAMS if kw[k] is not None}
+    if kw["model"] == "drwbm":          # relevant: grade >= level, as every binary measure
+        model_params.setdefault("level", ctx.get("level", 1))
     for k, v in ctx.get("params", {}).items():  # posterior draws etc. passed as context
         model_params[k] = v
     lengths = ctx.get("lengths")
     if m.cutoff is not None:
-        rel = classical._cut(rel, m.cutoff)
+        rel = classical.cut(rel, m.cutoff)
         if lengths is not None:
             lengths = np.minimum(lengths, m.cutoff)
     gains = kw["gains"]
     if gains is None:
-        rel = np.clip(rel, 0, None)
+        rel = apply_gains(rel)
     return path_expectation(rel, kw["model"], order=int(kw["order"]), gains=gains,
                             loss=float(kw["loss"]), effort=kw["effort"],
                             users=int(ctx.get("users", kw["users"])),
@@ -127,19 +126,19 @@ def _path(rel, m: Measure, ctx):
 def _mp(rel, m: Measure, ctx, continuous: bool = False):
     from .markov import markov_precision
 
-    kw = m.kwargs
+    kw = arguments(m)
     rates = ctx.get("holding_rates") if continuous else None
     if continuous and rates is None:
         raise ParameterError(f"{m!r} needs holding rates (context holding_rates, or "
                              f"--holding-rates on the command line)")
     if m.cutoff is not None:
-        rel = classical._cut(rel, m.cutoff)
+        rel = classical.cut(rel, m.cutoff)
     lengths = ctx.get("lengths")
     if lengths is not None:
         lengths = np.minimum(lengths, rel.shape[-1])
-    return markov_precision(rel, kw.get("model", "GL_AD_ID"), rates, kw.get("rescale"),
+    return markov_precision(rel, kw["model"], rates, kw["rescale"],
                             recall_base=ctx.get("recall_base"), lengths=lengths,
-                            level=ctx.get("level", 1), method=kw.get("method", "closed"))
+                            level=ctx.get("level", 1), method=kw["method"])
 
 
 def _mpcont(rel, m: Measure, ctx):
@@ -155,7 +154,7 @@ register_measure(MeasureSpec(
 register_measure(MeasureSpec(
     "RBP", _rbp, {"p": 0.8, "gains": None, "finite": False}, "optional",
     "rank-biased precision (1 - p) sum r_i p^(i-1); finite=True gives RBP(N) = E[T]/E[H]",
-    "Moffat & Zobel, TOIS 2008; Ferrante & Ferro, ICTIR 2020, Sec. 6.3"))
+    "Moffat & Zobel, TOIS 2008; Ferrante & Ferro, ICTIR 2020, Sec. 6.3", posterior=("p",)))
 register_measure(MeasureSpec(
     "DCG", _dcg, {"gains": None, "base": 2.0, "variant": "trec"}, "optional",
     "discounted cumulated gain: sum w(r_i) / log_b(i+1) (variant='jarvelin': max(1, log_b i))",
@@ -177,8 +176,8 @@ register_measure(MeasureSpec(
     "MPcont", _mpcont, {"model": "GL_AD_ID", "rescale": None, "method": "closed"}, "optional",
     "continuous-time Markov Precision: MP with pi_i weighted by the mean holding time 1/mu_i "
     "(context holding_rates)",
-    "Ferrante, Ferro & Maistro, SIGIR 2014, Sec. 4.1"))
+    "Ferrante, Ferro & Maistro, SIGIR 2014, Sec. 4.1", posterior=("holding_rates",)))
 register_measure(MeasureSpec(
     "PatH", _path, dict(_PATH_PARAMS), "optional",
     "P@H of a browsing model: order 1 E[T/f(H)] or order 2 E[T]/E[f(H)]",
-    "Ferrante & Ferro, ICTIR 2020, Eq. 2-4"))
+    "Ferrante & Ferro, ICTIR 2020, Eq. 2-4", posterior=("p", "q", "p_rel", "q_rel")))

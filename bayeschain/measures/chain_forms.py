@@ -18,11 +18,11 @@ import numpy as np
 
 from .. import chains
 from ..browsing import build_chain, err_satisfaction, log_discount
-from .classical import _cut
+from .classical import cut
 
 
 def precision_via_chain(binary, k: int) -> np.ndarray:
-    r = _cut(np.asarray(binary, dtype=float), k)
+    r = cut(np.asarray(binary, dtype=float), k)
     return chains.expected_ratio(build_chain("dfbm", r.shape[-1]), r)
 
 
@@ -48,14 +48,14 @@ def rbp_finite_via_chain(gains, p) -> np.ndarray:
 
 def dcg_via_chain(gains, k: int | None = None, base: float = 2.0,
                   variant: str = "trec") -> np.ndarray:
-    g = _cut(np.asarray(gains, dtype=float), k)
+    g = cut(np.asarray(gains, dtype=float), k)
     first = log_discount(np.array([1.0]), base, variant)[0]
     chain = build_chain("dcg", g.shape[-1], base=base, variant=variant)
     return chains.expected_reward(chain, g) * first
 
 
 def err_via_chain(grades, k: int | None = None, max_grade=None) -> np.ndarray:
-    g = _cut(np.asarray(grades, dtype=float), k)
+    g = cut(np.asarray(grades, dtype=float), k)
     n = g.shape[-1]
     if max_grade is None:  # fix g_max from the whole list, as the direct formula does
         max_grade = np.maximum(np.clip(g, 0, None).max(axis=-1), 1.0)

@@ -25,7 +25,7 @@ def _ranks(n: int) -> np.ndarray:
     return np.arange(1, n + 1, dtype=float)
 
 
-def _cut(rel, k: int | None) -> np.ndarray:
+def cut(rel, k: int | None) -> np.ndarray:
     """The first ``k`` ranks of each row (zero-padded when a row is shorter)."""
     rel = np.asarray(rel)
     if k is None:
@@ -41,7 +41,7 @@ def _cut(rel, k: int | None) -> np.ndarray:
 
 def precision_at(binary, k: int) -> np.ndarray:
     """``P@k``: relevant documents in the top ``k`` over ``k`` (missing ranks count as 0)."""
-    return _cut(binary, k).sum(axis=-1, dtype=float) / int(k)
+    return cut(binary, k).sum(axis=-1, dtype=float) / int(k)
 
 
 def average_precision(binary, recall_base=None, k: int | None = None) -> np.ndarray:
@@ -50,7 +50,7 @@ def average_precision(binary, recall_base=None, k: int | None = None) -> np.ndar
     Computed from the positions of the relevant documents only: the k-th relevant
     document of a row, at rank ``i``, contributes ``k / i``.
     """
-    rel = _cut(binary, k) > 0
+    rel = cut(binary, k) > 0
     shape = rel.shape[:-1]
     flat = rel.reshape(-1, rel.shape[-1])
     per_row = flat.sum(axis=-1)
@@ -64,11 +64,17 @@ def average_precision(binary, recall_base=None, k: int | None = None) -> np.ndar
         return np.where(rb > 0, total / np.where(rb > 0, rb, 1), 0.0)
 
 
-def _check_persistence(p) -> np.ndarray:
+def check_persistence(p) -> np.ndarray:
     p = np.asarray(p, dtype=float)
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p >= 1)):
         raise ParameterError(f"RBP persistence p must lie in [0, 1), got {p!r}")
     return p
+
+
+def _draw_column(p: np.ndarray, gains: np.ndarray) -> bool:
+    """``p`` of shape ``(draws, 1)`` against gains ``(lists, N)``: a posterior's
+    persistence per draw, scored on every list (result ``(draws, lists)``)."""
+    return p.ndim == 2 and p.shape[1] == 1 and gains.ndim == 2
 
 
 def rank_biased_precision(gains, p, k: int | None = None) -> np.ndarray:
@@ -76,14 +82,16 @@ def rank_biased_precision(gains, p, k: int | None = None) -> np.ndarray:
 
     Binary (boolean) gains with a scalar ``p`` are summed over the relevant positions only.
     """
-    g = _cut(gains, k)
-    p = _check_persistence(p)
+    g = cut(gains, k)
+    p = check_persistence(p)
     if p.ndim == 0 and g.dtype == bool:
         flat = g.reshape(-1, g.shape[-1])
         rows, cols = np.nonzero(flat)
         top = np.bincount(rows, weights=float(p) ** cols, minlength=flat.shape[0])
         return (1 - float(p)) * top.reshape(g.shape[:-1])
     g = g.astype(float)
+    if _draw_column(p, g):            # p (draws, 1), gains (lists, N): one matrix product
+        return (1 - p) * (p ** np.arange(g.shape[-1]) @ g.T)
     powers = p[..., None] ** np.arange(g.shape[-1])
     return (1 - p) * np.sum(g * powers, axis=-1)
 
@@ -95,11 +103,14 @@ def rank_biased_precision_finite(gains, p, lengths=None) -> np.ndarray:
     ``E[T(H)] / E[H]`` for the SFBM with constant ``p`` on a list of N documents (Sec. 6.3).
     """
     g = np.asarray(gains, dtype=float)
-    p = _check_persistence(p)
+    p = check_persistence(p)
     n = np.full(g.shape[:-1], g.shape[-1]) if lengths is None else np.asarray(lengths)
-    powers = p[..., None] ** np.arange(g.shape[-1])
     inside = np.arange(g.shape[-1]) < n[..., None]
-    top = np.sum(np.where(inside, g * powers, 0.0), axis=-1)
+    if _draw_column(p, g):            # p (draws, 1), gains (lists, N): one matrix product
+        top = p ** np.arange(g.shape[-1]) @ np.where(inside, g, 0.0).T
+    else:
+        powers = p[..., None] ** np.arange(g.shape[-1])
+        top = np.sum(np.where(inside, g * powers, 0.0), axis=-1)
     k = np.where(p > 0, (1 - p**n) / np.where(p < 1, 1 - p, 1), 1.0)
     k = np.where(n > 0, k, 1.0)  # an empty list scores 0 (its numerator is 0)
     return top / k
@@ -111,7 +122,7 @@ def discounted_cumulative_gain(gains, k: int | None = None, base: float = 2.0,
 
     The discount is :func:`~bayeschain.browsing.log_discount` (trec_eval's or Järvelin's).
     """
-    g = _cut(gains, k).astype(float)
+    g = cut(gains, k).astype(float)
     return np.sum(g * log_discount(_ranks(g.shape[-1]), base, variant), axis=-1)
 
 
@@ -132,7 +143,7 @@ def normalized_dcg(gains, ideal, k: int | None = None, base: float = 2.0,
 
 def expected_reciprocal_rank(grades, k: int | None = None, max_grade=None) -> np.ndarray:
     """``ERR@k = sum_{i<=k} (1/i) prod_{j<i} (1 - R_j) R_i`` (Chapelle et al. 2009)."""
-    g = _cut(grades, k).astype(float)
+    g = cut(grades, k).astype(float)
     sat = err_satisfaction(g, max_grade)
     reach = np.cumprod(np.concatenate([np.ones(sat.shape[:-1] + (1,)), 1 - sat[..., :-1]],
                                       axis=-1), axis=-1)

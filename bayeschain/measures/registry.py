@@ -53,7 +53,10 @@ class MeasureSpec:
     ``compute(relevance, measure, context) -> values``: ``relevance`` is ``(B, D)``, the
     result ``(B,)`` (or with extra leading draw axes for parameters with draw axes).
     ``cutoff`` is ``"required"``, ``"optional"`` or ``"none"``; ``params`` maps accepted
-    parameter names to defaults.
+    parameter names to defaults (the only place a default is written: ``compute`` reads
+    them through :meth:`arguments`).  ``posterior`` names the parameters a fitted user
+    model supplies when the measure is scored under a posterior (``()``: nothing is learned
+    from clicks, the measure is not scored under a posterior).
     """
 
     name: str
@@ -62,6 +65,11 @@ class MeasureSpec:
     cutoff: str = "optional"
     summary: str = ""
     reference: str = ""
+    posterior: tuple[str, ...] = ()
+
+    def arguments(self, measure: Measure) -> dict[str, Any]:
+        """The measure's parameters: the declared defaults updated with those given."""
+        return {**self.params, **measure.kwargs}
 
 
 MEASURES: Registry[MeasureSpec] = Registry("measure")
@@ -70,6 +78,11 @@ MEASURES: Registry[MeasureSpec] = Registry("measure")
 def register_measure(spec: MeasureSpec) -> MeasureSpec:
     MEASURES.add(spec.name, spec)
     return spec
+
+
+def arguments(measure: Measure) -> dict[str, Any]:
+    """``measure``'s parameters with the registered defaults filled in."""
+    return MEASURES.get(measure.name).arguments(measure)
 
 
 def _trec_alias(text: str) -> str | None:

@@ -16,9 +16,11 @@ and the order-2 P@H is ``E[T(H)] / E[H] = sum_j g_j v_j / sum_j v_j``.  No subtr
 occurs, so the recurrences are stable; ``u_j`` stays finite exactly when absorption is
 certain (``1 - f_{j-1} b_j u_{j-1} > 0``).
 
-Two engines compute it: a compiled kernel (Numba; lists in parallel threads, draws in SIMD
-lanes) and a NumPy fallback vectorised over (draws, lists).  They give the same numbers;
-the tests check both against the general chain solvers and against simulated users.
+The recurrences are written once, as a compiled kernel (Numba; lists in parallel threads,
+draws in SIMD lanes).  Without Numba, :func:`bayeschain.scoring.score` solves the same
+chains (:func:`bayeschain.browsing.relevance_walk`) with the general batched solvers of
+:mod:`bayeschain.chains`; the tests hold the kernel to those solvers and to simulated
+users.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ _KERNEL_LOCK = threading.Lock()
 LANES = 8
 
 
-def _numba_kernel():
+def compiled_kernel():
     """Compile (or load from Numba's cache) the kernel; ``None`` without Numba."""
     global _KERNEL
     if _KERNEL is not None:
@@ -122,20 +124,19 @@ def _moves(p, q, p_rel, q_rel, width: int) -> tuple[np.ndarray, np.ndarray]:
     return fwd, bwd
 
 
-def relevance_walk_scores(relevance, gains, lengths, p, q, p_rel, q_rel, *,
-                          engine: str = "auto") -> np.ndarray:
-    """Order-2 P@H of every list under every draw of the ``drwbm`` walk.
+def relevance_walk_scores(relevance, gains, lengths, p, q, p_rel, q_rel) -> np.ndarray:
+    """Order-2 P@H of every list under every draw of the ``drwbm`` walk (compiled kernel).
 
     Parameters
     ----------
-    relevance : (lists, N) grades; a rank is relevant when its grade is > 0
+    relevance : (lists, N) grades; a rank is relevant when its grade is > 0 (pass
+        ``grade >= level`` as 0/1 for another threshold)
     gains : (lists, N) rewards ``rho`` (zero beyond each list's length)
     lengths : (lists,) list lengths (the walk stops at the last rank)
     p, q, p_rel, q_rel : (draws,) or (draws, ranks) move probabilities (ranks deeper than
         given take the last rank's value)
-    engine : "numba", "numpy" or "auto" (Numba when installed)
 
-    Returns ``(draws, lists)``.
+    Returns ``(draws, lists)``.  Needs Numba (``pip install 'bayeschain[fast]'``).
     """
     rel = np.asarray(relevance, dtype=float)
     g = np.ascontiguousarray(gains, dtype=float)
@@ -145,54 +146,19 @@ def relevance_walk_scores(relevance, gains, lengths, p, q, p_rel, q_rel, *,
                              "(lists,)")
     if np.any(n < 0) or np.any(n > rel.shape[1]):
         raise ParameterError("list lengths must lie between 0 and the width of the relevance")
+    kernel = compiled_kernel()
+    if kernel is None:
+        raise ParameterError("the compiled drwbm kernel needs Numba: pip install "
+                             "'bayeschain[fast]' (bayeschain.score falls back to the general "
+                             "solvers without it)")
     relevant = np.ascontiguousarray(rel > 0, dtype=np.uint8)
-    width = rel.shape[1]
-    fwd, bwd = _moves(p, q, p_rel, q_rel, width)
-    draws = fwd.shape[2]
-    if engine not in ("auto", "numba", "numpy"):
-        raise ParameterError(f"unknown engine {engine!r}; valid: auto, numba, numpy")
-    kernel = None if engine == "numpy" else _numba_kernel()
-    if engine == "numba" and kernel is None:
-        raise ParameterError("engine='numba' needs Numba: pip install 'bayeschain[fast]'")
-    if kernel is not None:
-        out = np.empty((draws, rel.shape[0]))
-        bad = np.zeros(rel.shape[0], dtype=np.bool_)
-        with _KERNEL_LOCK:
-            kernel(relevant, g, n, fwd, bwd, out, bad)
-    else:
-        out, bad = _numpy_scores(relevant, g, n, fwd, bwd)
+    fwd, bwd = _moves(p, q, p_rel, q_rel, rel.shape[1])
+    out = np.empty((fwd.shape[2], rel.shape[0]))
+    bad = np.zeros(rel.shape[0], dtype=np.bool_)
+    with _KERNEL_LOCK:
+        kernel(relevant, g, n, fwd, bwd, out, bad)
     if np.any(bad):
         raise ParameterError(f"degenerate chain: the walk never stops on list(s) "
                              f"{np.flatnonzero(bad)[:5].tolist()} for some draw (forward and "
                              f"backward probabilities leave no stopping mass)")
     return out
-
-
-def _numpy_scores(relevant, gains, lengths, fwd, bwd):
-    """The same recurrences vectorised over (draws, lists) with NumPy (loop over ranks)."""
-    n_lists, width = gains.shape
-    # per (rank, draw, list) moves; forward cut at each list's last rank
-    f = np.where(relevant.T[:, None, :] == 1, fwd[1][:, :, None], fwd[0][:, :, None])
-    b = np.where(relevant.T[:, None, :] == 1, bwd[1][:, :, None], bwd[0][:, :, None])
-    f = f * (np.arange(width)[:, None, None] < np.maximum(lengths, 1)[None, None, :] - 1)
-    u = np.empty_like(f)
-    d = np.empty_like(f)
-    u[0] = 1.0
-    d[0] = 1.0
-    bad = np.zeros(n_lists, dtype=bool)
-    for j in range(1, width):
-        m = 1.0 - f[j - 1] * b[j] * u[j - 1]
-        bad |= np.any(~(m > 0), axis=0)
-        u[j] = 1.0 / np.where(m > 0, m, 1.0)
-        d[j] = f[j - 1] * d[j - 1] * u[j]
-    v = np.zeros(f.shape[1:])
-    num = np.zeros_like(v)
-    den = np.zeros_like(v)
-    last = np.maximum(lengths, 1) - 1
-    for j in range(width - 1, -1, -1):
-        beyond = j > last
-        step = d[j] + (b[j + 1] * u[j] * v if j + 1 < width else 0.0)
-        v = np.where(beyond, 0.0, step)
-        num += gains[:, j] * v
-        den += v
-    return num / den, bad

@@ -39,8 +39,9 @@ from ..inference.parameters import (
     walk_parameters,
 )
 from ..io.lists import RankedLists, ranked_lists
-from ..measures import parse_measure
-from ..measures.classical import _check_persistence
+from ..measures import MEASURES, Measure, parse_measure
+from ..measures.classical import cut
+from ..measures.path import apply_gains
 
 
 def _lists(runs, qrels, level, depth, complete) -> RankedLists:
@@ -114,29 +115,24 @@ def _score_on_cluster(lists, m, posterior, draw_block: int, client) -> np.ndarra
 
 
 def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
-    kw = m.kwargs
-    rel = lists.relevance if m.cutoff is None else lists.relevance[:, : m.cutoff]
+    """``(draws, lists)`` scores: the posterior supplies the parameters the measure declares
+    (``MeasureSpec.posterior``); the rest is the measure's own definition."""
+    spec = MEASURES.get(m.name)
+    if not spec.posterior:
+        supported = sorted(n for n in MEASURES.names() if MEASURES.get(n).posterior)
+        raise ParameterError(f"{m.name} has no parameter learned from clicks, so a posterior "
+                             f"cannot change it: evaluate it with 'bayeschain eval' (measures "
+                             f"scored under a posterior: {', '.join(supported)})")
+    kw = spec.arguments(m)
+    clash = set(spec.posterior) & set(m.kwargs)
+    if clash:
+        raise ParameterError(f"{m!r}: {sorted(clash)} come from the posterior; remove them")
+    rel = lists.relevance if m.cutoff is None else cut(lists.relevance, m.cutoff)
     lengths = lists.lengths if m.cutoff is None else np.minimum(lists.lengths, m.cutoff)
+    ctx = {"recall_base": lists.recall_base, "ideal": lists.ideal, "lengths": lengths,
+           "level": lists.level}
     if m.name == "PatH":
-        model = kw.get("model", "sfbm")
-        if model not in ("sfbm", "rwbm", "drwbm"):
-            raise ParameterError(f"posterior scoring supports PatH with model 'sfbm', "
-                                 f"'rwbm' or 'drwbm', not {model!r}")
-        clash = {"p", "q", "p1", "qN", "p_rel", "q_rel"} & set(kw)
-        if clash:
-            raise ParameterError(f"{m!r}: {sorted(clash)} come from the posterior; remove them")
-        if kw.get("loss", 0) or kw.get("gains") is not None or kw.get("effort", "h") != "h":
-            raise ParameterError("posterior scoring of PatH supports plain gains, no utility "
-                                 "loss and effort 'h' (the visit-vector path)")
-        gains = np.clip(rel, 0, None)
-        if model == "drwbm":
-            return _dynamic_scores(rel >= relevance_level(posterior), gains, lengths,
-                                   relevance_walk_parameters(posterior),
-                                   int(kw.get("order", 1)))
-        p, q = walk_parameters(posterior)
-        if model == "sfbm":
-            _forward_only(q, f"{m!r}")
-        return _static_scores(gains, lengths, model, p, q, int(kw.get("order", 1)))
+        return _path_scores(rel, lengths, m, kw, posterior)
     if m.name == "RBP":
         p, q = walk_parameters(posterior)
         _forward_only(q, f"{m!r}")
@@ -144,23 +140,35 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
             raise ParameterError("RBP needs one persistence per draw; this posterior has "
                                  "per-rank forward probabilities: use "
                                  "PatH(model='sfbm', order=2)")
-        persistence = _check_persistence(p[:, 0])
-        gains = (rel >= lists.level).astype(float)
-        powers = persistence[:, None] ** np.arange(rel.shape[1])
-        return (1 - persistence)[:, None] * (powers @ gains.T)
-    if m.name in ("MPcont", "MP"):
-        from ..measures.markov import markov_precision
+        unit = Measure(m.name, m.params)              # the cut-off is applied above
+        return spec.compute(rel, unit, {**ctx, "params": {"p": p[:, :1]}})
+    if m.name == "MPcont":
+        mu = holding_rates(posterior, rel.shape[1])[:, None, :]
+        return spec.compute(rel, Measure(m.name, m.params), {**ctx, "holding_rates": mu})
+    raise ParameterError(f"posterior scoring of {m.name} is not implemented")
 
-        mu = None
-        if m.name == "MPcont":
-            mu = holding_rates(posterior, rel.shape[1])[:, None, :]
-        values = markov_precision(rel, kw.get("model", "GL_AD_ID"), mu, kw.get("rescale"),
-                                  recall_base=lists.recall_base, lengths=lengths,
-                                  level=lists.level)
-        if mu is None:
-            values = np.broadcast_to(values, (_n_draws(posterior),) + values.shape)
-        return values
-    raise ParameterError(f"posterior scoring supports PatH, RBP, MP and MPcont, not {m.name}")
+
+def _path_scores(rel, lengths, m, kw, posterior) -> np.ndarray:
+    """P@H under every draw: the visit-vector path for the static walks, the compiled
+    recurrences (order 2) or the general forward recursion (order 1) for ``drwbm``."""
+    model = kw["model"]
+    if model not in ("sfbm", "rwbm", "drwbm"):
+        raise ParameterError(f"posterior scoring supports PatH with model 'sfbm', "
+                             f"'rwbm' or 'drwbm', not {model!r}")
+    if kw["loss"] or kw["effort"] != "h":
+        raise ParameterError("posterior scoring of PatH supports no utility loss and effort "
+                             "'h' (the visit-vector path)")
+    order = int(kw["order"])
+    if order not in (1, 2):
+        raise ParameterError(f"order must be 1 or 2, got {order}")
+    gains = apply_gains(rel, kw["gains"])
+    if model == "drwbm":
+        return _dynamic_scores(rel >= relevance_level(posterior), gains, lengths,
+                               relevance_walk_parameters(posterior), order)
+    p, q = walk_parameters(posterior)
+    if model == "sfbm":
+        _forward_only(q, f"{m!r}")
+    return _static_scores(gains, lengths, model, p, q, order)
 
 
 def _forward_only(backward: np.ndarray, measure: str) -> None:
@@ -205,20 +213,22 @@ def _static_scores(gains: np.ndarray, lengths: np.ndarray, model: str, p: np.nda
 def _dynamic_scores(relevant: np.ndarray, gains: np.ndarray, lengths: np.ndarray,
                     params: dict[str, np.ndarray], order: int) -> np.ndarray:
     """Relevance-dependent walk: one solve per (draw, list).  Order 2 runs the compiled
-    recurrences of :mod:`bayeschain.scoring.relevance_walk`; order 1 the general forward
-    recursion (:func:`~bayeschain.chains.expected_ratio`) on the batched chains, slower."""
-    if order == 2:
-        from .relevance_walk import relevance_walk_scores
+    recurrences of :mod:`bayeschain.scoring.relevance_walk` when Numba is installed;
+    otherwise (and for order 1) the general solvers of :mod:`bayeschain.chains` run on the
+    batched chains of :func:`bayeschain.browsing.relevance_walk` (slower)."""
+    from .relevance_walk import compiled_kernel, relevance_walk_scores
 
+    if order == 2 and compiled_kernel() is not None:
         return relevance_walk_scores(relevant.astype(float), gains, lengths, **params)
-    if order != 1:
-        raise ParameterError(f"order must be 1 or 2, got {order}")
     from ..measures.path import list_chain
 
     width = gains.shape[1]
     per_rank = {k: extend_ranks(v, width)[:, None, :] for k, v in params.items()}
     chain = list_chain(relevant.astype(float), "drwbm", per_rank, lengths)
-    return chains.expected_ratio(chain, gains)
+    if order == 1:
+        return chains.expected_ratio(chain, gains)
+    visits = chains.expected_visits(chain)
+    return np.sum(visits * gains, axis=-1) / visits.sum(axis=-1)
 
 
 def _to_grid(values: np.ndarray, lists: RankedLists, post: xr.Dataset) -> xr.DataArray:

@@ -1,5 +1,6 @@
-"""The relevance-dependent walk (drwbm): compiled and NumPy engines against a dense solve
-written from the model's definition, and against simulated users."""
+"""The relevance-dependent walk (drwbm): the compiled kernel, and the general solvers that
+replace it without Numba, against a dense solve written from the model's definition, and
+against simulated users."""
 
 import numpy as np
 import pytest
@@ -7,7 +8,26 @@ import pytest
 from bayeschain.errors import ParameterError
 from bayeschain.scoring.relevance_walk import relevance_walk_scores
 
-ENGINES = ["numba", "numpy"]
+
+@pytest.fixture(params=["kernel", "general solvers"])
+def drwbm_scores(request, monkeypatch):
+    """Order-2 drwbm scores through ``bayeschain.score``'s path: the compiled kernel, or
+    (Numba made unavailable) the general batched solvers on the browsing model's chains."""
+    import importlib
+
+    relevance_walk = importlib.import_module("bayeschain.scoring.relevance_walk")
+    scoring = importlib.import_module("bayeschain.scoring.score")
+    if request.param == "general solvers":
+        monkeypatch.setattr(relevance_walk, "compiled_kernel", lambda: None)
+
+    def run(rel, gains, lengths, p, q, pr, qr):
+        draws = np.shape(p)[0]
+        params = {k: np.asarray(v, dtype=float).reshape(draws, -1)
+                  for k, v in (("p", p), ("q", q), ("p_rel", pr), ("q_rel", qr))}
+        return scoring._dynamic_scores(np.asarray(rel) > 0, np.asarray(gains, dtype=float),
+                                       np.asarray(lengths), params, 2)
+
+    return run
 
 
 def _dense_reference(rel, gains, n, p, q, pr, qr):
@@ -39,11 +59,10 @@ def _random_case(rng, lists=9, width=15, draws=11):
     return rel, np.clip(rel, 0, None), lengths, p, q, pr, qr
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_engines_equal_the_dense_solve(engine):
+def test_both_paths_equal_the_dense_solve(drwbm_scores):
     rng = np.random.default_rng(7)
     rel, gains, lengths, p, q, pr, qr = _random_case(rng)
-    got = relevance_walk_scores(rel, gains, lengths, p, q, pr, qr, engine=engine)
+    got = drwbm_scores(rel, gains, lengths, p, q, pr[:, None], qr[:, None])
     assert got.shape == (p.shape[0], rel.shape[0])
     width = rel.shape[1]
     for d in range(p.shape[0]):
@@ -53,12 +72,15 @@ def test_engines_equal_the_dense_solve(engine):
             assert got[d, i] == pytest.approx(ref, rel=1e-12, abs=1e-15)
 
 
-def test_engines_agree_on_more_draws_than_lanes():
+def test_more_draws_than_lanes_match_the_dense_solve():
     rng = np.random.default_rng(8)
     rel, gains, lengths, p, q, pr, qr = _random_case(rng, lists=30, width=40, draws=37)
-    a = relevance_walk_scores(rel, gains, lengths, p, q, pr, qr, engine="numba")
-    b = relevance_walk_scores(rel, gains, lengths, p, q, pr, qr, engine="numpy")
-    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    got = relevance_walk_scores(rel, gains, lengths, p, q, pr, qr)
+    for d in (0, 7, 8, 36):                       # lanes 0, last of a block, next block, tail
+        for i in range(rel.shape[0]):
+            ref = _dense_reference(rel[i], gains[i], lengths[i], p[d], q[d],
+                                   np.full(rel.shape[1], pr[d]), np.full(rel.shape[1], qr[d]))
+            assert got[d, i] == pytest.approx(ref, rel=1e-12, abs=1e-15)
 
 
 def test_simulated_users_agree():
@@ -93,11 +115,10 @@ def test_simulated_users_agree():
     assert m_t > 0 and m_h > 1
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_walk_that_never_stops_is_an_error(engine):
+def test_a_walk_that_never_stops_is_an_error():
     rel = np.array([[0.0, 1.0]])
     with pytest.raises(ParameterError, match="never stops"):
-        relevance_walk_scores(rel, rel, [2], [1.0], [0.0], [0.0], [1.0], engine=engine)
+        relevance_walk_scores(rel, rel, [2], [1.0], [0.0], [0.0], [1.0])
 
 
 def test_impossible_parameters_are_errors():
@@ -111,8 +132,6 @@ def test_impossible_parameters_are_errors():
     with pytest.raises(ParameterError, match="ranks >= 1"):
         relevance_walk_scores(np.zeros((2, 0)), np.zeros((2, 0)), [0, 0], [0.5], [0.3], [0.1],
                               [0.1])
-    with pytest.raises(ParameterError, match="engine"):
-        relevance_walk_scores(rel, rel, [2], [0.5], [0.3], [0.1], [0.1], engine="fortran")
 
 
 def test_concurrent_callers_get_their_own_numbers():

@@ -64,7 +64,7 @@ def test_parameters_from_the_posterior_are_not_given_twice(trec):
     post = posterior_from_parameters({"walk": [[0.5, 0.2, 0.1, 0.2]]})
     with pytest.raises(ParameterError, match="come from the posterior"):
         score(runs, qrels, "PatH(model='sfbm', p=0.5)", post)
-    with pytest.raises(ParameterError, match="supports"):
+    with pytest.raises(ParameterError, match="no parameter learned from clicks"):
         score(runs, qrels, "nDCG@10", post)
 
 
@@ -254,3 +254,79 @@ def test_drwbm_needs_a_posterior_by_relevance(trec):
     with pytest.raises(ParameterError, match="drwbm"):
         score(runs, qrels, "PatH(model='rwbm', order=2)",
               posterior_from_parameters({"walk_by_relevance": DRWBM}))
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_drwbm_counts_relevant_by_the_posteriors_level_as_evaluate_does(order):
+    """At level 2 on graded qrels, a rank is relevant when its grade is >= 2 in both paths
+    (score once used grade >= level, evaluate grade > 0), and the dense chain built from
+    that definition agrees."""
+    qrels = read_qrels(DATA / "qrels.rel_level")
+    runs = {"full": read_run(DATA / "results.test")}
+    post = posterior_from_parameters({"walk_by_relevance": DRWBM}, relevance_level=2)
+    measure = f"PatH(model='drwbm', order={order})@30"
+    got = score(runs, qrels, measure, post, level=2)
+    ref = evaluate_runs(qrels, runs, [f"PatH(model='drwbm', p=0.6, q=0.1, p_rel=0.3, "
+                                      f"q_rel=0.25, order={order})@30"], level=2)
+    one = evaluate_runs(qrels, runs, [f"PatH(model='drwbm', p=0.6, q=0.1, p_rel=0.3, "
+                                      f"q_rel=0.25, order={order})@30"], level=1)
+    tol = 1e-10 if order == 1 else 1e-14
+    for row in ref.itertuples():
+        assert float(got.sel(run=row.run, topic=row.topic)[0, 0]) == pytest.approx(
+            row.value, rel=1e-12, abs=tol)
+    assert not np.allclose(ref["value"], one["value"])        # the level matters here
+    if order == 2:                 # the definition: a dense chain over one list
+        from bayeschain.io.lists import ranked_lists
+
+        lists = ranked_lists(runs, qrels, level=2)
+        i = 0
+        rel = lists.relevance[i, :min(int(lists.lengths[i]), 30)]
+        n = rel.size
+        relevant = rel >= 2
+        fwd = np.where(relevant, 0.3, 0.6)
+        bwd = np.where(relevant, 0.25, 0.1)
+        P = np.diag(fwd[:-1], 1) + np.diag(bwd[1:], -1)
+        visits = np.linalg.solve((np.eye(n) - P).T, np.eye(n)[0])
+        expect = visits @ np.clip(rel, 0, None) / visits.sum()
+        topic = lists.query_ids[i]
+        assert float(got.sel(run="full", topic=topic)[0, 0]) == pytest.approx(expect, rel=1e-12)
+
+
+@pytest.mark.parametrize(("scored", "evaluated"), [
+    ("RBP(finite=True)@5", "RBP(p=0.55, finite=True)@5"),
+    ("RBP(gains='graded')", "RBP(p=0.55, gains='graded')"),
+    ("RBP(gains={1: 0.5, 2: 1})@5", "RBP(p=0.55, gains={1: 0.5, 2: 1})@5"),
+    ("PatH(model='sfbm', order=2, gains={1: 1, 2: 3})",
+     "PatH(model='sfbm', p=0.55, order=2, gains={1: 1, 2: 3})"),
+])
+def test_measure_parameters_are_honoured_under_a_posterior(scored, evaluated):
+    """score once re-implemented RBP and ignored its parameters (all variants gave the
+    same numbers); every parameter now means under a posterior what it means in evaluate."""
+    qrels = read_qrels(DATA / "qrels.rel_level")
+    runs = {"full": read_run(DATA / "results.test")}
+    post = posterior_from_parameters({"walk": [[0.55, 0.0, 0.05, 0.4]]})
+    got = score(runs, qrels, scored, post)
+    ref = evaluate_runs(qrels, runs, [evaluated])
+    plain = score(runs, qrels, "RBP", post)
+    for row in ref.itertuples():
+        assert float(got.sel(run=row.run, topic=row.topic)[0, 0]) == pytest.approx(
+            row.value, rel=1e-12, abs=1e-15)
+    assert not np.allclose(got.values, plain.values, equal_nan=True)
+
+
+def test_rbp_under_many_draws_is_the_definition():
+    """RBP = (1 - p) sum_i g_i p^(i-1) per draw, recomputed here from the relevance lists."""
+    from bayeschain.io.lists import ranked_lists
+
+    qrels = read_qrels(DATA / "qrels.test")
+    runs = {"full": read_run(DATA / "results.test")}
+    ps = np.array([0.3, 0.55, 0.8, 0.95])
+    walks = np.stack([ps, 0 * ps, 0.05 * (1 - ps), 0.95 * (1 - ps)], axis=1)
+    got = score(runs, qrels, "RBP", posterior_from_parameters({"walk": walks}))
+    lists = ranked_lists(runs, qrels)
+    for i, topic in enumerate(lists.query_ids):
+        g = (lists.relevance[i] >= 1).astype(float)
+        for d, p in enumerate(ps):
+            expect = (1 - p) * np.sum(g * p ** np.arange(g.size))
+            assert float(got.sel(run="full", topic=topic)[0, d]) == pytest.approx(expect,
+                                                                                  rel=1e-12)
