@@ -36,12 +36,10 @@ def load_scoring_inputs(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-    import tempfile
     from pathlib import Path
 
     from ..errors import ParameterError
-    from ..io.write import check_output_path
+    from ..io.write import atomic_output, check_output_path
     from ..scoring import score
 
     if args.output:
@@ -60,16 +58,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {run}: {float(d.mean()):.4f} [{lo:.4f}, {hi:.4f}]")
     if args.output:
         target = Path(args.output)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
-                                   suffix=target.suffix)
-        os.close(fd)
-        try:
+        with atomic_output(target, force=args.force,
+                           protected=[args.qrels, args.posterior, *args.runs]) as tmp:
             if target.suffix == ".nc":
                 scores.to_netcdf(tmp, engine="h5netcdf")
             else:
                 scores.to_dataframe().reset_index().to_csv(tmp, index=False)
-            os.replace(tmp, target)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
         print(f"wrote {target}")
     return 0

@@ -23,9 +23,10 @@ def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, 
     posterior draws (None: all).
     """
     from ..browsing.base import extend_ranks
-    from ..inference.parameters import walk_parameters
+    from ..inference.parameters import draw_indices, walk_parameters
     from ..io.lists import ranked_lists
     from ..measures import parse_measure, path_distribution, stochastic_dominance
+    from ..measures.path import apply_gains
 
     m = parse_measure(measure)
     kw = m.kwargs
@@ -33,10 +34,7 @@ def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, 
         raise ParameterError("dominance_probability takes PatH(model='sfbm' or 'rwbm')@k")
     lists = ranked_lists({a: runs[a], b: runs[b]}, qrels)
     p, q = walk_parameters(posterior)
-    rng = np.random.default_rng(seed)
-    idx = np.arange(p.shape[0])
-    if max_draws is not None and idx.size > max_draws:
-        idx = np.sort(rng.choice(idx, size=max_draws, replace=False))
+    idx = draw_indices(p.shape[0], max_draws, seed)
     out = {}
     for topic in pd.unique(lists.query_ids):
         rows = {}
@@ -44,7 +42,7 @@ def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, 
             hit = np.flatnonzero((lists.run_ids == name) & (lists.query_ids == topic))
             if hit.size:
                 length = min(int(lists.lengths[hit[0]]), m.cutoff)
-                rows[name] = np.clip(lists.relevance[hit[0], :max(length, 1)], 0, None)
+                rows[name] = apply_gains(lists.relevance[hit[0], :max(length, 1)])
         if len(rows) < 2:
             continue
         wins = 0

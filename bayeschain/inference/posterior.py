@@ -11,8 +11,6 @@ directly.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,17 +156,11 @@ class Posterior:
 
     def save(self, path, *, force: bool = False) -> Path:
         """Write to netCDF atomically; an existing file is kept unless ``force``."""
-        from ..io.write import check_output_path
+        from ..io.write import atomic_output
 
-        target = check_output_path(path, force=force)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".nc")
-        os.close(fd)
-        try:
+        with atomic_output(path, force=force) as tmp:
             self.tree.to_netcdf(tmp, engine="h5netcdf")
-            os.replace(tmp, target)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
-        return target
+        return Path(path)
 
     @classmethod
     def load(cls, path, *, spec=None) -> Posterior:

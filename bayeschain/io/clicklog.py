@@ -305,19 +305,15 @@ def read_canonical(path, *, errors: str = "raise", results=None) -> ClickLog:
 
 def write_canonical(log: ClickLog, path, *, force: bool = False) -> Path:
     """Write the events of a log as CSV, TSV or Parquet (atomically; see io.write)."""
-    from .write import check_output_path
+    from .write import atomic_output
 
-    target = check_output_path(path, force=force)
+    target = Path(path)
     suffix = target.suffix.lower()
-    tmp = target.with_name(f".{target.stem}.tmp{target.suffix}")
-    try:
+    if suffix not in (".parquet", ".csv", ".tsv"):
+        raise FormatError("unknown extension; use .csv, .tsv or .parquet", file=target)
+    with atomic_output(target, force=force) as tmp:
         if suffix == ".parquet":
             log.events.to_parquet(tmp, index=False)
-        elif suffix in (".csv", ".tsv"):
-            log.events.to_csv(tmp, sep="\t" if suffix == ".tsv" else ",", index=False)
         else:
-            raise FormatError("unknown extension; use .csv, .tsv or .parquet", file=target)
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
+            log.events.to_csv(tmp, sep="\t" if suffix == ".tsv" else ",", index=False)
     return target

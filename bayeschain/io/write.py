@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import BayeschainError
@@ -41,32 +42,52 @@ def prepare_figure_folder(folder, names: Iterable[str], *, force: bool = False,
     return target
 
 
-def atomic_write_text(path, text: str, *, force: bool = False, protected: Iterable = ()) -> Path:
-    """Write ``text`` to ``path`` atomically (temporary file + rename)."""
+@contextmanager
+def atomic_output(path, *, force: bool = False, protected: Iterable = ()) -> Iterator[Path]:
+    """The one way bayeschain writes a file: ``with atomic_output(path) as tmp:`` write to
+    ``tmp`` (a fresh file in the target's folder, same suffix); on success it becomes
+    ``path`` with the permissions the umask gives a new file, otherwise it is removed.
+
+    Without ``force`` an existing ``path`` is refused before the work and again at the
+    rename, which is a hard link that fails if another process created ``path`` meanwhile
+    (two concurrent runs cannot overwrite each other).
+    """
     target = check_output_path(path, force=force, protected=protected)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.",
+                                suffix=target.suffix or ".tmp")
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+        yield tmp
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        if force:
+            os.replace(tmp, target)
+        else:
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                raise BayeschainError("output file appeared while writing (another run?); "
+                                      "use --force to replace it", file=target) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_text(path, text: str, *, force: bool = False, protected: Iterable = ()) -> Path:
+    """Write ``text`` to ``path`` atomically (:func:`atomic_output`)."""
+    with atomic_output(path, force=force, protected=protected) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
 
 
 def atomic_save_figure(fig, path, *, force: bool = False, dpi: int = 100) -> Path:
-    """Save a matplotlib figure atomically (temporary file + rename), then close it."""
+    """Save a matplotlib figure atomically (:func:`atomic_output`), then close it."""
     import matplotlib.pyplot as plt
 
-    target = check_output_path(path, force=force)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.",
-                               suffix=target.suffix)
-    os.close(fd)
     try:
-        fig.savefig(tmp, dpi=dpi)
-        os.replace(tmp, target)
+        with atomic_output(path, force=force) as tmp:
+            fig.savefig(tmp, dpi=dpi)
     finally:
-        Path(tmp).unlink(missing_ok=True)
         plt.close(fig)
-    return target
+    return Path(path)

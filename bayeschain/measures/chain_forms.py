@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import chains
 from ..browsing import build_chain, err_satisfaction, log_discount
+from ..browsing.dynamic import top_grade
 from .classical import cut
 
 
@@ -58,7 +59,7 @@ def err_via_chain(grades, k: int | None = None, max_grade=None) -> np.ndarray:
     g = cut(np.asarray(grades, dtype=float), k)
     n = g.shape[-1]
     if max_grade is None:  # fix g_max from the whole list, as the direct formula does
-        max_grade = np.maximum(np.clip(g, 0, None).max(axis=-1), 1.0)
+        max_grade = top_grade(g)
     sat = err_satisfaction(g, np.asarray(max_grade)[..., None] if np.ndim(max_grade) else
                            max_grade)
     chain = chains.Tridiagonal(np.zeros_like(sat), np.zeros_like(sat),

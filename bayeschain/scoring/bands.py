@@ -7,7 +7,7 @@ import xarray as xr
 
 from ..browsing.base import extend_ranks
 from ..errors import ParameterError
-from ..inference.parameters import walk_parameters
+from ..inference.parameters import draw_indices, walk_parameters
 
 
 def path_cdf_bands(relevance, model: str, posterior, *, grid=None, probs=(0.05, 0.5, 0.95),
@@ -18,14 +18,13 @@ def path_cdf_bands(relevance, model: str, posterior, *, grid=None, probs=(0.05, 
     band across draws is the user-model uncertainty.  Returns ``(quantile, x)``.
     """
     from ..measures import path_distribution
+    from ..measures.path import apply_gains
 
-    rel = np.clip(np.asarray(relevance, dtype=float), 0, None)
+    rel = apply_gains(relevance)
     if model not in ("sfbm", "rwbm"):
         raise ParameterError("CDF bands support the sfbm and rwbm browsing models")
     p, q = walk_parameters(posterior)
-    idx = np.arange(p.shape[0])
-    if max_draws is not None and idx.size > max_draws:
-        idx = np.sort(np.random.default_rng(seed).choice(idx, max_draws, replace=False))
+    idx = draw_indices(p.shape[0], max_draws, seed)
     x = np.linspace(0, 1, 201) if grid is None else np.asarray(grid, dtype=float)
     cdfs = []
     for d in idx:

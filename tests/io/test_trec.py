@@ -113,3 +113,41 @@ def test_atomic_write_refuses_to_overwrite(tmp_path):
     with pytest.raises(Exception, match="input file"):
         atomic_write_text(target, "x", force=True, protected=[target])
     assert not list(tmp_path.glob(".*tmp"))
+
+
+def test_outputs_are_atomic_respect_the_umask_and_never_overwrite(tmp_path):
+    """atomic_output: the one writer. A failed write leaves nothing; a new file gets the
+    umask's permissions (not mkstemp's 0600); without force an existing file, or one that
+    appears while writing, is never replaced."""
+    import os
+    import stat
+
+    from bayeschain.errors import BayeschainError
+    from bayeschain.io.write import atomic_output
+
+    target = tmp_path / "out.csv"
+    with pytest.raises(RuntimeError), atomic_output(target) as tmp:
+        tmp.write_text("partial")
+        raise RuntimeError("interrupted")
+    assert list(tmp_path.iterdir()) == []
+    old = os.umask(0o022)
+    try:
+        with atomic_output(target) as tmp:
+            tmp.write_text("a")
+    finally:
+        os.umask(old)
+    assert target.read_text() == "a"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+    with pytest.raises(BayeschainError, match="exists"):
+        with atomic_output(target) as tmp:
+            tmp.write_text("b")
+    other = tmp_path / "race.csv"
+    with pytest.raises(BayeschainError, match="appeared while writing"):
+        with atomic_output(other) as tmp:
+            tmp.write_text("mine")
+            other.write_text("theirs")                  # another run got there first
+    assert other.read_text() == "theirs"
+    with atomic_output(target, force=True) as tmp:
+        tmp.write_text("c")
+    assert target.read_text() == "c"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "race.csv"]

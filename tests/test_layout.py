@@ -1,0 +1,170 @@
+"""The package's layout: imports run one way, every public name resolves, light imports
+stay light."""
+
+import ast
+import importlib
+import inspect
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import bayeschain
+
+PACKAGE = Path(bayeschain.__file__).resolve().parent
+
+#: layers, lowest first: a module may import from its own layer or a lower one only
+LAYERS = [
+    {"errors", "registry"},
+    {"chains", "io"},
+    {"browsing"},
+    {"measures"},
+    {"evaluation", "integrations"},
+    {"inference"},
+    {"simulate", "scoring"},
+    {"comparison", "recipes", "plots"},
+    {"cli", "__main__"},
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports() -> dict[str, set[str]]:
+    """Module -> the bayeschain modules it imports (top level and inside functions)."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                if not target.startswith("bayeschain"):
+                    continue
+                assert target in modules, f"{name} imports {target}, which does not exist"
+                subs = [f"{target}.{a.name}" for a in node.names]
+                found.update([s for s in subs if s in modules] or [target])
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("bayeschain"))
+        graph[name] = {t for t in found if t != name}
+    return graph
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[1] if "." in module else "<root>"
+    for i, layer in enumerate(LAYERS):
+        if top in layer:
+            return i
+    return -1                                     # the package root (__version__)
+
+
+def test_no_module_imports_a_higher_layer():
+    bad = [(m, t) for m, targets in _imports().items() for t in targets
+           if _layer(t) > _layer(m) >= 0]
+    assert not bad, f"imports against the layering: {bad}"
+
+
+def test_no_import_cycle():
+    graph = _imports()
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(node, stack):
+        state[node] = 1
+        for nxt in graph.get(node, ()):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = 2
+
+    for node in graph:
+        if node not in state:
+            visit(node, [node])
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_every_top_level_package_has_a_layer():
+    tops = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+            if (p.suffix == ".py" or (p / "__init__.py").exists()) and p.name != "__init__.py"}
+    assert tops <= set().union(*LAYERS), tops - set().union(*LAYERS)
+
+
+#: the documented public names and what they are
+PUBLIC_KINDS = {
+    "chains": "module", "browsing": "module", "measures": "module", "io": "module",
+    "inference": "module", "scoring": "module", "comparison": "module",
+    "simulate": "module", "errors": "module",
+    "evaluate": "function", "parse_measure": "function", "path_distribution": "function",
+    "stochastic_dominance": "function", "read_qrels": "function", "read_run": "function",
+    "read_clicks": "function", "click_statistics": "function", "fit": "function",
+    "load_spec": "function", "score": "function", "score_sessions": "function",
+    "path_cdf_bands": "function", "compare": "function", "dominance_probability": "function",
+    "walk_parameters": "function", "predict_clicks": "function",
+    "heldout_click_metrics": "function", "posterior_from_parameters": "function",
+    "evaluate_runs": "function", "simulate_click_log": "function",
+    "simulate_users": "function",
+    "ClickLog": "class", "Posterior": "class", "Comparison": "class", "Tridiagonal": "class",
+    "BayeschainError": "class", "ChainError": "class", "FormatError": "class",
+    "ParameterError": "class",
+}
+
+
+@pytest.mark.parametrize("name", sorted(bayeschain.__all__))
+def test_public_name_resolves_to_its_kind(name):
+    if name == "__version__":
+        assert isinstance(bayeschain.__version__, str)
+        return
+    value = getattr(bayeschain, name)
+    kind = PUBLIC_KINDS[name]
+    if kind == "module":
+        assert isinstance(value, types.ModuleType)
+    elif kind == "function":
+        assert inspect.isfunction(value), f"bayeschain.{name} is {type(value)}"
+    else:
+        assert inspect.isclass(value)
+
+
+def test_every_documented_name_is_public():
+    assert set(PUBLIC_KINDS) <= set(bayeschain.__all__)
+
+
+def test_bc_compare_is_the_function_the_readme_calls():
+    assert bayeschain.compare is importlib.import_module("bayeschain.comparison").compare
+
+
+@pytest.mark.parametrize(("module", "heavy"), [
+    ("bayeschain", ("numpy", "pandas", "scipy", "xarray")),
+    ("bayeschain.measures", ("pandas", "pyarrow", "pymc", "matplotlib")),
+    ("bayeschain.chains", ("pandas", "scipy", "xarray")),
+    ("bayeschain.cli", ("numpy", "pandas")),
+])
+def test_light_imports_stay_light(module, heavy):
+    code = (f"import sys, {module}; print(','.join(m for m in {heavy!r} "
+            f"if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "", f"import {module} loaded {out}"
+
+
+def test_no_project_file_points_outside_the_repository():
+    """Docs, notebooks and modules never send a reader to ../shared (tests and benchmarks
+    on the extra log samples may, and skip without them)."""
+    root = PACKAGE.parent
+    files = [p for pattern in ("*.md", "bayeschain/**/*.py", "notebooks/**/*.py",
+                               "notebooks/*.ipynb", "models/*", "docs/**/*.md", "data/**/*.md")
+             for p in root.glob(pattern) if p.is_file()]
+    bad = [str(p.relative_to(root)) for p in files
+           if "../shared" in p.read_text(encoding="utf-8", errors="replace")]
+    assert not bad, bad
