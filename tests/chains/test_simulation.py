@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from bayeschain.errors import ChainError
-from bayeschain.simulate import simulate_users
+from bayeschain.chains.simulation import simulate_users
 
 from ..conftest import constant_walk
 
