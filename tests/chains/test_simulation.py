@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bayeschain.errors import ChainError
 from bayeschain.chains.simulation import simulate_users
+from bayeschain.errors import ChainError
 
 from ..conftest import constant_walk
 
