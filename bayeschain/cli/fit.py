@@ -18,6 +18,8 @@ import argparse
 WALK_FIGURES = ("ppc_clicks_per_page.png", "ppc_deepest_click.png", "ppc_click_rank.png")
 CLICK_FIGURES = ("ppc_backward.png",)
 DWELL_FIGURE = "ppc_dwell.png"
+#: the figures of each predictive check (bayeschain.inference.sections.predictive_checks)
+FIGURES = {"walk": WALK_FIGURES, "backward_share": CLICK_FIGURES, "dwell": (DWELL_FIGURE,)}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -53,17 +55,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _figures(spec) -> tuple[str, ...]:
-    names = WALK_FIGURES if spec.parametrises == "walk" else \
-        CLICK_FIGURES if spec.section("transitions") is not None else ()
-    hold = spec.section("holding")
-    if hold is not None and hold["likelihood"] != "none":
-        names += (DWELL_FIGURE,)
-    return names
+    from ..inference.sections import predictive_checks
+
+    return tuple(name for check in predictive_checks(spec) for name in FIGURES[check])
 
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import ParameterError
     from ..inference import fit, load_spec
+    from ..inference.sections import predictive_checks
     from ..io.clickformats import read_clicks
     from ..io.write import check_output_path, prepare_figure_folder
 
@@ -95,21 +95,23 @@ def run(args: argparse.Namespace) -> int:
     if args.output:       # saved first: nothing after the fit can lose it
         path = post.save(args.output, force=args.force)
         print(f"wrote {path}")
+    checks = predictive_checks(spec)
     if post.parametrises == "walk":
         _report_walk(post, log, qrels, args)
     else:
         print(post.summary().round(4).to_string(index=False))
-        if "transition" in post.posterior:
+        if "backward_share" in checks:
             _report_click_to_click(post, log, spec, args)
-    if {"holding_rate", "log_dwell_mean"} & set(post.posterior.data_vars):
-        from ..inference import predictive_dwell_distribution
+    if "dwell" in checks:
+        if post.attrs.get("holding", "").startswith("the log has no dwell"):
+            print("no dwell times in the log: no holding rates fitted (MPcont needs them)")
+        else:
+            from ..inference import predictive_dwell_distribution
 
-        dwell = predictive_dwell_distribution(post, log, seed=0)
-        _print_check(dwell)
-        if args.figures:
-            _distribution_figure(dwell, args.figures, DWELL_FIGURE, args.force)
-    elif post.attrs.get("holding", "").startswith("the log has no dwell"):
-        print("no dwell times in the log: no holding rates fitted (MPcont needs them)")
+            dwell = predictive_dwell_distribution(post, log, seed=0)
+            _print_check(dwell)
+            if args.figures:
+                _distribution_figure(dwell, args.figures, DWELL_FIGURE, args.force)
     if test is not None:
         _report_heldout(post, log, test, qrels)
     if str(post.attrs.get("method", "")).startswith("nuts"):

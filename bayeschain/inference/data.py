@@ -46,6 +46,13 @@ class ModelData:
     no_click: np.ndarray | None = None   # (2,) pages without a click: stop, reformulate
     beyond: int = 0                      # clicks deeper than `ranks` left out of `moves`
 
+    @property
+    def coords(self) -> dict:
+        """Coordinates of the models' variables: ``rank`` and ``to_rank`` (1..ranks) and
+        the transition ``category``."""
+        ranks = np.arange(1, self.ranks + 1)
+        return {"rank": ranks, "category": list(self.categories), "to_rank": ranks}
+
 
 def model_data(stats: ClickStats, ranks: int, categories=("forward", "backward", "stop",
                                                            "reformulate")) -> ModelData:

@@ -1,9 +1,10 @@
 """``bayeschain.fit``: from a click log (or its statistics) and a spec to a posterior.
 
-``method = "conjugate"`` draws from the exact Dirichlet / Gamma posteriors
-(:mod:`bayeschain.inference.conjugate`); ``method = "nuts"`` builds the PyMC model of
-:mod:`bayeschain.inference.models` and samples it with NUTS, then checks R-hat, ESS and
-divergences and warns when they look bad.
+``method = "conjugate"`` draws from the exact Dirichlet / Gamma posteriors of the spec's
+sections (:mod:`bayeschain.inference.sections`); ``method = "nuts"`` builds the PyMC model
+of :mod:`bayeschain.inference.models` and samples it with NUTS, then checks R-hat, ESS and
+divergences and warns when they look bad.  The walk (``[examination]``) is fitted by
+nutpie on its page likelihood (:mod:`bayeschain.inference.examination`).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from ..errors import ParameterError
 from ..io.clicklog import ClickLog
 from ..io.clickstats import click_statistics
 from ..io.clickstats_tables import ClickStats
-from .conjugate import dirichlet_parameters, gamma_parameters, sample_dirichlet, sample_gamma
 from .data import ModelData, model_data
 from .examination import MOVES
 from .posterior import Posterior, make_posterior
+from .sections import holding, sections_of, transitions
 from .specs import ModelSpec, load_spec
 
 RHAT_LIMIT = 1.01
@@ -64,23 +65,13 @@ def fit(log_or_stats, spec="walk", *, method: str | None = None,
     spec = spec if isinstance(spec, ModelSpec) else load_spec(spec)
     spec = spec.with_sampler(method=method, draws=draws, chains=chains, seed=seed, tune=tune)
     trans = spec.section("transitions")
-    if trans is not None and trans["by_relevance"]:
-        raise ParameterError("click-to-click transitions by relevance are not the walk's "
-                             "moves; fit the walk by relevance with the spec "
-                             "'walk-relevance'")
+    if trans is not None:
+        transitions.check_fit(trans)
     if spec.section("examination") is not None:
         return _fit_walk(log_or_stats, spec, qrels=qrels, level=level, progress=progress)
     stats = statistics_of(log_or_stats)
-    cats = trans["categories"] if trans else ("forward", "backward", "stop", "reformulate")
-    data = model_data(stats, spec.ranks, cats)
+    data = model_data(stats, spec.ranks, transitions.categories(trans))
     if spec.sampler["method"] == "conjugate":
-        if spec.section("examination") is not None:
-            raise ParameterError("the hidden-examination walk has no conjugate posterior; "
-                                 "use method='nuts'")
-        jumps = spec.section("jumps")
-        if jumps is not None and jumps["family"] != "free":
-            raise ParameterError("distance-decay jumps (ID / LID) have no conjugate "
-                                 "posterior; use method='nuts'")
         return _fit_conjugate(data, spec)
     from .models import fit_nuts
 
@@ -89,51 +80,14 @@ def fit(log_or_stats, spec="walk", *, method: str | None = None,
     return posterior
 
 
-def _coords(data: ModelData) -> dict:
-    return {"rank": np.arange(1, data.ranks + 1), "category": list(data.categories)}
-
-
 def _fit_conjugate(data: ModelData, spec: ModelSpec) -> Posterior:
+    """Exact draws of every section's posterior, from one random stream seeded by the
+    spec (sections in the order of :data:`~bayeschain.inference.sections.SECTIONS`)."""
     s = spec.sampler
     rng = np.random.default_rng(s["seed"])
-    chains, draws = s["chains"], s["draws"]
-    coords = _coords(data)
     variables = {}
-    trans = spec.section("transitions")
-    if trans is not None:
-        if trans["parametrisation"] == "pooled":
-            raise ParameterError("the pooled (hierarchical) transition model has no conjugate "
-                                 "posterior; use method='nuts'")
-        shared = trans["parametrisation"] == "shared"
-        conc = dirichlet_parameters(data, trans["prior"], shared)
-        probs = sample_dirichlet(conc, chains, draws, rng)
-        if shared:
-            probs = np.broadcast_to(probs[:, :, None, :], (chains, draws, data.ranks,
-                                                            len(data.categories)))
-        variables["transition"] = xr.DataArray(
-            probs, dims=("chain", "draw", "rank", "category"), coords=coords)
-    jumps = spec.section("jumps")
-    if jumps is not None:
-        from .jumps import free_rows_posterior
-
-        conc = free_rows_posterior(data.moves, float(jumps["prior"][0]))
-        rows = sample_dirichlet(conc, chains, draws, rng)
-        variables["jump"] = xr.DataArray(rows, dims=("chain", "draw", "rank", "to_rank"),
-                                         coords={"rank": coords["rank"],
-                                                 "to_rank": coords["rank"]})
-    hold = spec.section("holding")
-    if hold is not None and hold["likelihood"] != "none":
-        if hold["likelihood"] != "exponential" or hold["parametrisation"] == "pooled":
-            raise ParameterError(f"{hold['likelihood']} dwell times with "
-                                 f"{hold['parametrisation']} rates have no conjugate "
-                                 f"posterior; use method='nuts'")
-        shared = hold["parametrisation"] == "shared"
-        shape, rate = gamma_parameters(data, hold["prior"], shared)
-        mu = sample_gamma(shape, rate, chains, draws, rng)
-        if shared:
-            mu = np.broadcast_to(mu[:, :, None], (chains, draws, data.ranks))
-        variables["holding_rate"] = xr.DataArray(
-            mu, dims=("chain", "draw", "rank"), coords={"rank": coords["rank"]})
+    for module, table in sections_of(spec):
+        variables.update(module.conjugate_draws(data, table, s["chains"], s["draws"], rng))
     return make_posterior(variables, spec=spec, data_digest=data.digest, seed=s["seed"],
                           method="conjugate", extra_attrs=_data_attrs(data))
 
@@ -205,12 +159,11 @@ def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool) -> Pos
             coords={"trend": ["intercept", "slope", "sd"]})
     hold = spec.section("holding")
     dwell_note = "no [holding] section"
-    if hold is not None and hold["likelihood"] != "none":
+    if hold is not None and holding.has_parameters(hold):
         dwell = model_data(statistics_of(log), data.ranks)
-        if dwell.dwell_n.sum() > 0:
-            spec_ranks = spec.with_sampler(chains=walk.shape[0], draws=walk.shape[1])
-            rates = _fit_conjugate(dwell, _holding_only(spec_ranks)).posterior[
-                "holding_rate"]
+        if dwell.dwell_n.sum() > 0:    # the exact posterior, seeded as a conjugate fit
+            rates = holding.conjugate_draws(dwell, hold, walk.shape[0], walk.shape[1],
+                                            np.random.default_rng(s["seed"]))["holding_rate"]
             variables["holding_rate"] = rates.assign_coords(
                 chain=np.arange(walk.shape[0]), draw=np.arange(walk.shape[1]))
             dwell_note = f"{int(dwell.dwell_n.sum())} dwell times"
@@ -230,15 +183,6 @@ def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool) -> Pos
                                sample_stats=sample_stats, extra_attrs=attrs)
     check_diagnostics(posterior)
     return posterior
-
-
-def _holding_only(spec: ModelSpec) -> ModelSpec:
-    """The spec restricted to its [holding] section (the dwell rates' exact posterior)."""
-    from .specs import _validate
-
-    data = {k: dict(v) for k, v in spec.data.items() if k in ("model", "holding", "sampler")}
-    data["sampler"]["method"] = "conjugate"
-    return ModelSpec(_validate(data, spec.source), spec.text, spec.source)
 
 
 def _data_attrs(data: ModelData) -> dict:
