@@ -208,6 +208,127 @@ def _joint_kernel():
     return _JOINT
 
 
+def ratio_laws(upper, lower, rewards, *, tol: float = 1e-10,
+               max_steps: int = 100_000) -> tuple[np.ndarray, np.ndarray]:
+    """Laws of ``T(H) / H`` for many walks and reward vectors at once, on one support.
+
+    Parameters
+    ----------
+    upper, lower : arrays (D, N)
+        Forward and backward probabilities of ``D`` walks on ``N`` ranks (no staying move;
+        the rest of each row is stopping mass), e.g. ``D`` posterior draws.
+    rewards : int array (L, N)
+        ``L`` reward vectors (lists), every one walked by every walk.
+
+    Returns
+    -------
+    values : (K,) the sorted distinct ratios ``t / n`` reachable within the steps needed
+        (``n`` up to the first step where ``P(H > n) <= tol`` for every walk), rounded to
+        12 decimals as :func:`ratio_distribution` does;
+    probabilities : (L, D, K) ``P(T(H)/H = values[k])`` of list ``l`` under walk ``d``
+        (each row sums to ``1 - P(H > n_max)``, at least ``1 - tol``).
+
+    The recursion over (rank, reward so far) is :func:`joint_distribution`'s, run for every
+    (list, walk) pair in parallel threads (Numba) and accumulated on the common support.
+    """
+    up = np.ascontiguousarray(upper, dtype=np.float64)
+    lo = np.ascontiguousarray(lower, dtype=np.float64)
+    rho = np.ascontiguousarray(rewards, dtype=np.int64)
+    if up.ndim != 2 or up.shape != lo.shape or rho.ndim != 2 or rho.shape[1] != up.shape[1]:
+        raise ChainError("ratio_laws takes upper, lower (D, N) and rewards (L, N)")
+    if np.any(rho < 0) or np.any(up < 0) or np.any(lo < 0) or \
+            np.any(up + lo > 1 + 1e-12):
+        raise ChainError("ratio_laws needs non-negative integer rewards and move "
+                         "probabilities with forward + backward <= 1")
+    steps = _steps_needed(up, lo, tol, max_steps)
+    top = max(int(rho.max(initial=0)), 1)
+    n = np.arange(1, steps + 1)
+    t = np.arange((steps + 1) * top + 1)         # the recursion's buffer: one step more
+    ratio = np.round(t[None, :] / n[:, None], 12)
+    reachable = t[None, :] <= n[:, None] * top
+    values = np.unique(ratio[reachable])
+    index = np.full((steps + 1, t.size), -1, dtype=np.int64)
+    index[1:] = np.where(reachable, np.searchsorted(values, ratio), -1)
+    out = np.zeros((rho.shape[0], up.shape[0], values.size))
+    bad = np.zeros((rho.shape[0], up.shape[0]), dtype=np.bool_)
+    _ratio_kernel()(up, lo, rho, index, float(tol), int(max_steps), out, bad)
+    if np.any(bad):
+        raise ChainError("ratio_laws: a walk needed more steps than its survival bound")
+    return values, out
+
+
+def _steps_needed(up, lo, tol, max_steps) -> int:
+    """First ``n`` with ``P(H > n) <= tol`` for every walk (the alive mass after n steps)."""
+    a = np.zeros_like(up)
+    a[:, 0] = 1.0
+    for step in range(1, max_steps + 1):
+        nxt = np.zeros_like(a)
+        nxt[:, 1:] += a[:, :-1] * up[:, :-1]
+        nxt[:, :-1] += a[:, 1:] * lo[:, 1:]
+        a = nxt
+        if a.sum(axis=1).max() <= tol:
+            return step
+    raise ChainError(f"ratio_laws: P(H > n) still above tol after {max_steps} steps")
+
+
+def _ratio_laws(up, lo, rho, index, tol, max_steps, out, bad):
+    """Every (list, walk) pair: the joint law by ``_joint_law``, summed onto the support."""
+    n_lists, n = rho.shape
+    draws = up.shape[0]
+    for job in _prange(n_lists * draws):
+        li = job // draws
+        d = job % draws
+        src = np.empty(2 * n, dtype=np.int64)
+        dst = np.empty(2 * n, dtype=np.int64)
+        prob = np.empty(2 * n)
+        exit_p = np.empty(n)
+        m = 0
+        for i in range(n):
+            exit_p[i] = max(1.0 - up[d, i] - lo[d, i], 0.0)
+            if up[d, i] > 0.0:
+                src[m], dst[m], prob[m] = i, i + 1, up[d, i]
+                m += 1
+            if lo[d, i] > 0.0:
+                src[m], dst[m], prob[m] = i, i - 1, lo[d, i]
+                m += 1
+        start = np.zeros(n)
+        start[0] = 1.0
+        law = _JOINT_FOR_LAWS(start, exit_p, src[:m], dst[:m], prob[:m], rho[li], tol,
+                              max_steps)
+        if law.shape[0] == 0 or law.shape[0] >= index.shape[0] or \
+                law.shape[1] > index.shape[1]:
+            bad[li, d] = True
+            continue
+        for s in range(law.shape[0]):
+            for t in range(law.shape[1]):
+                v = law[s, t]
+                if v > 0.0:
+                    out[li, d, index[s + 1, t]] += v
+
+
+_RATIO = None
+_JOINT_FOR_LAWS = None
+
+
+def _prange(n):
+    return range(n)
+
+
+def _ratio_kernel():
+    """The driver, compiled with the joint recursion inlined (Numba), or plain Python."""
+    global _RATIO, _JOINT_FOR_LAWS, _prange
+    if _RATIO is None:
+        _JOINT_FOR_LAWS = _joint_kernel()
+        try:
+            import numba
+        except ImportError:
+            _RATIO = _ratio_laws
+        else:
+            _prange = numba.prange
+            _RATIO = numba.njit(parallel=True, cache=True)(_ratio_laws)
+    return _RATIO
+
+
 def ratio_distribution(joint: np.ndarray, effort: Effort = "h", *,
                        decimals: int = 12) -> tuple[np.ndarray, np.ndarray]:
     """Law of ``P@H = T(H) / f(H)`` from the joint law of :func:`joint_distribution`.

@@ -1,10 +1,13 @@
 """``bayeschain compare QRELS RUN... --posterior post.nc -m MEASURE``: Bayesian comparison.
 
 Scores every run and topic under every posterior draw of the user model, prints the
-pairwise table (mean difference with its HDI, P(A > B), P(|A - B| < rope), P(A < B)) and
-each run's probability of being the best, and optionally writes the table (CSV,
-Markdown or LaTeX by extension) and the figures (forest plot, pairwise matrix).
-Uncertainty included: the user-model posterior; topics are averaged as given.
+pairwise table (mean difference with its HDI, P(A > B), P(A < B), P(|A - B| <= rope),
+P(A - B > rope), P(B - A > rope)), each run's probability of being the best (ties split
+evenly), and what each interval owes to each source of uncertainty; optionally writes the
+table (CSV, Markdown or LaTeX by extension, run names escaped) and the figures (forest
+plot, pairwise matrix).  Uncertainty included by default: the user-model posterior and the
+sampling of topics (Bayesian bootstrap, paired with the draws); ``--topics fixed`` keeps
+the user model only.
 """
 
 from __future__ import annotations
@@ -15,15 +18,16 @@ FIGURES = ("forest.png", "pairwise.png")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("qrels", help="TREC qrels file")
-    p.add_argument("runs", nargs="+", metavar="run", help="TREC run files (two or more)")
-    p.add_argument("--posterior", required=True, help="posterior file from `bayeschain fit`")
-    p.add_argument("-m", "--measure", default="PatH(model='rwbm', order=2)",
-                   help="measure whose parameters come from the posterior (default "
-                        "\"PatH(model='sfbm', order=2)\"; also rwbm, RBP, MPcont)")
+    from .score import add_scoring_arguments
+
+    add_scoring_arguments(p, runs_help="TREC run files (two or more)")
     p.add_argument("--rope", type=float, default=0.01,
                    help="region of practical equivalence on the mean score (default 0.01)")
     p.add_argument("--reference", default=None, help="compare every run with this one only")
+    p.add_argument("--topics", choices=("bayesian-bootstrap", "fixed"),
+                   default="bayesian-bootstrap",
+                   help="topics as a sample of a population (default) or as given")
+    p.add_argument("--seed", type=int, default=2026, help="seed of the topic weights")
     p.add_argument("-o", "--output", default=None,
                    help="write the table: .csv, .md or .tex")
     p.add_argument("--figures", default=None, metavar="DIR",
@@ -52,15 +56,20 @@ def run(args: argparse.Namespace) -> int:
         prepare_figure_folder(args.figures, FIGURES, force=args.force,
                               protected=[args.qrels, args.posterior, *args.runs])
     posterior, qrels, runs = load_scoring_inputs(args)
-    scores = score(runs, qrels, args.measure, posterior)
-    result = compare(scores, reference=args.reference, rope=args.rope)
+    scores = score(runs, qrels, args.measure, posterior,
+                   fixed_reference=args.fixed_reference)
+    result = compare(scores, reference=args.reference, rope=args.rope, topics=args.topics,
+                     seed=args.seed)
     print(f"{args.measure} under {posterior.n_draws:,} posterior draws of "
-          f"{posterior.attrs.get('spec_name')} (topics averaged as given)")
+          f"{posterior.attrs.get('spec_name')}; uncertainty: {result.uncertainty}")
     print(result.pairs.round(4).to_string(index=False))
-    print("\nP(best): " + ", ".join(f"{k} {v:.3f}" for k, v in result.best.items()))
+    ties = f" (ties in {result.ties:.1%} of draws, split evenly)" if result.ties else ""
+    print("\nP(best): " + ", ".join(f"{k} {v:.3f}" for k, v in result.best.items()) + ties)
+    print("\nwidth of each HDI by source of uncertainty:")
+    print(result.decomposition.round(4).to_string(index=False))
     if args.output:
         suffix = Path(args.output).suffix
-        text = {".csv": lambda: result.pairs.to_csv(index=False), ".md": result.to_markdown,
+        text = {".csv": result.to_csv, ".md": result.to_markdown,
                 ".tex": result.to_latex}[suffix]()
         atomic_write_text(args.output, text, force=args.force)
         print(f"wrote {args.output}")

@@ -30,7 +30,9 @@ if TYPE_CHECKING:  # NumPy and pandas load when the demo runs, not for --help
 
 MEASURE = "PatH(model='rwbm', order=2)"
 #: posterior draws per question for the exact laws of P@H (stochastic dominance)
-DOMINANCE_DRAWS = 10
+DOMINANCE_DRAWS = 20
+#: mass the exact laws of P@H may leave beyond their last step in the demo
+LAW_TOL = 1e-6
 
 
 def _step(t0: float, text: str) -> None:
@@ -96,16 +98,33 @@ def run(args: argparse.Namespace) -> int:
     tables = []
     for a, b, what in (("last query", "first query", "did reformulating help?"),
                        ("engine", "baseline", "engine ranking vs term-overlap re-ranking")):
-        comp = compare(scores.sel(run=[a, b]), rope=args.rope)
+        comp = compare(scores.sel(run=[a, b]), rope=args.rope, seed=args.seed)
         row = comp.pairs.iloc[0]
         first, second = (row["A"], row["B"])
         dom = dominance_probability(runs, qrels, MEASURE + "@10", post, first, second,
-                                    max_draws=DOMINANCE_DRAWS, seed=args.seed)
-        tables.append(comp.pairs.assign(question=what, **{"P(A dominates B)": dom["all"]}))
+                                    max_draws=DOMINANCE_DRAWS, seed=args.seed,
+                                    tol=10 * LAW_TOL, law_tol=LAW_TOL)
+        sys_ = dom.system
+        tables.append(comp.pairs.assign(
+            question=what, **{k: sys_[k] for k in ("P(A dom B)", "P(B dom A)", "P(equal laws)",
+                                                   "P(crossing)", "P(X_A>X_B)+P(=)/2")}))
+        widths = comp.decomposition.set_index("source")["hdi_width"]
         _step(t0, f"{what}: {first} - {second} = {row['mean_diff']:+.4f} "
-                  f"[{row['hdi_0.95_low']:+.4f}, {row['hdi_0.95_high']:+.4f}], "
-                  f"P(A>B) {row['P(A>B)']:.3f}, P(equal) {row['P(|A-B|<rope)']:.3f}, "
-                  f"P(A<B) {row['P(A<B)']:.3f}, P(A dominates B) {dom['all']:.3f}")
+                  f"[{row['hdi_0.95_low']:+.4f}, {row['hdi_0.95_high']:+.4f}]; "
+                  f"P(A>B) {row['P(A>B)']:.3f}, P(|A-B|<={args.rope:g}) "
+                  f"{row['P(|A-B|<=rope)']:.3f}, P(A-B>{args.rope:g}) {row['P(A-B>rope)']:.3f}, "
+                  f"P(B-A>{args.rope:g}) {row['P(B-A>rope)']:.3f}")
+        print(f"      interval width from the user model alone "
+              f"{widths['user model (topics fixed)']:.4f}, from the topics alone "
+              f"{widths['topics (posterior-mean scores)']:.4f}, both "
+              f"{widths['user model + topics']:.4f}")
+        lo_s, hi_s = sys_["P(X_A>X_B)+P(=)/2 (95%)"]
+        print(f"      laws of P@H over users (random topic): P(A dom B) "
+              f"{sys_['P(A dom B)']:.3f}, P(B dom A) {sys_['P(B dom A)']:.3f}, P(equal) "
+              f"{sys_['P(equal laws)']:.3f}, P(crossing) {sys_['P(crossing)']:.3f} "
+              f"(+-{max(sys_['se ' + o] for o in ('P(A dom B)', 'P(crossing)')):.3f}); "
+              f"one user under A beats one under B: {sys_['P(X_A>X_B)+P(=)/2']:.3f} "
+              f"[{lo_s:.3f}, {hi_s:.3f}]")
     rel_scores = _relevance_walk(t0, log, topic_qrels, runs, qrels, args)
     session_post = fit(log, "walk-session", seed=args.seed)
     sessions = session_matrices(log, qrels)
@@ -124,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
     _figures(out, scores, checks["deepest clicked rank"])
     _step(t0, f"wrote {out}/: posterior.nc, scores.csv, scores_drwbm.csv, comparisons.csv "
               f"and figures")
-    print(EXPLANATION.format(measure=MEASURE, rope=args.rope, draws=DOMINANCE_DRAWS))
+    print(EXPLANATION.format(measure=MEASURE, rope=args.rope, draws=DOMINANCE_DRAWS,
+                             law_tol=LAW_TOL))
     return 0
 
 
@@ -178,7 +198,8 @@ def _relevance_walk(t0: float, log, topic_qrels, runs, session_qrels, args):
               f"P(relevant documents end the page more often) {float(np.mean(diff > 0)):.3f}")
     measure = "PatH(model='drwbm', order=2)"
     scores = score(runs, session_qrels, measure, post)
-    row = compare(scores.sel(run=["engine", "baseline"]), rope=args.rope).pairs.iloc[0]
+    row = compare(scores.sel(run=["engine", "baseline"]), rope=args.rope,
+                  seed=args.seed).pairs.iloc[0]
     _step(t0, f"under the relevance-dependent walk ({measure}): {row['A']} - {row['B']} = "
               f"{row['mean_diff']:+.4f} [{row['hdi_0.95_low']:+.4f}, "
               f"{row['hdi_0.95_high']:+.4f}], P(A>B) {row['P(A>B)']:.3f}")
@@ -208,13 +229,18 @@ How to read these numbers
   {measure}: expected relevance collected per document examined (P@H order 2) by a user
     who walks the ranking with the forward, backward and leave probabilities the walk
     learned from the log's clicks (examinations hidden; the same chain is scored).
-  Every number is a posterior over user models fitted to the real clicks: the interval is
-    the 95% highest-density interval of the mean-over-sessions difference A - B.
-  P(A>B) / P(equal) / P(A<B): posterior probability that A's mean score is higher, within
-    +-{rope} (practically equal), or lower.
-  P(A dominates B): share of posterior user models under which A's whole distribution of
-    P@H over users lies above B's, averaged over sessions (order 3 of the P@H paper), from
-    {draws} posterior draws.
+  A - B: the difference of the mean scores over the population of sessions; its interval
+    is the 95% highest-density interval under both sources of uncertainty: the user model
+    (posterior draws of the walk) and the sample of sessions (Bayesian bootstrap, each draw
+    with its own session weights).  The widths from each source alone are printed below it.
+  P(A>B): posterior probability that A's mean is higher.  P(|A-B|<={rope}): practically
+    equal.  P(A-B>{rope}) / P(B-A>{rope}): better by more than the rope.
+  Laws of P@H over users: under each of {draws} posterior draws, the distribution of P@H
+    over users on a random session (exact but for a mass <= {law_tol:g}); P(A dom B): A's
+    distribution lies above B's (every user percentile at least as good), P(equal),
+    P(crossing): neither; (+-) Monte-Carlo error.  "One user under A beats one under B":
+    P(X_A > X_B) + P(X_A = X_B)/2 for two independent users, the user-to-user variability
+    a mean hides.
 """
 
 

@@ -10,16 +10,24 @@ from __future__ import annotations
 import argparse
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_scoring_arguments(p: argparse.ArgumentParser, *, runs_help: str) -> None:
+    """The inputs of ``score`` and ``compare``: qrels, runs, posterior, measure."""
     p.add_argument("qrels", help="TREC qrels file")
-    p.add_argument("runs", nargs="+", metavar="run", help="TREC run files")
+    p.add_argument("runs", nargs="+", metavar="run", help=runs_help)
     p.add_argument("--posterior", required=True, help="posterior file from `bayeschain fit`")
     p.add_argument("-m", "--measure", default="PatH(model='rwbm', order=2)",
-                   help="measure whose parameters come from the posterior: "
-                        "PatH(model='rwbm'|'drwbm', order=1|2) (the fitted walk; drwbm "
-                        "needs a posterior fitted with --spec walk-relevance), MPcont "
-                        "(holding rates), MP; SFBM and RBP only for walks fitted without "
-                        "backward moves")
+                   help="measure whose parameters come from the posterior (default "
+                        "\"PatH(model='rwbm', order=2)\", the fitted walk): "
+                        "PatH(model='rwbm'|'drwbm', order=1|2) (drwbm needs a posterior "
+                        "fitted with --spec walk-relevance), MPcont (holding rates); SFBM "
+                        "and RBP only for walks fitted without backward moves")
+    p.add_argument("--fixed-reference", action="store_true",
+                   help="allow a measure with nothing learned from clicks (MP, AP, P@k...): "
+                        "the same score under every draw, reported as such")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_scoring_arguments(p, runs_help="TREC run files")
     p.add_argument("-o", "--output", default=None, help="write all scores: .nc or .csv")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
 
@@ -48,10 +56,12 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(args.output, force=args.force,
                           protected=[args.qrels, args.posterior, *args.runs])
     posterior, qrels, runs = load_scoring_inputs(args)
-    scores = score(runs, qrels, args.measure, posterior)
+    scores = score(runs, qrels, args.measure, posterior,
+                   fixed_reference=args.fixed_reference)
     mean = scores.mean("topic", skipna=True).stack(sample=("chain", "draw"))
     print(f"{args.measure} under {posterior.n_draws:,} draws of "
-          f"{posterior.attrs.get('spec_name')}: mean over topics (95% interval)")
+          f"{posterior.attrs.get('spec_name')}: mean over topics (95% interval of the "
+          f"{scores.attrs.get('uncertainty', 'user-model posterior')}, topics as given)")
     for run in mean["run"].values:
         d = mean.sel(run=run)
         lo, hi = d.quantile([0.025, 0.975]).values

@@ -1,19 +1,44 @@
 r"""Bayesian comparison of systems from posterior scores.
 
-``compare(scores)`` takes ``(chain, draw, run, topic)`` scores (from :func:`score`),
-averages over topics within each draw (the user-model uncertainty; topics as given), and
-for every pair of runs reports
+``compare(scores)`` takes ``(chain, draw, run, topic)`` scores (from
+:func:`bayeschain.score`) and summarises the mean score of each run over the population of
+topics, under two sources of uncertainty combined by default:
 
-* the posterior mean of ``A - B`` and its highest-density interval (``ci_prob``),
-* ``P(A > B)``, ``P(|A - B| < rope)`` (practically equivalent) and ``P(A < B)``,
+* **user model**: each posterior draw of the fitted walk gives every run and topic a score;
+* **topics**: the topics are a sample of a population.  Each draw averages the topics with
+  its own Dirichlet(1, ..., 1) weights (the Bayesian bootstrap, Rubin 1981), so the draw's
+  mean score ``M_s(A) = sum_t w_st y_st(A)`` carries both sources.  ``topics="fixed"``
+  averages the topics as given (user-model uncertainty only).
 
-and for every run the probability that it is the best.  Results do not depend on the
-order in which runs are given (pairs are reported in sorted order of names).
+For every pair ``(A, B)`` with ``D = M(A) - M(B)`` over the draws ``s``:
+
+================  =========================================================
+column            definition (share of draws)
+================  =========================================================
+``mean_diff``     mean of ``D``
+``hdi_*``         highest-density interval of ``D`` (ArviZ), mass ``ci_prob``
+``P(A>B)``        ``D > 0``
+``P(A<B)``        ``D < 0``
+``P(|A-B|<=rope)``  ``|D| <= rope`` (practically equivalent)
+``P(A-B>rope)``   ``D > rope`` (A better by more than the rope)
+``P(B-A>rope)``   ``D < -rope``
+================  =========================================================
+
+``P(best)`` of a run is the share of draws in which its mean is the largest; a draw where
+``k`` runs tie for the largest gives each ``1/k`` (``Comparison.ties`` is the share of
+such draws).  ``Comparison.decomposition`` attributes each pair's interval to its sources:
+the width from the user model alone (topics fixed), from the topics alone (posterior-mean
+scores, bootstrap weights) and from both (the reported interval).  User-to-user
+variability (one random user's P@H under A against B) is not in these means: see
+:func:`bayeschain.comparison.dominance_probability`.
+
+Results do not depend on the order in which runs are given (pairs in sorted order).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -21,12 +46,12 @@ import xarray as xr
 
 from ..errors import ParameterError
 
+TOPICS = ("bayesian-bootstrap", "fixed")
+
 
 def hdi(samples: np.ndarray, prob: float = 0.95) -> tuple[float, float]:
     """Highest-density interval of ``samples`` holding ``prob`` of them (ArviZ's ``hdi``:
     the shortest interval between two samples that contains ``ceil(prob * n)`` of them)."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         import arviz as az
@@ -43,9 +68,10 @@ class Comparison:
     best: pd.Series
     rope: float
     ci_prob: float
-    topics: str = "fixed"
-
+    topics: str = "bayesian-bootstrap"
     source: str = "user-model posterior"
+    ties: float = 0.0
+    decomposition: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def uncertainty(self) -> str:
@@ -58,20 +84,31 @@ class Comparison:
     def to_pandas(self) -> pd.DataFrame:
         return self.pairs.copy()
 
+    def to_csv(self) -> str:
+        """CSV of the pairs; run names that a spreadsheet would execute as a formula
+        (leading ``=``, ``+``, ``-``, ``@``) are prefixed with ``'``."""
+        table = self.pairs.copy()
+        for col in ("A", "B"):
+            table[col] = [_csv_cell(v) for v in table[col]]
+        return table.to_csv(index=False)
+
     def to_markdown(self) -> str:
         cols = list(self.pairs.columns)
-        lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+        lines = ["| " + " | ".join(_markdown(c) for c in cols) + " |",
+                 "|" + "|".join("---" for _ in cols) + "|"]
         for row in self.pairs.itertuples(index=False):
-            lines.append("| " + " | ".join(_fmt(v) for v in row) + " |")
+            lines.append("| " + " | ".join(_markdown(_fmt(v)) for v in row) + " |")
+        lines.append("")
+        lines.append(_markdown(f"Uncertainty: {self.uncertainty}; rope {self.rope:g}; "
+                               f"HDI mass {self.ci_prob:g}."))
         return "\n".join(lines) + "\n"
 
     def to_latex(self) -> str:
         cols = list(self.pairs.columns)
         out = ["\\begin{tabular}{" + "l" * 2 + "r" * (len(cols) - 2) + "}", "\\hline",
-               " & ".join(c.replace("_", "\\_").replace(">", "$>$").replace("<", "$<$")
-                          for c in cols) + " \\\\", "\\hline"]
+               " & ".join(_latex(c) for c in cols) + " \\\\", "\\hline"]
         for row in self.pairs.itertuples(index=False):
-            out.append(" & ".join(_fmt(v).replace("_", "\\_") for v in row) + " \\\\")
+            out.append(" & ".join(_latex(_fmt(v)) for v in row) + " \\\\")
         out += ["\\hline", "\\end{tabular}"]
         return "\n".join(out) + "\n"
 
@@ -80,8 +117,51 @@ def _fmt(v) -> str:
     return f"{v:.4f}" if isinstance(v, float | np.floating) else str(v)
 
 
+def _markdown(text: str) -> str:
+    """Escape what Markdown would read as markup (a ``|`` would end a table cell)."""
+    out = str(text).replace("\\", "\\\\")
+    for ch in "|`*_[]<>#":
+        out = out.replace(ch, "\\" + ch)
+    return out.replace("\n", " ")
+
+
+_LATEX = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&",
+          "#": r"\#", "^": r"\textasciicircum{}", "_": r"\_", "%": r"\%",
+          "~": r"\textasciitilde{}", "<": r"\textless{}", ">": r"\textgreater{}",
+          "|": r"\textbar{}"}
+
+
+def _latex(text: str) -> str:
+    """Escape every character LaTeX treats specially (run names reach the document as
+    text, never as commands)."""
+    return "".join(_LATEX.get(ch, ch) for ch in str(text).replace("\n", " "))
+
+
+def _csv_cell(value) -> str:
+    text = str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def topic_weights(n_samples: int, n_topics: int, seed=None) -> np.ndarray:
+    """Bayesian-bootstrap weights: one Dirichlet(1, ..., 1) vector per sample."""
+    return np.random.default_rng(seed).dirichlet(np.ones(n_topics), size=n_samples)
+
+
+def _weighted_means(values: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """``(samples, runs, topics)`` -> ``(samples, runs)`` means over the topics a run has
+    (NaN: the run lacks the topic), with ``weights (samples, topics)`` or equal weights."""
+    present = ~np.isnan(values)
+    w = np.ones(values.shape[::2]) if weights is None else weights
+    w = w[:, None, :] * present
+    total = w.sum(axis=-1)
+    if np.any(total == 0):
+        raise ParameterError("a run has no topic with a score")
+    return np.nansum(np.where(present, values, 0.0) * w, axis=-1) / total
+
+
 def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.01,
-            ci_prob: float = 0.95, *, topics: str = "fixed", seed=None) -> Comparison:
+            ci_prob: float = 0.95, *, topics: str = "bayesian-bootstrap",
+            seed=None) -> Comparison:
     """Compare runs from posterior scores ``(chain, draw, run, topic)``.
 
     Parameters
@@ -89,50 +169,71 @@ def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.
     reference : compare every run with this one only (default: all pairs)
     rope : half-width of the region of practical equivalence on the mean score
     ci_prob : mass of the highest-density interval of the difference
-    topics : ``"fixed"`` averages the topics as given (user-model uncertainty only);
-        ``"bayesian-bootstrap"`` also treats the topics as a sample: each draw averages
-        them with Dirichlet(1, ..., 1) weights (Rubin 1981), so the intervals include
-        topic-sampling uncertainty.
+    topics : ``"bayesian-bootstrap"`` (default) pairs every posterior draw with its own
+        Dirichlet topic weights, so the intervals hold user-model and topic-sampling
+        uncertainty; ``"fixed"`` averages the topics as given (user model only).
+    seed : seed of the topic weights
     """
     if set(scores.dims) != {"chain", "draw", "run", "topic"}:
         raise ParameterError(f"scores must have dims (chain, draw, run, topic); got "
                              f"{scores.dims}")
     if not rope >= 0:
         raise ParameterError("rope must be >= 0")
-    if topics == "fixed":
-        mean = scores.mean("topic", skipna=True).stack(sample=("chain", "draw"))
-    elif topics == "bayesian-bootstrap":
-        stacked = scores.stack(sample=("chain", "draw")).transpose("sample", "run", "topic")
-        values = stacked.values
-        weights = np.random.default_rng(seed).dirichlet(np.ones(values.shape[-1]),
-                                                        size=values.shape[0])
-        present = ~np.isnan(values)
-        w = weights[:, None, :] * present
-        mean_values = np.nansum(values * w, axis=-1) / w.sum(axis=-1)
-        mean = xr.DataArray(mean_values, dims=("sample", "run"),
-                            coords={"run": stacked["run"].values})
-    else:
-        raise ParameterError(f"topics must be 'fixed' or 'bayesian-bootstrap', got {topics!r}")
-    names = sorted(str(r) for r in mean["run"].values)
+    if not 0 < ci_prob < 1:
+        raise ParameterError("ci_prob must lie in (0, 1)")
+    if topics not in TOPICS:
+        raise ParameterError(f"topics must be one of {', '.join(TOPICS)}; got {topics!r}")
+    names = sorted(str(r) for r in scores["run"].values)
+    if len(names) < 2:
+        raise ParameterError("compare needs at least two runs")
     if reference is not None and reference not in names:
         raise ParameterError(f"reference run {reference!r} is not among {names}")
-    draws = {n: mean.sel(run=n).values for n in names}
-    rows = []
-    for a in names:
-        for b in names:
+    stacked = scores.stack(sample=("chain", "draw")).transpose("sample", "run", "topic")
+    stacked = stacked.sel(run=names)
+    values = stacked.values.astype(float)
+    empty = [n for n, row in zip(names, np.isnan(values).all(axis=(0, 2)), strict=True) if row]
+    if empty:
+        raise ParameterError(f"run(s) {empty} have no score on any topic")
+    weights = topic_weights(values.shape[0], values.shape[2], seed)
+    user = _weighted_means(values, None)                                   # topics fixed
+    combined = _weighted_means(values, weights)                            # both sources
+    with warnings.catch_warnings():                   # a run without a topic: NaN, kept
+        warnings.simplefilter("ignore", RuntimeWarning)
+        posterior_mean = np.nanmean(values, axis=0, keepdims=True)
+    topic_only = _weighted_means(np.broadcast_to(posterior_mean, values.shape), weights)
+    means = combined if topics == "bayesian-bootstrap" else user
+    rows, parts = [], []
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
             if a == b or (reference is not None and b != reference) or \
                     (reference is None and a > b):
                 continue
-            d = draws[a] - draws[b]
+            d = means[:, i] - means[:, j]
             lo, hi = hdi(d, ci_prob)
             rows.append({"A": a, "B": b, "mean_diff": float(d.mean()),
                          f"hdi_{ci_prob:g}_low": lo, f"hdi_{ci_prob:g}_high": hi,
-                         "P(A>B)": float(np.mean(d > rope)),
-                         "P(|A-B|<rope)": float(np.mean(np.abs(d) <= rope)),
-                         "P(A<B)": float(np.mean(d < -rope))})
-    stacked = np.stack([draws[n] for n in names])
-    winners = np.argmax(stacked, axis=0)
-    best = pd.Series(np.bincount(winners, minlength=len(names)) / winners.size,
-                     index=names, name="P(best)")
+                         "P(A>B)": float(np.mean(d > 0)),
+                         "P(A<B)": float(np.mean(d < 0)),
+                         "P(|A-B|<=rope)": float(np.mean(np.abs(d) <= rope)),
+                         "P(A-B>rope)": float(np.mean(d > rope)),
+                         "P(B-A>rope)": float(np.mean(d < -rope))})
+            for label, source in (("user model (topics fixed)", user),
+                                  ("topics (posterior-mean scores)", topic_only),
+                                  ("user model + topics", combined)):
+                ds = source[:, i] - source[:, j]
+                lo_s, hi_s = hdi(ds, ci_prob)
+                parts.append({"A": a, "B": b, "source": label, "sd": float(ds.std()),
+                              "hdi_width": hi_s - lo_s})
+    best, ties = _p_best(means, names)
     source = scores.attrs.get("uncertainty", "user-model posterior")
-    return Comparison(pd.DataFrame(rows), best, float(rope), float(ci_prob), topics, source)
+    return Comparison(pd.DataFrame(rows), best, float(rope), float(ci_prob), topics, source,
+                      ties, pd.DataFrame(parts))
+
+
+def _p_best(means: np.ndarray, names: list[str]) -> tuple[pd.Series, float]:
+    """Share of samples in which each run has the largest mean; ties split evenly."""
+    top = means.max(axis=1, keepdims=True)
+    winners = means == top
+    k = winners.sum(axis=1, keepdims=True)
+    best = pd.Series((winners / k).mean(axis=0), index=names, name="P(best)")
+    return best, float(np.mean(k[:, 0] > 1))

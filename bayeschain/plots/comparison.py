@@ -34,7 +34,7 @@ def plot_pairwise(ax, comparison):
     for row in pairs.itertuples(index=False):
         a, b = idx[row.A], idx[row.B]
         m[a, b] = row[pairs.columns.get_loc("P(A>B)")]
-        m[b, a] = row[pairs.columns.get_loc("P(A<B)")]
+        m[b, a] = row[pairs.columns.get_loc("P(A<B)")]         # ties count for neither
     im = ax.imshow(m, vmin=0, vmax=1, cmap="RdBu_r")
     ax.set_xticks(range(len(runs)), runs, rotation=45, ha="right")
     ax.set_yticks(range(len(runs)), runs)

@@ -50,8 +50,13 @@ def _lists(runs, qrels, level, depth, complete) -> RankedLists:
     return ranked_lists(runs, qrels, level=level, depth=depth, complete=complete)
 
 
+#: ``attrs["uncertainty"]`` of scores whose measure learns nothing from clicks
+NO_USER_MODEL = "no user-model uncertainty (fixed reference)"
+
+
 def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None = None,
-          complete: bool = False, draw_block: int = 250, client=None) -> xr.DataArray:
+          complete: bool = False, draw_block: int = 250, client=None,
+          fixed_reference: bool = False) -> xr.DataArray:
     """Scores of every (run, topic) under every posterior draw.
 
     Parameters
@@ -63,10 +68,25 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
     draw_block : draws processed at a time (bounds the memory of intermediate arrays)
     client : a ``dask.distributed.Client``: run-topic blocks are scored on its workers
         (same numbers as the local path)
+    fixed_reference : score a measure with no parameter learned from clicks (MP, AP, P@k,
+        nDCG...) as a fixed reference: the same value under every draw, and
+        ``attrs["uncertainty"]`` says there is no user-model uncertainty (so do the reports
+        of :func:`bayeschain.compare`).  Without it such a measure is refused.
     """
     lists = _lists(runs, qrels, level, depth, complete)
     m = parse_measure(measure)
     post = posterior.posterior
+    if not MEASURES.get(m.name).posterior:
+        if not fixed_reference:
+            _no_posterior_parameter(m)
+        from ..evaluation import evaluate_lists
+
+        table = evaluate_lists([measure], lists)
+        values = np.broadcast_to(table["value"].to_numpy(float),
+                                 (post.sizes["chain"] * post.sizes["draw"], len(lists)))
+        grid = _to_grid(values.reshape(post.sizes["chain"], post.sizes["draw"], -1), lists, post)
+        grid.attrs["uncertainty"] = NO_USER_MODEL
+        return grid
     shape = (post.sizes["chain"], post.sizes["draw"])
     if client is None:
         values = _score_in_blocks(lists, m, posterior, draw_block)
@@ -119,10 +139,7 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
     (``MeasureSpec.posterior``); the rest is the measure's own definition."""
     spec = MEASURES.get(m.name)
     if not spec.posterior:
-        supported = sorted(n for n in MEASURES.names() if MEASURES.get(n).posterior)
-        raise ParameterError(f"{m.name} has no parameter learned from clicks, so a posterior "
-                             f"cannot change it: evaluate it with 'bayeschain eval' (measures "
-                             f"scored under a posterior: {', '.join(supported)})")
+        _no_posterior_parameter(m)
     kw = spec.arguments(m)
     clash = set(spec.posterior) & set(m.kwargs)
     if clash:
@@ -146,6 +163,14 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
         mu = holding_rates(posterior, rel.shape[1])[:, None, :]
         return spec.compute(rel, Measure(m.name, m.params), {**ctx, "holding_rates": mu})
     raise ParameterError(f"posterior scoring of {m.name} is not implemented")
+
+
+def _no_posterior_parameter(m) -> None:
+    supported = sorted(n for n in MEASURES.names() if MEASURES.get(n).posterior)
+    raise ParameterError(f"{m.name} has no parameter learned from clicks, so a posterior "
+                         f"cannot change it: evaluate it with 'bayeschain eval', or score it "
+                         f"as a fixed reference (fixed_reference=True, --fixed-reference) "
+                         f"(measures scored under a posterior: {', '.join(supported)})")
 
 
 def _path_scores(rel, lengths, m, kw, posterior) -> np.ndarray:

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from bayeschain.comparison import compare, hdi
 from bayeschain.errors import ParameterError
 from bayeschain.evaluation import evaluate_runs
 from bayeschain.inference import posterior_from_parameters
@@ -75,83 +74,6 @@ def test_forward_only_measures_refuse_a_walk_that_moves_backward(trec):
     for measure in ("PatH(model='sfbm', order=2)", "RBP"):
         with pytest.raises(ParameterError, match="moves backward"):
             score(runs, qrels, measure, post)
-
-
-def test_hdi_is_the_shortest_interval():
-    """Definition, by brute force over every pair of samples: no interval holding at least
-    as many samples is shorter; and the known HDI of Exp(1) at 90% is [0, -log(0.1)]."""
-    rng = np.random.default_rng(0)
-    x = rng.exponential(size=300)
-    lo, hi = hdi(x, 0.9)
-    inside = np.sum((x >= lo) & (x <= hi))
-    assert inside >= 0.9 * x.size and lo in x and hi in x
-    xs = np.sort(x)
-    shortest = min(xs[j] - xs[i] for i in range(xs.size) for j in range(i, xs.size)
-                   if j - i + 1 >= inside)
-    assert hi - lo <= shortest + 1e-15
-    big = rng.exponential(size=200_000)
-    lo, hi = hdi(big, 0.9)
-    assert lo == pytest.approx(0.0, abs=1e-3) and hi == pytest.approx(np.log(10), rel=0.02)
-
-
-def test_comparison_is_order_invariant_and_sums_to_one(trec):
-    qrels, runs = trec
-    walks = np.random.default_rng(1).dirichlet([20, 5, 2, 8], size=300)
-    post = posterior_from_parameters({"walk": walks})
-    s = score(runs, qrels, "PatH(model='rwbm', order=2)", post)
-    a = compare(s, rope=0.001)
-    b = compare(s.isel(run=[1, 0]), rope=0.001)
-    assert a.pairs.equals(b.pairs) and a.best.equals(b.best)
-    row = a.pairs.iloc[0]
-    assert row["P(A>B)"] + row["P(|A-B|<rope)"] + row["P(A<B)"] == pytest.approx(1.0)
-    assert a.best.sum() == pytest.approx(1.0)
-    assert "| A | B |" in a.to_markdown() and "\\begin{tabular}" in a.to_latex()
-
-
-def test_bayesian_bootstrap_widens_the_intervals(trec):
-    qrels, runs = trec
-    walks = np.random.default_rng(2).dirichlet([20, 5, 2, 8], size=400)
-    s = score(runs, qrels, "PatH(model='rwbm', order=2)", posterior_from_parameters(
-        {"walk": walks}))
-    fixed = compare(s, rope=0.0).pairs.iloc[0]
-    boot = compare(s, rope=0.0, topics="bayesian-bootstrap", seed=1)
-    row = boot.pairs.iloc[0]
-    assert row["hdi_0.95_high"] - row["hdi_0.95_low"] > \
-        fixed["hdi_0.95_high"] - fixed["hdi_0.95_low"]
-    assert "topic sampling" in boot.uncertainty
-    with pytest.raises(ParameterError, match="topics"):
-        compare(s, topics="jackknife")
-
-
-def test_dominance_probability_against_brute_force_cdfs():
-    """Per topic and draw, dominance decided on the union of supports equals the brute
-    force check of F_A <= F_B on a fine grid of x."""
-    import pandas as pd
-
-    from bayeschain.comparison import dominance_probability
-    from bayeschain.measures import path_distribution
-
-    rel = {"A": [1, 0, 0, 0, 0, 0], "B": [0, 1, 1, 1, 1, 0]}
-    runs, judgements = {}, []
-    for name, r in rel.items():
-        docs = [f"{name}{i}" for i in range(6)]
-        runs[name] = pd.DataFrame({"query_id": "t", "doc_id": docs,
-                                   "score": np.arange(6, 0, -1.0), "run_id": name})
-        judgements.append(pd.DataFrame({"query_id": "t", "doc_id": docs, "relevance": r}))
-    qrels = pd.concat(judgements, ignore_index=True)
-    walks = np.random.default_rng(3).dirichlet([2, 1, 1, 2], size=40)
-    post = posterior_from_parameters({"walk": walks})
-    got = dominance_probability(runs, qrels, "PatH(model='rwbm')@6", post, "A", "B",
-                                max_draws=None)
-    grid = np.linspace(-0.01, 1.01, 5001)
-    wins = 0
-    for p, q, _, _ in walks:
-        fa = path_distribution(np.array(rel["A"], float), "rwbm", p=p, q=q).cdf(grid)
-        fb = path_distribution(np.array(rel["B"], float), "rwbm", p=p, q=q).cdf(grid)
-        wins += bool(np.all(fa <= fb + 1e-12))
-    assert got["t"] == pytest.approx(wins / len(walks))
-    assert 0 < got["t"] < 1                       # some draws dominate, some do not
-    assert got["all"] == got["t"]
 
 
 def test_draw_blocks_and_dask_give_the_local_numbers(trec):
