@@ -1,9 +1,12 @@
 """Declarative user-model specs (TOML): what to fit, with which priors and sampler.
 
 A spec names no Python code; it is validated against :data:`SCHEMA` and errors name the
-file, the key and what was expected.  Built-in specs ship inside the package
-(``bayeschain/inference/specs/*.toml``, mirrored in the repository's ``models/``) and are
-loaded by name: ``load_spec("rwbm-conjugate")``.
+file, the key and what was expected.  This module checks which sections a spec has and the
+tables ``[model]``, ``[examination]`` and ``[sampler]``; each of ``[transitions]``,
+``[jumps]`` and ``[holding]`` is validated by its own module's ``validate``
+(:data:`~bayeschain.inference.sections.SECTIONS`), the one place that interprets it.
+Built-in specs ship inside the package (``bayeschain/inference/specs/*.toml``, mirrored in
+the repository's ``models/``) and are loaded by name: ``load_spec("clicks-conjugate")``.
 
 Layout::
 
@@ -66,33 +69,33 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError
+from .sections import SECTIONS
+from .sections.keys import check_table
 
-CATEGORIES = ("forward", "backward", "stop", "reformulate")
-PARAMETRISATIONS = ("per-rank", "shared", "pooled")
-
-# key -> (type, allowed values or None, default)
-SCHEMA: dict[str, dict[str, tuple]] = {
-    "model": {"name": (str, None, None), "description": (str, None, ""),
-              "ranks": (int, None, 10)},
-    "transitions": {"categories": (list, CATEGORIES, list(CATEGORIES)),
-                    "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
-                    "prior": (list, None, None),
-                    "by_relevance": (bool, None, False)},
-    "examination": {"moves": (str, ("pooled", "shared"), "pooled"),
+# key -> (type, allowed values or None, default); the tables of SECTIONS ([transitions],
+# [jumps], [holding]) are declared and validated by their own modules
+MODEL_KEYS = {"name": (str, None, None), "description": (str, None, ""),
+              "ranks": (int, None, 10)}
+EXAMINATION_KEYS = {"moves": (str, ("pooled", "shared"), "pooled"),
                     "clicks": (str, ("auto", "pooled", "shared", "document"), "auto"),
                     "backward": (bool, None, True),
                     "boundary": (str, ("leave", "rescale"), "leave"),
                     "by_relevance": (bool, None, False),
                     "prior_sd": (float, None, 2.0),
-                    "deviation_sd": (float, None, 0.5)},
-    "jumps": {"family": (str, ("free", "ID", "LID"), "free"),
-              "prior": (list, None, [1.0])},
-    "holding": {"likelihood": (str, ("exponential", "lognormal", "none"), "exponential"),
-                "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
-                "prior": (list, None, None)},
-    "sampler": {"method": (str, ("conjugate", "nuts"), "conjugate"), "draws": (int, None, 1000),
-                "chains": (int, None, 4), "tune": (int, None, 1000), "seed": (int, None, 2026),
-                "target_accept": (float, None, 0.9)},
+                    "deviation_sd": (float, None, 0.5)}
+SAMPLER_KEYS = {"method": (str, ("conjugate", "nuts"), "conjugate"),
+                "draws": (int, None, 1000), "chains": (int, None, 4),
+                "tune": (int, None, 1000), "seed": (int, None, 2026),
+                "target_accept": (float, None, 0.9)}
+
+#: every section a spec may have, with its keys (in the order error messages list them)
+SCHEMA: dict[str, dict[str, tuple]] = {
+    "model": MODEL_KEYS,
+    "transitions": SECTIONS["transitions"].KEYS,
+    "examination": EXAMINATION_KEYS,
+    "jumps": SECTIONS["jumps"].KEYS,
+    "holding": SECTIONS["holding"].KEYS,
+    "sampler": SAMPLER_KEYS,
 }
 REQUIRED_SECTIONS = ("model", "sampler")
 
@@ -213,38 +216,23 @@ def _validate(data: dict, source: str) -> dict[str, dict[str, Any]]:
     if "transitions" in data and "examination" in data:
         raise FormatError("[transitions] (observed click-to-click moves) and [examination] "
                           "(the hidden walk) are alternative models; keep one", file=source)
-    out: dict[str, dict[str, Any]] = {}
     for sec, table in data.items():
         if not isinstance(table, dict):
             raise FormatError(f"[{sec}] must be a table", file=source)
-        keys = SCHEMA[sec]
-        bad = sorted(set(table) - set(keys))
-        if bad:
-            raise FormatError(f"[{sec}] has unknown key(s) {bad}; valid: {', '.join(keys)}",
-                              file=source)
-        clean = {}
-        for key, (kind, allowed, default) in keys.items():
-            value = table.get(key, default)
-            if value is None:
-                raise FormatError(f"[{sec}] needs {key}", file=source)
-            if kind is float and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-            if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-                raise FormatError(f"[{sec}] {key} must be a {kind.__name__}, got {value!r}",
-                                  file=source)
-            if allowed is not None:
-                items = value if isinstance(value, list) else [value]
-                wrong = [v for v in items if v not in allowed]
-                if wrong:
-                    raise FormatError(f"[{sec}] {key}: {wrong} not allowed; expected "
-                                      f"{', '.join(map(str, allowed))}", file=source)
-            clean[key] = value
-        out[sec] = clean
+    # the spec's own tables ([model], [sampler], [examination]) first, then each of
+    # SECTIONS by its module's validate, in file order
+    out: dict[str, dict[str, Any]] = {sec: check_table(sec, table, SCHEMA[sec], source)
+                                      for sec, table in data.items() if sec not in SECTIONS}
     _check_numbers(out, source)
-    return out
+    for sec, table in data.items():
+        if sec in SECTIONS:
+            out[sec] = SECTIONS[sec].validate(table, source)
+    return {sec: out[sec] for sec in data}
 
 
 def _check_numbers(spec: dict, source: str) -> None:
+    """The numbers of [model], [sampler] and [examination] (each of SECTIONS checks its
+    own in its ``validate``)."""
     if spec["model"]["ranks"] < 1:
         raise FormatError("[model] ranks must be >= 1", file=source)
     s = spec["sampler"]
@@ -252,23 +240,6 @@ def _check_numbers(spec: dict, source: str) -> None:
         raise FormatError("[sampler] draws and chains must be >= 1, tune >= 0", file=source)
     if not 0 < s["target_accept"] < 1:
         raise FormatError("[sampler] target_accept must lie in (0, 1)", file=source)
-    t = spec.get("transitions")
-    if t is not None:
-        if len(set(t["categories"])) != len(t["categories"]) or len(t["categories"]) < 2:
-            raise FormatError("[transitions] categories must be at least two distinct names",
-                              file=source)
-        if len(t["prior"]) != len(t["categories"]) or not all(
-                isinstance(a, int | float) and a > 0 for a in t["prior"]):
-            raise FormatError("[transitions] prior must give one positive Dirichlet "
-                              "concentration per category", file=source)
-    j = spec.get("jumps")
-    if j is not None:
-        need = 1 if j["family"] == "free" else 2
-        if len(j["prior"]) != need or not all(isinstance(a, int | float) and a > 0
-                                              for a in j["prior"]):
-            raise FormatError("[jumps] prior: one positive Dirichlet concentration for "
-                              "family 'free', Gamma(shape, rate) of the decay exponent for "
-                              "'ID' / 'LID'", file=source)
     e = spec.get("examination")
     if e is not None:
         for key in ("prior_sd", "deviation_sd"):
@@ -278,15 +249,3 @@ def _check_numbers(spec: dict, source: str) -> None:
         if spec["sampler"]["method"] == "conjugate":
             raise FormatError("[examination] has no conjugate posterior: [sampler] method "
                               "must be 'nuts'", file=source)
-    h = spec.get("holding")
-    if h is not None and h["likelihood"] != "none":
-        prior = h["prior"]
-        if len(prior) != 2 or not all(isinstance(a, int | float) for a in prior):
-            raise FormatError("[holding] prior must be two numbers: Gamma(shape, rate) for "
-                              "an exponential likelihood, Normal(mean, sd) for lognormal",
-                              file=source)
-        if h["likelihood"] == "exponential" and not (prior[0] > 0 and prior[1] > 0):
-            raise FormatError("[holding] Gamma prior needs shape > 0 and rate > 0",
-                              file=source)
-        if h["likelihood"] == "lognormal" and not prior[1] > 0:
-            raise FormatError("[holding] Normal prior needs sd > 0", file=source)

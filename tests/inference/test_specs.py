@@ -65,3 +65,88 @@ def test_unknown_builtin_lists_the_valid_ones():
         load_spec("rwbm-conjugate")
     with pytest.raises(FileNotFoundError):
         load_spec("missing.toml")
+
+
+SECTION_ONLY = '[model]\nname = "t"\n{body}\n[sampler]\nmethod = "{method}"\n'
+
+
+def _spec(body, method="conjugate"):
+    return SECTION_ONLY.format(body=body, method=method)
+
+
+@pytest.mark.parametrize(("body", "method", "message"), [
+    # each section's own checks, now in its module's validate
+    ("[transitions]\nprior = [1, 1]\ncategories = ['forward', 'forward']", "conjugate",
+     "categories must be at least two distinct names"),
+    ("[transitions]\nprior = [1, 1]\ncategories = ['forward', 'up']", "conjugate",
+     r"\[transitions\] categories: \['up'\] not allowed"),
+    ("[transitions]\nprior = [1, 1, 1, 1]\nparametrisation = 'x'", "conjugate",
+     r"\[transitions\] parametrisation: \['x'\] not allowed"),
+    ("[transitions]\nprior = [1, 1, 1, -1]", "conjugate", "one positive Dirichlet"),
+    ("[transitions]\nprior = [1, 1, 1, true]", "conjugate", "one positive Dirichlet"),
+    ("[transitions]\n", "conjugate", r"\[transitions\] needs prior"),
+    ("[jumps]\nfamily = 'XD'", "conjugate", r"\[jumps\] family: \['XD'\] not allowed"),
+    ("[jumps]\nfamily = 'ID'", "nuts", "Gamma\\(shape, rate\\) of the decay exponent"),
+    ("[jumps]\nprior = [0]", "conjugate", "one positive Dirichlet concentration"),
+    ("[jumps]\nprior = [1]\nscale = 2", "conjugate", r"\[jumps\] has unknown key"),
+    ("[holding]\nprior = [1, 20]\nlikelihood = 'weibull'", "conjugate",
+     r"\[holding\] likelihood: \['weibull'\] not allowed"),
+    ("[holding]\nprior = [1, 20]\nparametrisation = 'global'", "conjugate",
+     r"\[holding\] parametrisation: \['global'\] not allowed"),
+    ("[holding]\nprior = [1, 2, 3]", "conjugate", r"\[holding\] prior must be two numbers"),
+    ("[holding]\nprior = ['a', 20]", "conjugate", r"\[holding\] prior must be two numbers"),
+    ("[holding]\nlikelihood = 'lognormal'\nprior = [3, 0]", "nuts", "Normal prior needs sd > 0"),
+    ("[holding]\nlikelihood = 'none'", "conjugate", r"\[holding\] needs prior"),
+    # non-finite priors: refused, naming the section and the key
+    ("[holding]\nprior = [inf, 1.0]", "conjugate", r"\[holding\] prior: \[inf\] not finite"),
+    ("[holding]\nprior = [1.0, inf]", "conjugate", r"\[holding\] prior: \[inf\] not finite"),
+    ("[holding]\nlikelihood = 'lognormal'\nprior = [nan, 1]", "nuts",
+     r"\[holding\] prior: \[nan\] not finite"),
+    ("[holding]\nlikelihood = 'lognormal'\nprior = [-inf, 1]", "nuts",
+     r"\[holding\] prior: \[-inf\] not finite"),
+    ("[transitions]\nprior = [1, 1, 1, inf]", "conjugate",
+     r"\[transitions\] prior: \[inf\] not finite"),
+    ("[jumps]\nprior = [inf]", "conjugate", r"\[jumps\] prior: \[inf\] not finite"),
+    ("[jumps]\nfamily = 'LID'\nprior = [2, inf]", "nuts", r"\[jumps\] prior: \[inf\] not finite"),
+])
+def test_bad_sections_name_the_file_and_key(body, method, message):
+    with pytest.raises(FormatError, match=message) as err:
+        parse_spec(_spec(body, method), "bad.toml")
+    assert err.value.file == "bad.toml"
+
+
+def test_each_section_is_validated_by_its_module():
+    from bayeschain.inference import specs
+    from bayeschain.inference.sections import SECTIONS
+
+    for name, module in SECTIONS.items():
+        assert specs.SCHEMA[name] is module.KEYS
+    spec = parse_spec(_spec("[transitions]\nprior = [1, 1, 1, 1]\n[jumps]\n"
+                            "[holding]\nprior = [1, 20]"))
+    tables = {"transitions": {"prior": [1, 1, 1, 1]}, "jumps": {}, "holding": {"prior": [1, 20]}}
+    for name, module in SECTIONS.items():
+        assert spec.section(name) == module.validate(tables[name])
+    # defaults come from the section modules
+    assert spec.section("transitions")["categories"] == ["forward", "backward", "stop",
+                                                          "reformulate"]
+    assert spec.section("jumps") == {"family": "free", "prior": [1.0]}
+    assert spec.section("holding")["likelihood"] == "exponential"
+    assert spec.section("holding")["parametrisation"] == "per-rank"
+
+
+def test_section_validate_names_the_source_and_is_idempotent():
+    from bayeschain.inference.sections import holding, jumps, transitions
+
+    with pytest.raises(FormatError, match=r"^mine\.toml: \[holding\] prior: \[inf\] not finite"):
+        holding.validate({"prior": [float("inf"), 1.0]}, "mine.toml")
+    with pytest.raises(FormatError, match=r"^mine\.toml: \[jumps\] has unknown key"):
+        jumps.validate({"prior": [1.0], "rows": 3}, "mine.toml")
+    clean = transitions.validate({"prior": [1, 2], "categories": ["forward", "stop"]})
+    assert transitions.validate(clean) == clean
+    # likelihood "none" learns nothing: its prior is required but not interpreted
+    assert holding.validate({"likelihood": "none", "prior": [1]})["prior"] == [1]
+
+
+def test_with_sampler_revalidates_the_sections():
+    spec = load_spec("clicks-conjugate")
+    assert spec.with_sampler(method="nuts").digest() == spec.digest()

@@ -1,8 +1,9 @@
 """The spec sections of the click-to-click and dwell models, one module each.
 
-Each section of a spec is interpreted in exactly one module, which holds its formulas, its
-exact conjugate posterior (or the :class:`~bayeschain.errors.ParameterError` saying to use
-``method='nuts'`` when there is none) and its PyMC graph:
+Each section of a spec is interpreted in exactly one module, which holds its keys and their
+validation, its formulas, its exact conjugate posterior (or the
+:class:`~bayeschain.errors.ParameterError` saying to use ``method='nuts'`` when there is
+none) and its PyMC graph:
 
 * :mod:`.transitions`: ``[transitions]``, what follows a click on rank ``i``;
 * :mod:`.jumps`: ``[jumps]``, where the next click lands (Markov Precision);
@@ -10,14 +11,19 @@ exact conjugate posterior (or the :class:`~bayeschain.errors.ParameterError` say
 
 Every section module offers
 
+* ``KEYS`` and ``validate(section, source)``: the keys of its table (type, allowed values,
+  default) and the table checked, with its defaults filled in, or a
+  :class:`~bayeschain.errors.FormatError` naming the spec file ``source`` and the key
+  (:mod:`.keys` holds the checks the sections share);
 * ``conjugate_draws(data, section, chains, draws, rng)``: exact posterior draws as
   DataArrays with dims ``(chain, draw, ...)``, keyed by variable name;
 * ``add_to_model(data, section)``: its variables and likelihood in the current PyMC model;
 * ``VARIABLES``: the names of the posterior variables a fit keeps;
 * ``predictive_checks(section)``: the posterior predictive checks of what it parametrises.
 
-``[examination]`` (the walk that P@H scores) is not here: the page likelihood of
-:mod:`~bayeschain.inference.examination` fits it, and it is checked by replaying the walk.
+``[examination]`` (the walk that P@H scores) is not here: :mod:`~bayeschain.inference.specs`
+validates its table, the page likelihood of :mod:`~bayeschain.inference.examination` fits
+it, and it is checked by replaying the walk.
 """
 
 from __future__ import annotations

@@ -25,12 +25,43 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ...errors import ParameterError
+from ...errors import FormatError, ParameterError
 from ..conjugate import sample_gamma
 from ..data import ModelData
+from .keys import PARAMETRISATIONS, check_finite, check_table, is_number
+
+#: the dwell-time likelihoods; ``none`` learns no dwell parameters
+LIKELIHOODS = ("exponential", "lognormal", "none")
+
+#: the keys of ``[holding]``: key -> (type, allowed values or None, default)
+KEYS = {"likelihood": (str, LIKELIHOODS, "exponential"),
+        "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
+        "prior": (list, None, None)}
 
 #: posterior variables of the section
 VARIABLES = ("holding_rate", "log_dwell_mean", "log_dwell_sd")
+
+
+def validate(section: dict, source: str = "<string>") -> dict:
+    """The ``[holding]`` table with its defaults, or a
+    :class:`~bayeschain.errors.FormatError` naming ``source`` and the key: with a
+    likelihood, the prior is two finite numbers, a Gamma(shape > 0, rate > 0) for
+    ``exponential`` and a Normal(mean, sd > 0) for ``lognormal`` (``prior`` is required
+    even with ``likelihood = "none"``, which does not use it)."""
+    clean = check_table("holding", section, KEYS, source)
+    if not has_parameters(clean):
+        return clean
+    likelihood, prior = clean["likelihood"], clean["prior"]
+    if len(prior) != 2 or not all(is_number(a) for a in prior):
+        raise FormatError("[holding] prior must be two numbers: Gamma(shape, rate) for "
+                          "an exponential likelihood, Normal(mean, sd) for lognormal",
+                          file=source)
+    if likelihood == "exponential" and not (prior[0] > 0 and prior[1] > 0):
+        raise FormatError("[holding] Gamma prior needs shape > 0 and rate > 0", file=source)
+    if likelihood == "lognormal" and not prior[1] > 0:
+        raise FormatError("[holding] Normal prior needs sd > 0", file=source)
+    check_finite("holding", "prior", prior, source)
+    return clean
 
 
 def has_parameters(section: dict) -> bool:
