@@ -183,6 +183,8 @@ def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.
         raise ParameterError("ci_prob must lie in (0, 1)")
     if topics not in TOPICS:
         raise ParameterError(f"topics must be one of {', '.join(TOPICS)}; got {topics!r}")
+    if scores.sizes["topic"] == 1:
+        topics = "fixed"          # one (population) score per run: nothing to resample
     names = sorted(str(r) for r in scores["run"].values)
     if len(names) < 2:
         raise ParameterError("compare needs at least two runs")

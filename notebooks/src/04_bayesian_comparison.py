@@ -21,14 +21,30 @@ qrels = read_qrels(root / "trec_eval" / "qrels.test")
 runs = {"full": read_run(root / "trec_eval" / "results.test"),
         "truncated": read_run(root / "trec_eval" / "results.trunc")}
 scores = score(runs, qrels, "PatH(model='rwbm', order=2)", post)
-comparison = compare(scores, rope=0.005)
+comparison = compare(scores, rope=0.005, seed=1)     # user model + topics (default)
 print(comparison.uncertainty)
 comparison.pairs
 
+# %% [markdown]
+# What each source of uncertainty contributes: the HDI width of every difference with the
+# topics fixed (user model alone), from the posterior-mean scores with resampled topics
+# (topics alone), and both (the reported interval).
+
 # %%
-boot = compare(scores, rope=0.005, topics="bayesian-bootstrap", seed=1)
-print(boot.uncertainty)
-boot.pairs
+print(compare(scores, rope=0.005, topics="fixed").uncertainty)
+comparison.decomposition
+
+# %% [markdown]
+# ## Laws of P@H over users
+# Under each posterior draw, the exact law of P@H over users: does one run dominate the
+# other (every user percentile at least as good), are the laws equal, or do they cross?
+# And how often does one random user under `full` beat one under `truncated`?
+
+# %%
+dom = bc.dominance_probability(runs, qrels, "PatH(model='rwbm')@10", post, "full",
+                               "truncated", max_draws=100, seed=1, law_tol=1e-8)
+print(dom.summary())
+dom.topics
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4))
