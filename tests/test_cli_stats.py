@@ -1,8 +1,17 @@
-"""``bayeschain stats`` on the bundled log, its figures, and its errors."""
+"""``bayeschain stats`` on the bundled log, its figures, and its errors.
 
+The numbers it prints are checked against counts made here from the inputs themselves
+(the TREC Session XML read with ElementTree, the simulated log read with pandas)."""
+
+import gzip
+import math
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
+
+import pandas as pd
 
 from bayeschain.cli import main
 
@@ -10,11 +19,39 @@ LOG = Path(__file__).resolve().parents[1] / "data" / "trec_session_2013" / \
     "sessiontrack2013.xml.gz"
 
 
+def xml_counts():
+    """Sessions, result pages, clicks, clicks per rank (>10 pooled), empty pages and
+    click-to-click moves (with how many go up the page), counted from the XML."""
+    root = ET.parse(gzip.open(LOG)).getroot()
+    pages = list(root.iter("interaction"))
+    per_rank, moves, backward = Counter(), 0, 0
+    for page in pages:
+        ranks = [int(c.findtext("rank")) for c in page.findall("clicked/click")]
+        per_rank.update(">10" if r > 10 else str(r) for r in ranks)
+        moves += max(len(ranks) - 1, 0)
+        backward += sum(b < a for a, b in zip(ranks, ranks[1:], strict=False))
+    return {"sessions": len(root.findall("session")), "pages": len(pages),
+            "clicks": sum(per_rank.values()), "per_rank": per_rank,
+            "empty": sum(not page.findall("results/result") for page in pages),
+            "moves": moves, "backward": backward}
+
+
+def clicks_per_rank_line(out: str) -> dict[str, int]:
+    line = next(x for x in out.splitlines() if x.strip().startswith("clicks per rank:"))
+    return {k: int(v) for k, v in (item.split(":") for item in line.split(":", 1)[1].split())}
+
+
 def test_summary_and_figures(tmp_path, capsys):
     assert main(["stats", str(LOG), "--figures", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "sessions 133   pages 401   clicks 586" in out
-    assert "backward transitions: 12.2%" in out
+    want = xml_counts()
+    assert (want["sessions"], want["pages"], want["clicks"]) == (133, 401, 586)
+    assert f"sessions {want['sessions']}   pages {want['pages']}   clicks {want['clicks']}" \
+        in out
+    assert f"empty pages {want['empty']}" in out
+    assert clicks_per_rank_line(out) == dict(want["per_rank"])
+    share = 100 * want["backward"] / want["moves"]
+    assert f"backward transitions: {share:.1f}% of {want['moves']} click-to-click moves" in out
     assert "dwell seconds" in out
     for name in ("clicks_per_rank.png", "transitions.png", "dwell.png"):
         assert (tmp_path / name).stat().st_size > 5_000
@@ -37,8 +74,33 @@ def test_errors_are_one_line(tmp_path):
 def test_simulate_then_stats(tmp_path, capsys):
     out = tmp_path / "log.parquet"
     assert main(["simulate", "-o", str(out), "--sessions", "500", "--seed", "1"]) == 0
-    assert "500 sessions" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "500 sessions" in printed
+    # the log written, read back: 500 sessions, pages that start with their query, clicks
+    # on ranks 1..10 (--ranks default) at finite, non-negative times
+    log = pd.read_parquet(out).sort_values("seq")
+    assert set(log["event"]) == {"query", "click"}
+    assert log["session_id"].nunique() == 500
+    assert (log.groupby("session_id")["event"].first() == "query").all()
+    assert (log.groupby("serp_id")["event"].first() == "query").all()
+    assert (log.groupby("serp_id")["query_id"].nunique() == 1).all()
+    clicks = log[log["event"] == "click"]
+    assert len(clicks) > 0 and clicks["rank"].between(1, 10).all()
+    assert clicks["doc_id"].notna().all()
+    assert log["time"].map(math.isfinite).all() and (log["time"] >= 0).all()
+    assert (log.groupby("session_id")["time"].apply(lambda t: t.is_monotonic_increasing)).all()
+    pages = log["serp_id"].nunique()
+    assert f"500 sessions, {pages} pages, {len(clicks)} clicks" in printed
+    # stats on it reports what pandas counts in the file
     assert main(["stats", str(out)]) == 0
-    assert "sessions 500" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert f"sessions 500   pages {pages}   clicks {len(clicks)}" in text
+    assert clicks_per_rank_line(text) == {str(r): int(n) for r, n in
+                                          clicks["rank"].value_counts().sort_index().items()}
+    ranks = [g.tolist() for _, g in clicks.groupby("serp_id")["rank"]]
+    moves = sum(len(r) - 1 for r in ranks)
+    backward = sum(b < a for r in ranks for a, b in zip(r, r[1:], strict=False))
+    assert f"backward transitions: {100 * backward / moves:.1f}% of {moves} click-to-click" \
+        in text
     assert main(["simulate", "-o", str(out)]) == 2               # never overwrites
     assert "exists" in capsys.readouterr().err
