@@ -176,8 +176,10 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
         joint += j
     uncond /= rows.size
     joint /= rows.size
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cond = joint[:, 1:] / joint[:, :-1]
+    # P(C_r = c_r | earlier clicks) = P(prefix to r) / P(prefix to r - 1) <= 1; a prefix
+    # whose probability underflows to a denormal can round the ratio above 1 (or to inf)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        cond = np.minimum(joint[:, 1:] / joint[:, :-1], 1.0)
     n_pages = data.page_ids.size
     inside = np.arange(width)[None, :] < data.lengths[data.page_config][:, None]
     pg, rk = np.nonzero(inside)
