@@ -22,10 +22,15 @@ from collections import defaultdict
 _REGISTERED: tuple | None = None
 
 
+#: bayeschain measures registered in ir_measures under their own names
+OWN = ("MP", "PatH")
+
+
 def _bayeschain_string(measure) -> tuple[str, int]:
     """An ir_measures measure as a bayeschain measure string and its relevance level."""
     name = measure.NAME
-    params = {k: v for k, v in measure.params.items() if k not in ("cutoff", "rel")}
+    dropped = ("cutoff", "rel", "judged_only")      # judged_only is only claimed when False
+    params = {k: v for k, v in measure.params.items() if k not in dropped}
     cutoff = measure.params.get("cutoff")
     level = measure.params.get("rel", 1)
     if name == "RBP":
@@ -40,6 +45,27 @@ def _bayeschain_string(measure) -> tuple[str, int]:
     return text, int(level)
 
 
+def _measure_class(name: str, measures):
+    """An ir_measures ``Measure`` class for bayeschain's measure ``name``, its parameters
+    taken from the measure's one declaration (:class:`bayeschain.measures.MeasureSpec`)."""
+    from ..measures import MEASURES
+
+    spec = MEASURES.get(name)
+    info = measures.ParamInfo
+    supported = {"cutoff": info(dtype=int, required=False, desc="ranking cutoff threshold"),
+                 "rel": info(dtype=int, default=1, desc="minimum relevant grade")}
+    for key, default in spec.params.items():
+        if key in supported:        # PatH's dfbm `cutoff` is ir_measures' @k cut-off
+            continue
+        kind = type(default) if default is not None else object
+        supported[key] = info(dtype=kind, required=False, default=default,
+                              desc=f"parameter of {name} (default {default!r})")
+    return type(f"_{name}", (measures.Measure,), {
+        "__doc__": f"{spec.summary} ({spec.reference}), computed by bayeschain.",
+        "__name__": name, "NAME": name, "PRETTY_NAME": spec.summary,
+        "SUPPORTED_PARAMS": supported})
+
+
 def register_ir_measures():
     """Register bayeschain's measures and provider with ir_measures; returns (MP, PatH)."""
     global _REGISTERED
@@ -47,47 +73,15 @@ def register_ir_measures():
         return _REGISTERED
     import ir_measures
     from ir_measures import Metric, measures, providers
-    from ir_measures.providers.base import Any
+    from ir_measures.providers.base import Any, Choices
     from ir_measures.util import QrelsConverter, RunConverter
 
     from ..evaluation import evaluate_lists
     from ..io.lists import ranked_lists
 
-    param = measures.ParamInfo
-
-    class _MP(measures.Measure):
-        """Markov Precision (Ferrante, Ferro & Maistro, SIGIR 2014), computed by bayeschain."""
-
-        __name__ = "MP"
-        NAME = "MP"
-        PRETTY_NAME = "Markov Precision"
-        SUPPORTED_PARAMS = {
-            "cutoff": param(dtype=int, required=False, desc="ranking cutoff threshold"),
-            "model": param(dtype=str, default="GL_AD_ID", desc="GL/LO x AD/OR x ID/LID, CONST"),
-            "rescale": param(dtype=str, required=False, desc="'recall' for MP@Rec(T)"),
-            "rel": param(dtype=int, default=1, desc="minimum relevant grade"),
-        }
-
-    class _PatH(measures.Measure):
-        """P@H (Ferrante & Ferro, ICTIR 2020), computed by bayeschain."""
-
-        __name__ = "PatH"
-        NAME = "PatH"
-        PRETTY_NAME = "Precision at the stopping time H"
-        SUPPORTED_PARAMS = {
-            "cutoff": param(dtype=int, required=False, desc="ranking cutoff threshold"),
-            "model": param(dtype=str, default="sfbm", desc="browsing model"),
-            "p": param(dtype=float, required=False, desc="forward probability"),
-            "q": param(dtype=float, required=False, desc="backward probability"),
-            "p1": param(dtype=float, required=False, desc="forward probability of rank 1"),
-            "qN": param(dtype=float, required=False, desc="backward probability of rank N"),
-            "order": param(dtype=int, default=1, desc="1: E[T/H]; 2: E[T]/E[H]"),
-            "loss": param(dtype=float, default=0.0, desc="geometric utility loss"),
-            "rel": param(dtype=int, required=False, desc="unused; gains are the grades"),
-        }
-
-    mp, path = _MP(), _PatH()
-    for m in (mp, path):
+    classes = {name: _measure_class(name, measures) for name in OWN}
+    own = tuple(cls() for cls in classes.values())
+    for m in own:
         if m.NAME not in measures.registry:
             measures.register(m)
 
@@ -117,13 +111,11 @@ def register_ir_measures():
 
         NAME = "bayeschain"
         SUPPORTED_MEASURES = [
-            type(ir_measures.AP)(cutoff=Any(), rel=Any()),
-            type(ir_measures.P)(cutoff=Any(required=True), rel=Any()),
+            type(ir_measures.AP)(cutoff=Any(), rel=Any(), judged_only=Choices(False)),
+            type(ir_measures.P)(cutoff=Any(required=True), rel=Any(),
+                                judged_only=Choices(False)),
             type(ir_measures.RBP)(cutoff=Any(), p=Any(), rel=Any(required=True)),
-            _MP(cutoff=Any(), model=Any(), rescale=Any(), rel=Any()),
-            _PatH(cutoff=Any(), model=Any(), p=Any(), q=Any(), p1=Any(), qN=Any(),
-                  order=Any(), loss=Any(), rel=Any()),
-        ]
+        ] + [cls(**{k: Any() for k in cls.SUPPORTED_PARAMS}) for cls in classes.values()]
 
         def _evaluator(self, wanted, qrels):
             return BayeschainEvaluator(list(wanted), qrels)
@@ -133,5 +125,5 @@ def register_ir_measures():
     pipeline = ir_measures.DefaultPipeline
     if all(p.NAME != provider.NAME for p in pipeline.providers):
         pipeline.providers.append(provider)
-    _REGISTERED = (mp, path)
+    _REGISTERED = own
     return _REGISTERED

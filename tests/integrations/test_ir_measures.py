@@ -207,12 +207,6 @@ def test_mp_and_path_through_the_default_pipeline_reduce_to_ap_and_precision(pro
                                                           abs=TOL), (k, topic)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bayeschain's provider declares AP and P with only `cutoff` and `rel` constrained, so "
-    "ir_measures' supports() accepts AP(judged_only=...) for it, but _bayeschain_string "
-    "passes judged_only on to bayeschain's measure string and parse_measure raises "
-    "ParameterError 'measure AP has no parameter(s) ['judged_only']' -- even for "
-    "judged_only=False, which ir_measures treats as equal to plain AP"))
 def test_judged_only_is_computed_or_not_claimed(providers):
     """A measure the provider says it supports must be computed as pytrec_eval computes it;
     one it cannot compute must not be claimed (supports() False), so that ir_measures
