@@ -24,7 +24,7 @@ LAYERS = [
     {"evaluation", "integrations"},
     {"inference"},
     {"simulate", "scoring"},
-    {"comparison", "recipes", "plots"},
+    {"comparison", "recipes", "plots", "report"},
     {"cli", "__main__"},
 ]
 
