@@ -1,9 +1,33 @@
-"""Arrow helpers: id columns as Arrow string arrays, without Python objects per row."""
+"""Low-level input shared by the readers, and Arrow helpers.
+
+* :func:`read_bytes`, :func:`iter_lines`, :func:`iter_chunks`: a file's content, gunzipped
+  when it is gzip data (the gzip magic bytes, whatever the name; a ``.gz`` name that does not
+  hold gzip data is refused).  A truncated or corrupt gzip stream, text that is not UTF-8
+  (Latin-1, UTF-16...) and NUL bytes are :class:`~bayeschain.errors.FormatError` naming the
+  file and, for text, the line; a UTF-8 byte-order mark at the start is dropped.
+* :func:`as_string_array`: id columns as Arrow string arrays, without Python objects per row.
+"""
 
 from __future__ import annotations
 
+import gzip
+import math
+import re
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from ..errors import FormatError
+
+GZIP_MAGIC = b"\x1f\x8b"
+#: A decimal number as C's ``strtod`` reads one, without ``inf``/``nan``/hex forms.
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_NON_FINITE = {"inf", "infinity", "nan"}
+_BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 20
 
 
 def as_string_array(column) -> pa.ChunkedArray:
@@ -18,3 +42,127 @@ def as_string_array(column) -> pa.ChunkedArray:
     if arr.type != pa.string():
         arr = pc.cast(arr, pa.string())
     return arr
+
+
+def parse_decimal(token: str, what: str) -> tuple[float | None, str | None]:
+    """``(value, None)`` for a finite decimal number, else ``(None, problem)`` where the
+    problem says "<what> must be a number" or, for ``nan``/``inf``/overflow, "<what> must be
+    finite" (Python's ``float`` alone would accept ``1_000``, ``nan``, ``infinity`` and
+    non-ASCII digits)."""
+    token = token.strip(" \t\r\n\x0b\x0c")
+    if DECIMAL.match(token):
+        value = float(token)
+        if math.isfinite(value):
+            return value, None
+    elif token.lstrip("+-").lower() not in _NON_FINITE:
+        return None, f"{what} must be a number, found {token!r}"
+    return None, f"{what} must be finite, found {token!r}"
+
+
+def _gzip_error(exc: BaseException, path: Path) -> FormatError:
+    if isinstance(exc, EOFError):
+        return FormatError("truncated gzip file (the compressed stream ends early)", file=path)
+    return FormatError(f"corrupt gzip file ({exc})", file=path)
+
+
+def _is_gzip(path: Path, head: bytes) -> bool:
+    """Whether ``head`` (the first bytes) starts gzip data; a ``.gz`` name must."""
+    if head.startswith(GZIP_MAGIC):
+        return True
+    if path.suffix.lower() == ".gz":
+        if GZIP_MAGIC.startswith(head):   # empty or one byte: cut inside the header
+            raise FormatError("truncated gzip file (no complete gzip header)", file=path)
+        raise FormatError("not a gzip file, although its name ends in .gz", file=path)
+    return False
+
+
+def _open(path: Path):
+    """``(file object, is_gzip)`` reading the decompressed bytes."""
+    path = Path(path)
+    if path.is_dir():
+        raise FormatError("is a directory, expected a file", file=path)
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+    if _is_gzip(path, head):
+        return gzip.open(path, "rb"), True
+    return open(path, "rb"), False
+
+
+def read_bytes(path) -> bytes:
+    """The whole (decompressed) content of a file, without a leading UTF-8 byte-order mark."""
+    path = Path(path)
+    fh, _ = _open(path)
+    with fh:
+        try:
+            data = fh.read()
+        except (EOFError, OSError, zlib.error) as exc:
+            raise _gzip_error(exc, path) from None
+    return data[len(_BOM):] if data.startswith(_BOM) else data
+
+
+def iter_chunks(path, size: int = _CHUNK) -> Iterator[bytes]:
+    """The (decompressed) content of a file in chunks of ``size`` bytes."""
+    path = Path(path)
+    fh, _ = _open(path)
+    with fh:
+        while True:
+            try:
+                chunk = fh.read(size)
+            except (EOFError, OSError, zlib.error) as exc:
+                raise _gzip_error(exc, path) from None
+            if not chunk:
+                return
+            yield chunk
+
+
+def _not_utf8(byte: int, column: int, path, line: int) -> FormatError:
+    return FormatError(f"not UTF-8 text (byte 0x{byte:02x} at column {column}); expected "
+                       "UTF-8 (re-encode a Latin-1 or UTF-16 file, e.g. with iconv)",
+                       file=path, line=line)
+
+
+def _nul(path, line: int) -> FormatError:
+    return FormatError("NUL byte in text (a binary or UTF-16 file?); expected UTF-8 text",
+                       file=path, line=line)
+
+
+def decode_line(raw: bytes, path, line: int) -> str:
+    """One line of a text file as ``str``: strict UTF-8, no NUL bytes."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(raw[exc.start], exc.start + 1, path, line) from None
+    if "\x00" in text:
+        raise _nul(path, line)
+    return text
+
+
+def decode_text(data: bytes, path) -> str:
+    """A whole text file as ``str`` (see :func:`decode_line`), errors naming the line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        raise _not_utf8(data[exc.start], exc.start - start + 1, path,
+                        data.count(b"\n", 0, exc.start) + 1) from None
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise _nul(path, text.count("\n", 0, nul) + 1)
+    return text
+
+
+def iter_lines(path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` for each line of a text file, split at ``\\n`` only (the
+    ``\\r`` of ``\\r\\n`` stays with the line: readers strip it)."""
+    path = Path(path)
+    fh, _ = _open(path)
+    lineno = 0
+    with fh:
+        try:
+            for lineno, raw in enumerate(fh, start=1):  # noqa: B007 (used after the loop)
+                if lineno == 1 and raw.startswith(_BOM):
+                    raw = raw[len(_BOM):]
+                yield lineno, decode_line(raw, path, lineno)
+        except (EOFError, OSError, zlib.error) as exc:
+            err = _gzip_error(exc, path)
+            raise FormatError(err.message, file=path, line=lineno + 1) from None

@@ -22,12 +22,24 @@ Result pages are a second table, ``results``: ``serp_id, rank, doc_id``.
 
 Every reader returns a :class:`ClickLog` whose ``report`` counts what was read, repaired
 and skipped (sessions, pages, clicks, clicks on documents not on the page, clicks before
-any query, repeated clicks, missing end times, skipped lines).  Nothing is dropped
-silently: a record that is not used is counted under a named key.
+any query, repeated clicks, missing end times, events at the same time as the previous
+one of their session, skipped lines).  Nothing is dropped silently: a record that is not
+used is counted under a named key.
+
+Canonical files (CSV, TSV, either gzipped, or Parquet) are checked field by field, errors
+naming the file and line (for Parquet: the 1-based row): every row has as many fields as
+the header; ``serp_id`` is an integer >= 0 (or empty), ``rank`` an integer from 1 to
+:data:`MAX_RANK` (or empty), ``seq`` an integer, ``time`` and ``end_time`` finite decimal
+numbers (or empty: no clock); ``end_time`` is not before ``time``; within a session
+``time`` never goes backwards (an empty time does not reset that check); a
+``session_id`` is never empty.  An empty file, a ragged row, a truncated gzip file and
+text that is not UTF-8 are FormatErrors too.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +47,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import FormatError
+
+#: Highest rank a click log may use (pages of results, clicks, canonical ``rank``).  Real
+#: logs stay far below it (Yandex: 10 results, TREC Session: up to 49); the bound keeps a
+#: typo such as ``rank="300000000"`` from padding a page with millions of empty documents.
+MAX_RANK = 10_000
+#: Largest ``serp_id`` / ``seq`` magnitude (integers exact in float64).
+_MAX_ID = 2 ** 53
+_DECIMAL_RE2 = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 
 EVENT_COLUMNS = ["session_id", "query_id", "serp_id", "event", "rank", "doc_id", "time",
                  "end_time", "seq"]
@@ -169,81 +189,255 @@ def canonical_types(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def validate_events(frame: pd.DataFrame, source: str = "") -> None:
-    """Check a canonical frame: known event types, ranks >= 1, times not going backwards
-    within a session.  Raises :class:`FormatError` naming the row (file line)."""
+def validate_events(frame: pd.DataFrame, source: str = "") -> int:
+    """Check a canonical frame: known event types, ranks from 1 to :data:`MAX_RANK`,
+    sessions named, finite times, ``end_time`` not before ``time``, times not going
+    backwards within a session (compared with the latest known time of the session, so an
+    empty time does not switch the check off).  Raises :class:`FormatError` naming the row
+    (file line); returns the number of events at the same time as the previous one of
+    their session (``tied_times``)."""
+    where = source or None
     missing = [c for c in ("session_id", "serp_id", "event") if c not in frame]
     if missing:
         raise FormatError(f"click log lacks column(s) {missing}; expected "
-                          f"{', '.join(EVENT_COLUMNS)}", file=source or None)
-    bad = ~frame["event"].isin(EVENT_TYPES)
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise FormatError(f"unknown event type {frame['event'].iloc[i]!r}; expected 'query' or "
-                          f"'click'", file=source or None, line=_line(frame, i))
+                          f"{', '.join(EVENT_COLUMNS)}", file=where)
+
+    def first(mask, message):
+        mask = np.asarray(mask, dtype=bool)
+        if mask.any():
+            i = int(np.flatnonzero(mask)[0])
+            raise FormatError(message(i), file=where, line=_line(frame, i))
+
+    first(~frame["event"].isin(EVENT_TYPES).to_numpy(dtype=bool),
+          lambda i: f"unknown event type {frame['event'].iloc[i]!r}; expected 'query' or "
+                    "'click'")
+    first(frame["session_id"].isna().to_numpy(), lambda i: "session_id is empty")
     rank = frame["rank"]
-    low = rank.notna() & (rank < 1)
-    if low.any():
-        i = int(np.flatnonzero(low.to_numpy())[0])
-        raise FormatError("rank must be >= 1 (1-based)", file=source or None,
-                          line=_line(frame, i))
-    if frame["time"].notna().any():
-        t = frame["time"].to_numpy()
-        same = frame["session_id"].to_numpy()[1:] == frame["session_id"].to_numpy()[:-1]
-        back = np.flatnonzero(same & (t[1:] < t[:-1]))
-        if back.size:
-            i = int(back[0]) + 1
-            raise FormatError("time goes backwards within a session", file=source or None,
-                              line=_line(frame, i))
+    first((rank.notna() & ((rank < 1) | (rank > MAX_RANK))).to_numpy(dtype=bool),
+          lambda i: f"rank must be from 1 to {MAX_RANK:,} (1-based), found {rank.iloc[i]}")
+    t = frame["time"].to_numpy(dtype=float)
+    end = frame["end_time"].to_numpy(dtype=float) if "end_time" in frame else None
+    for col, values in (("time", t), ("end_time", end)):
+        if values is not None:
+            first(np.isinf(values), lambda i, c=col, v=values: f"{c} must be finite, "
+                                                              f"found {v[i]}")
+    if end is not None:
+        first(end < t, lambda i: f"end_time {end[i]:g} is before time {t[i]:g}")
+    if not np.isfinite(t).any():
+        return 0
+    codes, _ = pd.factorize(frame["session_id"], use_na_sentinel=False)
+    latest = pd.Series(t).groupby(codes).cummax().groupby(codes).ffill()
+    previous = latest.groupby(codes).shift().to_numpy(dtype=float)
+    first(t < previous, lambda i: f"time {t[i]:g} is before the previous event of session "
+                                  f"{frame['session_id'].iloc[i]!r} ({previous[i]:g}): "
+                                  "time goes backwards within a session")
+    return int((t == previous).sum())
 
 
 def _line(frame: pd.DataFrame, i: int) -> int:
     return int(frame["line"].iloc[i]) if "line" in frame else i + 2  # +1 header, +1 base
 
 
-def _read_table(path: Path) -> pd.DataFrame:
-    """A CSV / TSV / Parquet file as strings (Parquet as stored)."""
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        return pd.read_parquet(path)
-    if suffix in (".csv", ".tsv", ".txt"):
-        return pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str,
-                           keep_default_na=False, na_values=[""])
-    raise FormatError("unknown click-log extension; expected .csv, .tsv or .parquet",
-                      file=path)
+def _text_table(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+    """A CSV / TSV file (possibly gzipped) as text columns (empty fields -> None) and the
+    line of each row.  Arrow reads simple files (no quotes, no ``\\r``, no blank lines);
+    the others, and any file Arrow refuses, go through Python's csv module, which names
+    the exact line of a ragged row."""
+    from .arrow import decode_text, read_bytes
+
+    name = path.name.lower().removesuffix(".gz")
+    sep = "\t" if name.endswith(".tsv") else ","
+    data = read_bytes(path)
+    text = decode_text(data, path)
+    if not text.strip():
+        raise FormatError(f"empty file; expected a header line ({sep.join(EVENT_COLUMNS)} or "
+                          f"{sep.join(RESULT_COLUMNS)}) and rows", file=path, line=1)
+    simple = not any(c in text for c in ('"', "\r")) and "\n\n" not in text.strip("\n")
+    if simple and not text.startswith("\n"):
+        frame = _arrow_csv(data, sep, path)
+        if frame is not None:
+            return frame, np.arange(2, len(frame) + 2)
+    return _python_csv(text, sep, path)
+
+
+def _header(names: list[str], path: Path) -> None:
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise FormatError(f"column {name!r} appears twice in the header", file=path, line=1)
+        seen.add(name)
+
+
+def _arrow_csv(data: bytes, sep: str, path: Path) -> pd.DataFrame | None:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    names = next(csv.reader([data.split(b"\n", 1)[0].decode("utf-8")], delimiter=sep))
+    _header(names, path)
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(data),
+            parse_options=pcsv.ParseOptions(delimiter=sep),
+            convert_options=pcsv.ConvertOptions(
+                column_types={n: pa.string() for n in names}, null_values=[""],
+                strings_can_be_null=True, quoted_strings_can_be_null=True))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None          # the csv module names the line
+    return table.to_pandas()
+
+
+def _python_csv(text: str, sep: str, path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True)
+    header: list[str] | None = None
+    rows, lines = [], []
+    try:
+        for row in reader:
+            if not row:
+                continue
+            if header is None:
+                header = row
+                _header(header, path)
+                continue
+            if len(row) != len(header):
+                raise FormatError(f"expected {len(header)} fields ({sep.join(header)}), "
+                                  f"found {len(row)}", file=path, line=reader.line_num)
+            rows.append([None if v == "" else v for v in row])
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise FormatError(f"malformed CSV ({exc})", file=path, line=reader.line_num) from None
+    if header is None:
+        raise FormatError("empty file; expected a header line and rows", file=path, line=1)
+    frame = pd.DataFrame(rows, columns=header, dtype=object)
+    return frame, np.asarray(lines, dtype=np.int64)
+
+
+def _read_table(path: Path) -> tuple[pd.DataFrame, np.ndarray]:
+    """A CSV / TSV (optionally ``.gz``) file as text, or a Parquet file as stored, and the
+    line (Parquet: 1-based row) of each row."""
+    name = path.name.lower()
+    if name.endswith(".parquet"):
+        import pyarrow as pa
+
+        if path.is_dir():
+            raise FormatError("is a directory, expected a Parquet file", file=path)
+        try:
+            frame = pd.read_parquet(path)
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise FormatError(f"not a readable Parquet file ({exc})", file=path) from None
+        return frame, np.arange(1, len(frame) + 1)
+    if name.removesuffix(".gz").endswith((".csv", ".tsv", ".txt")):
+        return _text_table(path)
+    raise FormatError("unknown click-log extension; expected .csv, .tsv (optionally .gz) or "
+                      ".parquet", file=path)
+
+
+def _numbers(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, bad)``: a column as float64 (NaN where empty) and where a value is not a
+    decimal number (``[+-]digits[.digits][e[+-]digits]``: no ``nan``, ``inf``, ``1_000``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pd.api.types.is_bool_dtype(column):
+        return np.full(len(column), np.nan), column.notna().to_numpy()
+    if pd.api.types.is_numeric_dtype(column):
+        return column.to_numpy(dtype=float, na_value=np.nan), np.zeros(len(column), bool)
+    objects = column.astype(object).to_numpy()
+    try:                                   # text read from a file: str or None
+        arr = pa.array(objects, type=pa.string(), from_pandas=True)
+    except (pa.ArrowTypeError, pa.ArrowInvalid):   # a DataFrame mixing types
+        arr = pa.array([v if isinstance(v, str) else None if _missing(v) else str(v)
+                        for v in objects], type=pa.string())
+    ok = pc.match_substring_regex(arr, _DECIMAL_RE2)
+    bad = pc.fill_null(pc.invert(ok), False).to_numpy(zero_copy_only=False)
+    clean = pc.if_else(pc.fill_null(ok, False), arr, pa.scalar(None, pa.string()))
+    values = pc.cast(clean, pa.float64()).to_numpy(zero_copy_only=False)
+    return values.astype(float), bad
+
+
+def _missing(value) -> bool:
+    return value is None or (np.ndim(value) == 0 and bool(pd.isna(value)))
+
+
+#: column -> (may be empty, integer, lowest, highest) for the numeric canonical columns
+_NUMERIC_RULES = {
+    "serp_id": (True, True, 0, _MAX_ID),
+    "rank": (True, True, 1, MAX_RANK),
+    "time": (True, False, -np.inf, np.inf),
+    "end_time": (True, False, -np.inf, np.inf),
+    "seq": (False, True, -_MAX_ID, _MAX_ID),
+}
+
+
+def _check_numbers(frame: pd.DataFrame, columns, path, lines, errors: str):
+    """Numeric columns parsed and checked against :data:`_NUMERIC_RULES`: returns the
+    frame with float columns and the mask of rows to drop (``errors="skip"``)."""
+    drop = np.zeros(len(frame), dtype=bool)
+    for col in columns:
+        nullable, integer, low, high = _NUMERIC_RULES[col]
+        values, bad = _numbers(frame[col])
+        problems = [(bad, "non-numeric value {!r} in column " + col)]
+        if not nullable:
+            problems.append((np.isnan(values) & ~bad, col + " must not be empty"))
+        with np.errstate(invalid="ignore"):
+            if integer:
+                wrong = ~np.isnan(values) & ((values != np.round(values)) | (values < low)
+                                             | (values > high))
+                bounds = {"rank": f"from 1 to {MAX_RANK:,}", "serp_id": ">= 0",
+                          "seq": f"of magnitude at most {_MAX_ID:,}"}[col]
+                problems.append((wrong, f"{col} must be an integer {bounds}, found {{!r}}"))
+            else:
+                problems.append((np.isinf(values), col + " must be finite, found {!r}"))
+        for mask, message in problems:
+            if mask.any():
+                if errors == "raise":
+                    i = int(np.flatnonzero(mask)[0])
+                    raise FormatError(message.format(frame[col].iloc[i]), file=path,
+                                      line=int(lines[i]))
+                drop |= mask
+        frame[col] = values
+    return frame, drop
 
 
 def read_results(source, *, events: pd.DataFrame | None = None) -> pd.DataFrame:
     """The result pages of a log (``serp_id, rank, doc_id``: the documents each page
-    showed) from a CSV / TSV / Parquet file or a DataFrame.  Ranks must be integers >= 1,
-    unique within a page; with ``events``, every page must be one of the log's."""
+    showed) from a CSV / TSV / Parquet file or a DataFrame.  Ranks must be integers from 1
+    to :data:`MAX_RANK`, unique within a page; with ``events``, every page must be one of
+    the log's."""
     where = None if isinstance(source, pd.DataFrame) else Path(source)
-    frame = source.copy() if where is None else _read_table(where)
+    if where is None:
+        frame = source.copy()
+        lines = np.arange(2, len(frame) + 2)
+    else:
+        frame, lines = _read_table(where)
     missing = [c for c in RESULT_COLUMNS if c not in frame]
     if missing:
         raise FormatError(f"result pages lack column(s) {missing}; expected "
                           f"{', '.join(RESULT_COLUMNS)}", file=where, line=1)
     frame = frame[RESULT_COLUMNS].reset_index(drop=True)
     for col in ("serp_id", "rank"):
-        num = pd.to_numeric(frame[col], errors="coerce")
-        bad = num.isna() | (num != np.round(num)) | (num < (1 if col == "rank" else 0))
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            raise FormatError(f"{col} must be an integer{' >= 1' if col == 'rank' else ''}, "
-                              f"got {frame[col].iloc[i]!r}", file=where, line=i + 2)
-        frame[col] = num.astype("int64")
+        values, bad = _numbers(frame[col])
+        low, high = (1, MAX_RANK) if col == "rank" else (0, _MAX_ID)
+        with np.errstate(invalid="ignore"):
+            wrong = bad | np.isnan(values) | (values != np.round(values)) | (values < low) \
+                | (values > high)
+        if wrong.any():
+            i = int(np.flatnonzero(wrong)[0])
+            bound = f" from 1 to {MAX_RANK:,}" if col == "rank" else " >= 0"
+            raise FormatError(f"{col} must be an integer{bound}, got {frame[col].iloc[i]!r}",
+                              file=where, line=int(lines[i]))
+        frame[col] = values.astype("int64")
     dup = frame.duplicated(["serp_id", "rank"])
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
         raise FormatError(f"page {frame['serp_id'].iloc[i]} lists rank "
-                          f"{frame['rank'].iloc[i]} twice", file=where, line=i + 2)
+                          f"{frame['rank'].iloc[i]} twice", file=where, line=int(lines[i]))
     if events is not None:
         known = set(events["serp_id"].dropna().astype("int64"))
         unknown = ~frame["serp_id"].isin(known)
         if unknown.any():
             i = int(np.flatnonzero(unknown.to_numpy())[0])
             raise FormatError(f"page {frame['serp_id'].iloc[i]} is not a page of the click "
-                              f"log", file=where, line=i + 2)
+                              f"log", file=where, line=int(lines[i]))
     frame["doc_id"] = frame["doc_id"].astype("string")
     return frame
 
@@ -251,18 +445,21 @@ def read_results(source, *, events: pd.DataFrame | None = None) -> pd.DataFrame:
 def read_canonical(path, *, errors: str = "raise", results=None) -> ClickLog:
     """Read a CSV / TSV / Parquet file already in the canonical schema.
 
-    ``seq`` and ``end_time`` may be missing (file order / NaN are used).  Rows whose type
-    cannot be parsed raise a :class:`FormatError` naming the line, or are skipped and
-    counted with ``errors="skip"``.  ``results`` (a file or a DataFrame of
-    ``serp_id, rank, doc_id``) gives the pages' contents: their lengths and documents
-    reach the models (without it a page's length is unknown, see
+    ``seq`` and ``end_time`` may be missing (file order / NaN are used).  Rows whose
+    fields cannot be parsed (see the module docstring) raise a :class:`FormatError` naming
+    the line, or are skipped and counted with ``errors="skip"``.  ``results`` (a file or a
+    DataFrame of ``serp_id, rank, doc_id``) gives the pages' contents: their lengths and
+    documents reach the models (without it a page's length is unknown, see
     :func:`~bayeschain.inference.pages.page_lengths`).
     """
+    if errors not in ("raise", "skip"):
+        raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
     if isinstance(path, pd.DataFrame):
         frame, path = path.copy(), Path("<events>")
+        lines = np.arange(2, len(frame) + 2)
     else:
         path = Path(path)
-        frame = _read_table(path)
+        frame, lines = _read_table(path)
     frame = frame.reset_index(drop=True)
     if "seq" not in frame:
         frame["seq"] = np.arange(len(frame))
@@ -272,20 +469,12 @@ def read_canonical(path, *, errors: str = "raise", results=None) -> ClickLog:
     if missing:
         raise FormatError(f"missing column(s) {missing}; the canonical schema is "
                           f"{', '.join(EVENT_COLUMNS)}", file=path, line=1)
-    frame["line"] = np.arange(2, len(frame) + 2)
-    skipped = 0
-    bad = np.zeros(len(frame), dtype=bool)
-    for col in ("serp_id", "rank", "time", "end_time", "seq"):
-        num = pd.to_numeric(frame[col], errors="coerce")
-        wrong = num.isna() & frame[col].notna()
-        bad |= wrong.to_numpy()
-    if bad.any():
-        if errors == "raise":
-            i = int(np.flatnonzero(bad)[0])
-            raise FormatError("non-numeric value in serp_id, rank, time, end_time or seq",
-                              file=path, line=int(frame["line"].iloc[i]))
-        skipped = int(bad.sum())
-        frame = frame[~bad]
+    frame = frame[EVENT_COLUMNS].copy()
+    frame["line"] = lines
+    frame, drop = _check_numbers(frame, ("serp_id", "rank", "time", "end_time", "seq"), path,
+                                 lines, errors)
+    skipped = int(drop.sum())
+    frame = frame[~drop]
     unknown = ~frame["event"].isin(EVENT_TYPES)
     if unknown.any() and errors == "skip":
         skipped += int(unknown.sum())
@@ -293,10 +482,10 @@ def read_canonical(path, *, errors: str = "raise", results=None) -> ClickLog:
     lines = frame["line"].to_numpy()
     events = canonical_types(frame)
     events["line"] = lines
-    validate_events(events, str(path))
+    tied = validate_events(events, str(path))
     events = events.drop(columns="line").reset_index(drop=True)
     has_time = bool(events["time"].notna().any())
-    report = {"skipped_lines": skipped}
+    report = {"skipped_lines": skipped, "tied_times": tied}
     pages = pd.DataFrame(columns=RESULT_COLUMNS) if results is None else \
         read_results(results, events=events)
     return ClickLog(events, pages, report, has_sessions=True, has_time=has_time,

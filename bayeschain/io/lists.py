@@ -13,7 +13,10 @@ trec_eval conventions followed:
 * ranking by score descending, then doc id descending; the rank column is ignored;
 * ``depth`` (``trec_eval -M``) keeps the first ``depth`` documents of each ranking;
 * relevant means ``grade >= level`` (``trec_eval -l``); negative grades are judged
-  non-relevant and contribute no gain.
+  non-relevant and contribute no gain;
+* a document judged twice for a topic is refused (trec_eval aborts on it), and so are
+  non-finite grades and scores (a NaN would silently give NaN topic scores): frames built
+  in memory get the checks the readers give files.
 """
 
 from __future__ import annotations
@@ -150,11 +153,22 @@ class _Judgements:
         self.topic_names = np.asarray(self.topics.to_pylist(), dtype=object)
         self.n_topics = len(self.topics)
         q_doc = as_string_array(qrels["doc_id"])
-        grades = qrels["relevance"].to_numpy(dtype=float)
+        grades = qrels["relevance"].to_numpy(dtype=float, na_value=np.nan)
+        if not np.isfinite(grades).all():
+            i = int(np.flatnonzero(~np.isfinite(grades))[0])
+            raise ParameterError(f"qrels grade of document {q_doc[i].as_py()!r} for topic "
+                                 f"{topic_col[i].as_py()!r} is {grades[i]}; grades must be "
+                                 "finite numbers")
         q_topic = _positions(topic_col, self.topics)
         self.docs = pc.unique(q_doc)
         self.n_docs = max(len(self.docs), 1)
         keys = q_topic * self.n_docs + _positions(q_doc, self.docs)
+        if np.unique(keys).size != keys.size:
+            _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+            i = int(first[np.flatnonzero(counts > 1)[0]])
+            raise ParameterError(f"qrels judge document {q_doc[i].as_py()!r} twice for topic "
+                                 f"{topic_col[i].as_py()!r}; trec_eval refuses duplicate "
+                                 "judgements")
         if self.n_topics * self.n_docs <= _DENSE_LOOKUP_LIMIT:
             self.table = np.zeros(self.n_topics * self.n_docs)
             self.table[keys] = grades
@@ -204,7 +218,11 @@ def _rank_runs(frames: list[pd.DataFrame], run_index: list[int], judged: _Judgem
                            pa.string())
     doc = pa.chunked_array([c for f in frames for c in as_string_array(f["doc_id"]).chunks],
                            pa.string())
-    score = np.concatenate([f["score"].to_numpy(dtype=float) for f in frames])
+    score = np.concatenate([f["score"].to_numpy(dtype=float, na_value=np.nan)
+                            for f in frames])
+    if not np.isfinite(score).all():
+        raise ParameterError("run scores must be finite numbers; found "
+                             f"{score[~np.isfinite(score)][0]}")
     run = np.repeat(np.asarray(run_index, dtype=np.int64), [len(f) for f in frames])
     topic = _positions(qid, judged.topics)
     d = _positions(doc, judged.docs)

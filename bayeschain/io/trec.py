@@ -1,26 +1,48 @@
 """TREC qrels and run files, read the way trec_eval reads them.
 
 * qrels: ``query_id iteration doc_id relevance`` (4 whitespace-separated fields; relevance
-  an integer, negative grades allowed and treated as judged non-relevant).
+  an integer, negative grades allowed and treated as judged non-relevant).  A document
+  judged twice for the same topic is an error naming both lines: trec_eval 9 and 10 abort
+  on it (``form_res_rels.c``: "duplicate docs"), whichever grades the two lines give.
 * runs: ``query_id Q0 doc_id rank score run_id`` (6 fields).  Extra tokens after the run
   id are ignored, as trec_eval does; the rank column is ignored too: documents are ranked
-  by score descending, ties broken by doc_id descending (trec_eval's order).
+  by score descending, ties broken by doc_id descending (trec_eval's order).  A document
+  listed twice for the same topic is an error (trec_eval aborts on it too).
 
 Both readers accept tabs or runs of spaces, leading spaces, a missing final newline,
-``#`` inside document ids, and whole-line ``#`` comments (trec_eval >= 10 skips them).
+``#`` inside document ids, whole-line ``#`` comments (trec_eval >= 10 skips them), ``\\r\\n``
+line ends, a UTF-8 byte-order mark and gzip-compressed files (read whole, by every parser).
+Fields are separated by the bytes C's ``isspace`` knows (space, tab, ``\\r``, vertical tab,
+form feed), as in trec_eval; other Unicode spaces belong to the field.
+
+Numbers are read strictly, never by prefix: a grade must be ``[+-]?[0-9]+`` (fitting in 64
+bits) and a score a finite decimal number ``[+-]?digits[.digits][(e|E)[+-]digits]``.
+trec_eval's ``atol``/``atof`` would read ``1_000`` as 1, ``1e5`` as a grade of 1 and
+``high`` as 0; such fields are refused instead of being read as a number they do not
+spell.  ``nan``, ``inf`` and the null spellings of CSV readers (``NA``, ``N/A``, ``null``,
+``NULL``, ``#N/A``...) are refused as a score or a grade on every parser, whatever the
+separators.
+
 Malformed lines raise :class:`~bayeschain.errors.FormatError` with file and line number;
-with ``errors="skip"`` they are skipped and counted in ``frame.attrs["skipped"]``.
+with ``errors="skip"`` they are skipped and counted in ``frame.attrs["skipped"]``.  A
+truncated or corrupt gzip file, text that is not UTF-8 and NUL bytes are FormatErrors too
+(see :mod:`bayeschain.io.arrow`).
 
 Three parsers, tried in order: Arrow's multi-threaded CSV reader for regular files (one
 delimiter, no comments), pandas' C parser for whitespace-aligned files, and a line-by-line
-parser that can name the exact offending line.  The result is the same DataFrame: string
-columns backed by Arrow (``string[pyarrow]``), so that millions of doc ids never become
-Python objects.
+parser that can name the exact offending line.  The fast parsers read numbers with the
+same rules (Arrow's number parser behind the same checks) and hand any file they cannot
+read exactly to the careful parser.  The result is the same DataFrame: string columns
+backed by Arrow (``string[pyarrow]``), so that millions of doc ids never become Python
+objects.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import re
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,27 +52,38 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from ..errors import FormatError
-from .arrow import as_string_array
+from ..errors import FormatError, ParameterError
+from .arrow import as_string_array, decode_text, parse_decimal, read_bytes
 
 QRELS_COLUMNS = ["query_id", "iteration", "doc_id", "relevance"]
 RUN_COLUMNS = ["query_id", "q0", "doc_id", "rank", "score", "run_id"]
 _QRELS_KEEP = ["query_id", "doc_id", "relevance"]
 _RUN_KEEP = ["query_id", "doc_id", "score", "run_id"]
+_QRELS_NUMERIC = {"relevance": "int"}
+_RUN_NUMERIC = {"score": "float"}
 _SNIFF_BYTES = 1 << 16
+_INT = re.compile(r"[+-]?[0-9]+\Z")
+_INT_RE2 = r"^[+-]?[0-9]+$"
+_WHITESPACE = re.compile(r"[ \t\r\x0b\x0c]+")
 
 
 def read_qrels(path, *, errors: str = "raise") -> pd.DataFrame:
     """Read a TREC qrels file into columns ``query_id, doc_id, relevance`` (int).
 
-    A document judged twice for the same topic keeps its last judgement (trec_eval's
-    behaviour) and is counted in ``attrs["duplicates"]``.
+    A document judged twice for the same topic is a :class:`FormatError` naming both lines
+    (trec_eval aborts on duplicate judgements); with ``errors="skip"`` the first judgement
+    is kept and the later ones are counted in ``attrs["skipped"]`` and
+    ``attrs["duplicates"]``.
     """
-    frame = _read_table(path, QRELS_COLUMNS, _QRELS_KEEP, {"relevance": "int"}, errors)
-    dup = frame.duplicated(["query_id", "doc_id"], keep="last")
-    out = frame[~dup].reset_index(drop=True)
-    out.attrs = dict(frame.attrs, duplicates=int(dup.sum()))
-    return out
+    frame = _read_table(path, QRELS_COLUMNS, _QRELS_KEEP, _QRELS_NUMERIC, errors)
+    duplicates = 0
+    if _has_duplicate_docs(frame):
+        before = len(frame)
+        frame = _without_duplicates(path, frame, errors, qrels=True)
+        duplicates = before - len(frame)
+    frame.attrs = {k: v for k, v in frame.attrs.items() if k != "lines"}
+    frame.attrs["duplicates"] = duplicates
+    return frame
 
 
 def read_run(path, *, errors: str = "raise") -> pd.DataFrame:
@@ -62,10 +95,10 @@ def read_run(path, *, errors: str = "raise") -> pd.DataFrame:
     too), or with ``errors="skip"`` its later occurrences are dropped and counted in
     ``attrs["skipped"]``.
     """
-    frame = _read_table(path, RUN_COLUMNS, _RUN_KEEP, {"score": "float"}, errors, extra_ok=True)
+    frame = _read_table(path, RUN_COLUMNS, _RUN_KEEP, _RUN_NUMERIC, errors, extra_ok=True)
     if not _has_duplicate_docs(frame):
         return _trec_sorted(frame)
-    return _trec_sorted(_without_duplicates(path, frame, errors))
+    return _trec_sorted(_without_duplicates(path, frame, errors, qrels=False))
 
 
 def _trec_sorted(frame: pd.DataFrame) -> pd.DataFrame:
@@ -81,28 +114,55 @@ def _trec_sorted(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _without_duplicates(path, frame: pd.DataFrame, errors: str) -> pd.DataFrame:
-    """Raise on the first repeated (topic, doc) naming its line, or drop repeats."""
+def _without_duplicates(path, frame: pd.DataFrame, errors: str, *, qrels: bool) -> pd.DataFrame:
+    """Raise on the first repeated (topic, doc) naming both lines, or drop repeats."""
     if "lines" not in frame.attrs:  # fast paths do not track lines: re-read to name them
-        frame = _careful_parse(Path(path), RUN_COLUMNS, _RUN_KEEP, {"score": "float"}, errors,
-                               extra_ok=True)
+        columns, keep, numeric = ((QRELS_COLUMNS, _QRELS_KEEP, _QRELS_NUMERIC) if qrels
+                                  else (RUN_COLUMNS, _RUN_KEEP, _RUN_NUMERIC))
+        frame = _careful_parse(Path(path), columns, keep, numeric, errors, extra_ok=not qrels)
     dup = frame.duplicated(["query_id", "doc_id"], keep="first").to_numpy()
     if errors == "raise":
-        first = int(np.flatnonzero(dup)[0])
-        raise FormatError(
-            f"document {frame['doc_id'].iloc[first]!r} appears twice in the ranking of "
-            f"topic {frame['query_id'].iloc[first]!r}", file=path,
-            line=int(frame.attrs["lines"][first]))
+        second = int(np.flatnonzero(dup)[0])
+        topic, doc = frame["query_id"].iloc[second], frame["doc_id"].iloc[second]
+        same = ((frame["query_id"] == topic) & (frame["doc_id"] == doc)).to_numpy()
+        lines = frame.attrs["lines"]
+        first_line, line = int(lines[np.flatnonzero(same)[0]]), int(lines[second])
+        if qrels:
+            message = (f"document {doc!r} is judged twice for topic {topic!r} (lines "
+                       f"{first_line} and {line}); trec_eval refuses duplicate judgements")
+        else:
+            message = (f"document {doc!r} appears twice in the ranking of topic {topic!r} "
+                       f"(lines {first_line} and {line})")
+        raise FormatError(message, file=path, line=line)
     out = frame[~dup].reset_index(drop=True)
     out.attrs = {"skipped": frame.attrs["skipped"] + int(dup.sum()), "source": str(path)}
     return out
 
 
 def read_runs(paths, *, errors: str = "raise") -> list[pd.DataFrame]:
-    """Read several run files in parallel (Arrow releases the GIL while parsing)."""
+    """Read several run files in parallel (Arrow releases the GIL while parsing).
+
+    The same file given twice (under any spelling of its path) is a
+    :class:`~bayeschain.errors.ParameterError`: its rankings would be evaluated twice under
+    two names, or merged into one."""
     paths = list(paths)
+    _check_distinct_files(paths)
     with ThreadPoolExecutor(max_workers=min(4, max(1, len(paths)))) as pool:
         return list(pool.map(lambda p: read_run(p, errors=errors), paths))
+
+
+def _check_distinct_files(paths) -> None:
+    seen: dict = {}
+    for path in paths:
+        try:
+            st = os.stat(path)
+            key = (st.st_dev, st.st_ino)
+        except OSError:
+            key = str(Path(path).resolve())
+        if key in seen:
+            raise ParameterError(f"the same run file is given twice (also as {seen[key]}); "
+                                 "give each run once", file=path)
+        seen[key] = str(path)
 
 
 def _has_duplicate_docs(frame: pd.DataFrame) -> bool:
@@ -121,21 +181,25 @@ def _check_errors_arg(errors: str) -> None:
 def _read_table(path, columns, keep, numeric, errors, extra_ok=False) -> pd.DataFrame:
     _check_errors_arg(errors)
     path = Path(path)
-    if path.is_dir():
-        raise FormatError("is a directory, expected a TREC file", file=path)
-    frame = _arrow_parse(path, columns, keep, numeric)
+    data = read_bytes(path)
+    frame = None
+    if _regular(data):
+        frame = _arrow_parse(data, columns, keep, numeric)
+        if frame is None:
+            frame = _pandas_parse(data, columns, keep, numeric, extra_ok)
     if frame is None:
-        frame = _pandas_parse(path, columns, keep, numeric)
-    if frame is None:
-        frame = _careful_parse(path, columns, keep, numeric, errors, extra_ok)
+        frame = _careful_parse(path, columns, keep, numeric, errors, extra_ok, data=data)
     frame.attrs.setdefault("skipped", 0)
     frame.attrs["source"] = str(path)
     return frame
 
 
-def _arrow_types(columns, numeric):
-    kinds = {"int": pa.int64(), "float": pa.float64()}
-    return {c: kinds.get(numeric.get(c), pa.string()) for c in columns}
+def _regular(data: bytes) -> bool:
+    """Whether the fast parsers may read ``data``: no NUL, vertical tab or form feed, and
+    every ``\\r`` ends a line (they split lines and fields differently from trec_eval's
+    ``isspace`` on those bytes; the careful parser follows trec_eval)."""
+    return (b"\x00" not in data and b"\x0b" not in data and b"\x0c" not in data
+            and data.count(b"\r") == data.count(b"\r\n"))
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
@@ -145,15 +209,14 @@ def _to_pandas(table: pa.Table) -> pd.DataFrame:
                            else None)
 
 
-def _sniff_delimiter(path: Path) -> str | None:
+def _sniff_delimiter(data: bytes) -> str | None:
     """The single delimiter of a regular file, or None when the file needs another parser."""
-    with open(path, "rb") as fh:
-        head = fh.read(_SNIFF_BYTES)
+    head = data[:_SNIFF_BYTES]
     if not head:
         return None
     text = head.decode("utf-8", errors="replace")
     lines = text.split("\n")
-    if len(head) == _SNIFF_BYTES:
+    if len(data) > _SNIFF_BYTES:
         lines = lines[:-1]  # the last line may be cut
     delim = "\t" if "\t" in lines[0] else " "
     other = " " if delim == "\t" else "\t"
@@ -166,58 +229,105 @@ def _sniff_delimiter(path: Path) -> str | None:
     return delim
 
 
-def _arrow_parse(path: Path, columns, keep, numeric) -> pd.DataFrame | None:
-    delim = _sniff_delimiter(path)
+def _checked_numbers(table: pa.Table, numeric) -> pa.Table | None:
+    """Numeric columns converted and checked, or None when a value is not a valid number
+    (the careful parser then names its line).
+
+    Integers must match ``[+-]?[0-9]+`` (Arrow alone would read ``0x10`` as 16, pandas
+    ``1e5`` as 100000); floats are parsed by Arrow and must be finite (no null: the CSV
+    reader is given no null spellings)."""
+    for col, kind in numeric.items():
+        if col not in table.column_names:
+            continue
+        values = table[col]
+        i = table.column_names.index(col)
+        try:
+            text = pa.types.is_string(values.type) or pa.types.is_large_string(values.type)
+            if kind == "int":
+                if text:
+                    if len(values) and not pc.all(
+                            pc.match_substring_regex(values, _INT_RE2)).as_py():
+                        return None
+                    values = pc.cast(pc.utf8_ltrim(values, "+"), pa.int64())
+            elif text:
+                values = pc.cast(values, pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        if values.null_count:
+            return None
+        if kind == "float" and len(values) and not pc.all(pc.is_finite(values)).as_py():
+            return None
+        table = table.set_column(i, col, values)
+    return table
+
+
+def _arrow_parse(data: bytes, columns, keep, numeric) -> pd.DataFrame | None:
+    delim = _sniff_delimiter(data)
     if delim is None:
         return None
+    types = {c: pa.float64() if numeric.get(c) == "float" else pa.string() for c in columns}
     try:
         table = pcsv.read_csv(
-            path,
+            pa.BufferReader(data),
             read_options=pcsv.ReadOptions(column_names=columns),
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False,
                                             double_quote=False, escape_char=False),
-            convert_options=pcsv.ConvertOptions(column_types=_arrow_types(columns, numeric),
-                                                include_columns=keep,
-                                                strings_can_be_null=False))
+            convert_options=pcsv.ConvertOptions(column_types=types, include_columns=keep,
+                                                null_values=[], strings_can_be_null=False,
+                                                quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         return None
-    for col, kind in numeric.items():
-        if kind == "float" and col in keep and not pc.all(pc.is_finite(table[col])).as_py():
-            return None  # let the careful parser name the line
-    return _to_pandas(table)
+    table = _checked_numbers(table, numeric)
+    return None if table is None else _to_pandas(table)
 
 
-def _pandas_parse(path: Path, columns, keep, numeric) -> pd.DataFrame | None:
-    """pandas' C parser for whitespace-aligned files; None when the file is irregular."""
-    dtypes = {c: str for c in columns}
-    for col, kind in numeric.items():
-        dtypes[col] = {"int": "int64", "float": "float64"}[kind]
+def _pandas_parse(data: bytes, columns, keep, numeric, extra_ok) -> pd.DataFrame | None:
+    """pandas' C parser for whitespace-aligned files; None when the file is irregular.
+
+    Every field is read as text (numbers are converted as on the Arrow path); one spare
+    column catches a field too many (a qrels line with 5 fields, a run line with 7: ignored
+    as trec_eval ignores it), and ``index_col=False`` keeps pandas from turning the first
+    column into an index when every line has one field too many."""
+    names = [*columns, "_extra"]
     try:
-        frame = pd.read_csv(path, sep=r"\s+", header=None, names=columns, dtype=dtypes,
-                            engine="c", keep_default_na=False, na_filter=False,
-                            skip_blank_lines=True, quoting=3, encoding="utf-8")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=names,
+                                dtype=str, engine="c", keep_default_na=False,
+                                na_filter=False, skip_blank_lines=True, quoting=3,
+                                encoding="utf-8", index_col=False)
     except (ValueError, pd.errors.ParserError, OverflowError, UnicodeDecodeError):
         return None
     if len(frame) and ((frame[columns[-1]] == "").any()
-                       or frame[columns[0]].str.startswith("#").any()):
-        return None  # comment or short lines: the careful parser handles them
-    for col, kind in numeric.items():
-        if kind == "float" and not np.all(np.isfinite(frame[col].to_numpy())):
-            return None
-    return _to_pandas(pa.Table.from_pandas(frame[keep], preserve_index=False))
+                       or frame[columns[0]].str.startswith("#").any()
+                       or (not extra_ok and (frame["_extra"] != "").any())):
+        return None  # comment, short or long lines: the careful parser handles them
+    table = pa.Table.from_pandas(frame[keep], preserve_index=False)
+    table = _checked_numbers(table, numeric)
+    return None if table is None else _to_pandas(table)
 
 
-def _careful_parse(path: Path, columns, keep, numeric, errors, extra_ok) -> pd.DataFrame:
+def _number(token: str, col: str, kind: str):
+    """``(value, problem)`` for one numeric field of the careful parser."""
+    if kind == "int":
+        if _INT.match(token):
+            value = int(token)
+            if -(1 << 63) <= value < (1 << 63):
+                return value, None
+            return None, f"{col} must be an integer that fits in 64 bits, found {token!r}"
+        return None, f"{col} must be an integer, found {token!r}"
+    return parse_decimal(token, col)
+
+
+def _careful_parse(path: Path, columns, keep, numeric, errors, extra_ok, *,
+                   data: bytes | None = None) -> pd.DataFrame:
     n = len(columns)
     rows: list[list] = []
     lines: list[int] = []
     skipped = 0
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise FormatError(f"file is not UTF-8 text ({exc.reason})", file=path) from None
-    for lineno, raw in enumerate(io.StringIO(text), start=1):
-        fields = raw.split()
+    text = decode_text(read_bytes(path) if data is None else data, path)
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        fields = [f for f in _WHITESPACE.split(raw) if f]
         if not fields or fields[0].startswith("#"):
             continue
         problem = None
@@ -227,19 +337,10 @@ def _careful_parse(path: Path, columns, keep, numeric, errors, extra_ok) -> pd.D
             fields = fields[:n]
             for i, col in enumerate(columns):
                 kind = numeric.get(col)
-                if kind == "int":
-                    try:
-                        fields[i] = int(fields[i])
-                    except ValueError:
-                        problem = f"{col} must be an integer, found {fields[i]!r}"
-                elif kind == "float":
-                    try:
-                        fields[i] = float(fields[i])
-                    except ValueError:
-                        problem = f"{col} must be a number, found {fields[i]!r}"
-                    else:
-                        if not np.isfinite(fields[i]):
-                            problem = f"{col} must be finite, found {fields[i]!r}"
+                if kind is not None and col in keep:
+                    fields[i], problem = _number(fields[i], col, kind)
+                    if problem is not None:
+                        break
         if problem is not None:
             if errors == "raise":
                 raise FormatError(problem, file=path, line=lineno)
@@ -248,15 +349,21 @@ def _careful_parse(path: Path, columns, keep, numeric, errors, extra_ok) -> pd.D
         rows.append(fields)
         lines.append(lineno)
     frame = pd.DataFrame(rows, columns=columns)[keep]
-    table = pa.Table.from_pandas(frame, schema=pa.schema(
-        [(c, _arrow_types(columns, numeric)[c]) for c in keep]), preserve_index=False)
+    types = {c: {"int": pa.int64(), "float": pa.float64()}.get(numeric.get(c), pa.string())
+             for c in keep}
+    table = pa.Table.from_pandas(frame, schema=pa.schema([(c, types[c]) for c in keep]),
+                                 preserve_index=False)
     out = _to_pandas(table)
     out.attrs = {"skipped": skipped, "lines": np.asarray(lines, dtype=np.int64)}
     return out
 
 
 def run_names(paths: list[str], frames: list[pd.DataFrame]) -> list[str]:
-    """Run ids from the files, made unique with the file name when needed."""
+    """Run ids from the files, made unique with the file name when needed.
+
+    Two runs that cannot be told apart even by their paths (the same file given twice) are
+    a :class:`~bayeschain.errors.ParameterError`, never merged."""
+    _check_distinct_files(paths)
     names = []
     for path, frame in zip(paths, frames, strict=True):
         name = str(frame["run_id"].iloc[0]) if len(frame) else Path(path).name
@@ -264,5 +371,9 @@ def run_names(paths: list[str], frames: list[pd.DataFrame]) -> list[str]:
     if len(set(names)) < len(names):
         names = [f"{n}:{Path(p).name}" for n, p in zip(names, paths, strict=True)]
     if len(set(names)) < len(names):
-        names = list(paths)
+        names = [str(p) for p in paths]
+    if len(set(names)) < len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        raise ParameterError("the same run file is given twice; give each run once",
+                             file=twice)
     return names

@@ -188,3 +188,224 @@ def test_canonical_log_with_its_result_pages(tmp_path):
     assert len(both.results) == 2 * len(log.results)
     assert both.events["serp_id"].nunique() == 2 * log.events["serp_id"].nunique()
     assert both.summary()["sessions"] == 2 * log.summary()["sessions"]
+
+
+# --- issue 16: the readers' defects -------------------------------------------------------
+
+def session_xml(results: str, clicks: str = "", start: str = "1") -> str:
+    """A one-session TREC Session XML; every element on its own line (line numbers)."""
+    return ("<sessiontrack2013>\n"
+            '<session num="1" starttime="0">\n'
+            f'<interaction num="1" starttime="{start}">\n'
+            "<query>q</query>\n"
+            f"<results>\n{results}</results>\n"
+            f"<clicked>\n{clicks}</clicked>\n"
+            "</interaction>\n"
+            "</session>\n"
+            "</sessiontrack2013>\n")
+
+
+def result(rank, doc):
+    attr = "" if rank is None else f' rank="{rank}"'
+    return f"<result{attr}><clueweb12id>{doc}</clueweb12id></result>\n"
+
+
+def click(start, rank, end=None):
+    end = "" if end is None else f' endtime="{end}"'
+    return f'<click num="1" starttime="{start}"{end}><rank>{rank}</rank></click>\n'
+
+
+def test_issue16_d4_trec_session_ranks_are_bounded(tmp_path):
+    """``<result rank="300000000">`` padded a tiny page with empty documents (1.3 GB at
+    rank 10^7): ranks above 10,000, or more than twice the page's results, are refused
+    naming the <result>'s line."""
+    for rank, message in [(300_000_000, "from 1 to 10,000"), (10_001, "from 1 to 10,000"),
+                          (25, "not more gaps than results")]:
+        p = write(tmp_path, "s.xml", session_xml(result(1, "a") + result(rank, "b")))
+        with pytest.raises(FormatError, match=message) as info:
+            read_trec_session(p)
+        assert (info.value.file, info.value.line) == (str(p), 7)
+    p = write(tmp_path, "dup.xml", session_xml(result(1, "a") + result(1, "b")))
+    with pytest.raises(FormatError, match="listed twice") as info:
+        read_trec_session(p)
+    assert info.value.line == 7
+    # a small gap is padded; ranks given out of order land at their rank (they were
+    # appended in file order)
+    log = read_trec_session(write(tmp_path, "ok.xml",
+                                  session_xml(result(3, "c") + result(1, "a"))))
+    assert log.results["doc_id"].tolist() == ["a", "", "c"]
+    skipped = read_trec_session(p, errors="skip")
+    assert skipped.report["skipped_lines"] == 1 and skipped.summary()["pages"] == 0
+
+
+@pytest.mark.parametrize(("results", "clicks", "line", "message"), [
+    (result("x", "a"), "", 6, "rank must be an integer"),
+    (result("2.5", "a"), "", 6, "rank must be an integer"),
+    (result(None, "a"), "", 6, "rank is missing"),
+    (result(1, "a"), click(2, "one"), 9, "click rank must be an integer"),
+    (result(1, "a"), '<click num="1" starttime="2"></click>\n', 9, "click rank is missing"),
+    (result(1, "a"), click(2, 0), 9, "click rank must be an integer from 1"),
+])
+def test_issue16_d13_trec_session_malformed_ranks(tmp_path, results, clicks, line, message):
+    """A non-numeric rank or a <result> without one raised ValueError / TypeError."""
+    p = write(tmp_path, "s.xml", session_xml(results, clicks))
+    with pytest.raises(FormatError, match=message) as info:
+        read_trec_session(p)
+    assert (info.value.file, info.value.line) == (str(p), line)
+
+
+@pytest.mark.parametrize(("clicks", "start", "message"), [
+    (click("nan", 1), "1", "click starttime must be finite"),
+    (click("inf", 1), "1", "click starttime must be finite"),
+    (click(2, 1, end="nan"), "1", "click endtime must be finite"),
+    (click(5, 1, end=4), "1", "endtime 4 is before its starttime 5"),
+    (click("0.5", 1), "1", "time goes backwards"),                 # before its query
+    (click(5, 1) + click(3, 1), "1", "time goes backwards"),       # clicks out of order
+    (click(2, 1), "nan", "interaction starttime must be finite"),
+    (click(2, 1), "1_000", "interaction starttime must be a number"),
+])
+def test_issue16_d11_trec_session_times_are_checked(tmp_path, clicks, start, message):
+    """Out-of-order times, nan, inf and end < start were accepted silently."""
+    p = write(tmp_path, "s.xml", session_xml(result(1, "a"), clicks, start=start))
+    with pytest.raises(FormatError, match=message) as info:
+        read_trec_session(p)
+    assert info.value.file == str(p) and info.value.line in (3, 9, 10)
+    assert read_trec_session(p, errors="skip").report["skipped_lines"] >= 1
+
+
+def test_issue16_d11_yandex_times_are_checked(tmp_path):
+    """A ``nan`` time switched the time check off for the rest of its session: every
+    comparison with NaN is false.  Non-finite times are refused; ties are counted."""
+    for token, message in [("nan", "finite"), ("inf", "finite"), ("1e400", "finite"),
+                           ("1_000", "a number")]:
+        p = write(tmp_path, "log", f"0\t0\tQ\t7\t0\tu1\tu2\n0\t{token}\tC\tu1\n"
+                                   "0\t5000\tC\tu2\n0\t3000\tC\tu1\n")
+        with pytest.raises(FormatError, match=f"time must be {message}") as info:
+            read_yandex(p)
+        assert (info.value.file, info.value.line) == (str(p), 2)
+        # skipping the bad time no longer hides the backward step on line 4
+        assert read_yandex(p, errors="skip").report["skipped_lines"] == 2
+    log = read_yandex(write(tmp_path, "ties", "0\t0\tQ\t7\t0\tu1\tu2\n0\t5\tC\tu1\n"
+                                              "0\t5\tC\tu2\n"))
+    assert log.report["tied_times"] == 1 and log.summary()["clicks"] == 2
+
+
+@needs_shared
+def test_issue16_d11_clara2_has_ties_but_no_backward_times():
+    """The decision's data: CLARA2 has 13 events in the same millisecond as the previous
+    one of their session (legitimate: counted) and none going backwards (an error)."""
+    log = read_clicks(SHARED / "clara2" / "CLARA2SearchLog_beta")
+    assert log.summary()["tied_times"] == 13
+
+
+CANONICAL_HEADER = "session_id,query_id,serp_id,event,rank,doc_id,time,end_time,seq\n"
+
+
+@pytest.mark.parametrize(("rows", "line", "message"), [
+    ("s,q,0,query,,,0,,0\ns,q,0,click,1,d,inf,,1\n", 3, "non-numeric value 'inf'"),
+    ("s,q,0,query,,,0,,0\ns,q,0,click,1,d,1e400,,1\n", 3, "time must be finite"),
+    ("s,q,0,query,,,0,,0\ns,q,0,click,1,d,2,1,1\n", 3, "end_time 1 is before time 2"),
+    ("s,q,0,query,,,5,,0\ns,q,0,click,1,d,,,1\ns,q,0,click,1,d,3,,2\n", 4, "backwards"),
+    ("s,q,0,query,,,0,,0\n,q,0,click,1,d,1,,1\n", 3, "session_id is empty"),
+])
+def test_issue16_d11_canonical_times_are_checked(tmp_path, rows, line, message):
+    """inf and end < start were accepted; an empty time switched the order check off for
+    the next event."""
+    p = write(tmp_path, "e.csv", CANONICAL_HEADER + rows)
+    with pytest.raises(FormatError, match=message) as info:
+        read_canonical(p)
+    assert (info.value.file, info.value.line) == (str(p), line)
+
+
+@pytest.mark.parametrize(("text", "line", "message"), [
+    ("", 1, "empty file"),
+    ("\n\n", 1, "empty file"),
+    (CANONICAL_HEADER + "s,q,0,query,,,0,,0\ns,q,0,click,1,d,1,,1,extra\n", 3,
+     "expected 9 fields"),
+    (CANONICAL_HEADER + "s,q,0,query,,,0,,0,x\ns,q,0,click,1,d,1,,1,y\n", 2,
+     "expected 9 fields"),                      # pandas made the first column the index
+    (CANONICAL_HEADER + "s,q,0,query,,,0,,0\ns,q,0,click,1,d\n", 3, "expected 9 fields"),
+    (CANONICAL_HEADER + "s,q,0,query,,,0,,0\ns,q,0,click,2.5,d,1,,1\n", 3,
+     "rank must be an integer from 1 to 10,000, found '2.5'"),
+    (CANONICAL_HEADER + "s,q,0,query,,,0,,0\ns,q,0,click,1e30,d,1,,1\n", 3,
+     "rank must be an integer from 1 to 10,000"),
+    (CANONICAL_HEADER + "s,q,0,query,,,0,,0\ns,q,0,click,1,d,1,,\n", 3, "seq must not be"),
+    (CANONICAL_HEADER + "s,q,0,query,,,0,,0\n\ns,\"q\",0,click,1,d,1,,1.5\n", 4,
+     "seq must be an integer"),                 # quotes and a blank line: exact line
+    (CANONICAL_HEADER + 's,"q,0,query,,,0,,0\n', 2, "expected 9 fields|malformed CSV"),
+])
+def test_issue16_d13_canonical_csv_errors(tmp_path, text, line, message):
+    """An empty file, an extra field and a rank of 2.5 or 1e30 raised tracebacks (pandas'
+    EmptyDataError / ParserError, a failed Int64 cast)."""
+    p = write(tmp_path, "e.csv", text)
+    with pytest.raises(FormatError, match=message) as info:
+        read_canonical(p)
+    assert (info.value.file, info.value.line) == (str(p), line)
+
+
+def test_issue16_d13_canonical_results_bounds(tmp_path):
+    events = write(tmp_path, "e.csv", CANONICAL_HEADER + "s,q,0,query,,,0,,0\n")
+    for rank in ("2.5", "1e30", "inf"):
+        pages = write(tmp_path, "p.csv", f"serp_id,rank,doc_id\n0,1,a\n0,{rank},b\n")
+        with pytest.raises(FormatError, match="rank must be an integer from 1") as info:
+            read_canonical(events, results=pages)
+        assert info.value.line == 3
+
+
+def test_issue16_d13_latin1_yandex_with_format(tmp_path):
+    """The Yandex format is ASCII ids: a Latin-1 file is a FormatError about the encoding
+    (it was a UnicodeDecodeError traceback with --format yandex)."""
+    p = tmp_path / "log"
+    p.write_bytes("0\t0\tQ\t7\t0\tu1\n0\t1\tC\tcaf\u00e9\n".encode("latin-1"))
+    for fmt in ("yandex", None):
+        with pytest.raises(FormatError, match="not UTF-8") as info:
+            read_clicks(p, format=fmt)
+        assert (info.value.file, info.value.line) == (str(p), 2)
+    p.write_bytes("0\t0\tQ\t7\t0\tu1\n".encode("utf-16"))
+    with pytest.raises(FormatError, match="UTF-8"):
+        read_clicks(p, format="wscd")
+
+
+def test_issue16_d12_truncated_gzip_click_logs(tmp_path):
+    """Truncated .gz logs raised EOFError; canonical .csv.gz was recognised but refused."""
+    import gzip
+
+    data = TREC.read_bytes()
+    for cut in (1, 100, len(data) // 2):
+        p = tmp_path / f"s{cut}.xml.gz"
+        p.write_bytes(data[:cut])
+        with pytest.raises(FormatError, match="truncated gzip file") as info:
+            read_clicks(p)
+        assert info.value.file == str(p)
+    packed = gzip.compress("".join(f"{k}\t0\tQ\t7\t0.0\tu1\tu2\n{k}\t9\tC\tu2\n"
+                                   for k in range(500)).encode())
+    p = tmp_path / "log.gz"
+    p.write_bytes(packed[: len(packed) - 10])
+    with pytest.raises(FormatError, match="truncated gzip file"):
+        read_clicks(p, format="yandex")
+    log = read_trec_session(TREC)
+    csv = tmp_path / "events.csv"
+    write_canonical(log, csv)
+    (tmp_path / "events.csv.gz").write_bytes(gzip.compress(csv.read_bytes()))
+    back = read_clicks(tmp_path / "events.csv.gz")
+    pd.testing.assert_frame_equal(back.events, log.events, check_dtype=False)
+    cut = gzip.compress(csv.read_bytes())
+    (tmp_path / "cut.csv.gz").write_bytes(cut[: len(cut) // 2])
+    with pytest.raises(FormatError, match="truncated gzip file"):
+        read_clicks(tmp_path / "cut.csv.gz")
+
+
+def test_issue16_sessions_are_contiguous_and_unique(tmp_path):
+    """Found by fuzzing: a Yandex session whose lines resumed after another session kept
+    its id with a clock restarted, so its times went backwards within the session (and the
+    log could not be read back as canonical); a TREC <session num> given twice likewise."""
+    p = write(tmp_path, "log", "0\t0\tQ\t7\t0\tu1\n1\t5\tQ\t8\t0\tu2\n0\t1\tC\tu1\n")
+    with pytest.raises(FormatError, match="session '0' resumes") as info:
+        read_yandex(p)
+    assert info.value.line == 3
+    assert read_yandex(p, errors="skip").report["skipped_lines"] == 1
+    twice = session_xml(result(1, "a")).replace(
+        "</session>\n", "</session>\n" + '<session num="1" starttime="0">\n</session>\n')
+    with pytest.raises(FormatError, match="appears twice") as info:
+        read_trec_session(write(tmp_path, "s.xml", twice))
+    assert info.value.line == 12

@@ -1,11 +1,16 @@
 """TREC readers: the quirks of real files, trec_eval's ranking, clear errors."""
 
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from bayeschain.errors import FormatError
 from bayeschain.io import ranked_lists, read_qrels, read_run
 from bayeschain.io.write import atomic_write_text
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "trec_eval"
 
 
 def write(tmp_path, name, text):
@@ -151,3 +156,200 @@ def test_outputs_are_atomic_respect_the_umask_and_never_overwrite(tmp_path):
         tmp.write_text("c")
     assert target.read_text() == "c"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "race.csv"]
+
+
+# --- issue 16: the readers' defects -------------------------------------------------------
+
+NULLS = ["nan", "NaN", "NA", "N/A", "null", "NULL", "#N/A"]
+SEPARATORS = {"space": " ", "tab": "\t", "double space": "  "}
+
+
+@pytest.mark.parametrize("sep", SEPARATORS.values(), ids=SEPARATORS.keys())
+@pytest.mark.parametrize("token", [*NULLS, "inf", "-Infinity", "1e400"])
+def test_issue16_d2_null_tokens_in_run_scores(tmp_path, token, sep):
+    """Arrow's default null spellings made the document drop to the bottom (single space or
+    tab) while the double-space file was refused: every layout refuses, naming the line."""
+    fields = ["1", "Q0", "B", "2", token, "R"]
+    p = write(tmp_path, "run", sep.join(["1", "Q0", "A", "1", "2.0", "R"]) + "\n"
+              + sep.join(fields) + "\n")
+    with pytest.raises(FormatError, match=r"score must be (finite|a number)") as info:
+        read_run(p)
+    assert (info.value.file, info.value.line) == (str(p), 2)
+    assert token in str(info.value)
+
+
+@pytest.mark.parametrize("sep", SEPARATORS.values(), ids=SEPARATORS.keys())
+@pytest.mark.parametrize("token", NULLS)
+def test_issue16_d2_null_tokens_in_qrels_grades(tmp_path, token, sep):
+    """A null spelling as a grade gave NaN topic scores; now a FormatError naming the line."""
+    p = write(tmp_path, "qrels", sep.join(["1", "0", "A", "1"]) + "\n"
+              + sep.join(["1", "0", "B", token]) + "\n")
+    with pytest.raises(FormatError, match="relevance must be an integer") as info:
+        read_qrels(p)
+    assert (info.value.file, info.value.line) == (str(p), 2)
+
+
+@pytest.mark.parametrize("sep", SEPARATORS.values(), ids=SEPARATORS.keys())
+@pytest.mark.parametrize(("reader", "fields", "message"), [
+    (read_qrels, ["1", "0", "B", "1_000"], "relevance must be an integer, found '1_000'"),
+    (read_qrels, ["1", "0", "B", "0x10"], "relevance must be an integer"),  # Arrow: 16
+    (read_qrels, ["1", "0", "B", "1e5"], "relevance must be an integer"),   # pandas: 100000
+    (read_qrels, ["1", "0", "B", "1.0"], "relevance must be an integer"),
+    (read_qrels, ["1", "0", "B", "\u0661"], "relevance must be an integer"),  # Arabic one
+    (read_run, ["1", "Q0", "B", "2", "1_000", "R"], "score must be a number, found '1_000'"),
+    (read_run, ["1", "Q0", "B", "2", "0x1p3", "R"], "score must be a number"),
+])
+def test_issue16_d2_underscores_and_other_spellings_are_refused(tmp_path, sep, reader,
+                                                                fields, message):
+    """Python's int/float read ``1_000`` as 1000 where trec_eval's atol/atof read 1: such
+    fields are refused (documented in bayeschain.io.trec), on every parser alike."""
+    first = ["1", "0", "A", "1"] if reader is read_qrels else ["1", "Q0", "A", "1", "2", "R"]
+    p = write(tmp_path, "f", sep.join(first) + "\n" + sep.join(fields) + "\n")
+    with pytest.raises(FormatError, match=message) as info:
+        reader(p)
+    assert info.value.line == 2
+
+
+@pytest.mark.parametrize("sep", SEPARATORS.values(), ids=SEPARATORS.keys())
+def test_issue16_d2_plain_signs_and_forms_read_alike(tmp_path, sep):
+    """What every parser accepts reads the same whatever the separators: ``+1`` and ``-0``
+    grades, ``1.``, ``.5``, ``1E+2`` scores."""
+    q = read_qrels(write(tmp_path, "q", sep.join(["1", "0", "A", "+1"]) + "\n"
+                         + sep.join(["1", "0", "B", "-0"]) + "\n"))
+    assert q["relevance"].tolist() == [1, 0]
+    r = read_run(write(tmp_path, "r", "".join(sep.join(["1", "Q0", d, "1", s, "R"]) + "\n"
+                                              for d, s in [("A", "1."), ("B", ".5"),
+                                                           ("C", "1E+2")])))
+    assert r["score"].tolist() == [100.0, 1.0, 0.5]
+
+
+def test_issue16_qrels_line_with_one_field_too_many_is_not_shifted(tmp_path):
+    """pandas turned the first column into an index when every line had a 5th field, so
+    ``1 0 D1 1 2`` was read as topic '0', document '1', grade 2."""
+    p = write(tmp_path, "q", "1  0 D1 1 2\n1  0 D2 0 3\n")
+    with pytest.raises(FormatError, match="expected 4 fields") as info:
+        read_qrels(p)
+    assert info.value.line == 1
+    run = read_run(write(tmp_path, "r", "1  Q0 D1 1 0.5 R x\n1  Q0 D2 2 0.4 R y\n"))
+    assert run["query_id"].tolist() == ["1", "1"] and run["doc_id"].tolist() == ["D1", "D2"]
+
+
+def test_issue16_fields_are_split_as_trec_eval_splits_them(tmp_path):
+    """C's isspace separates fields (vertical tab, form feed too); a no-break space does
+    not (Python's str.split split on it)."""
+    q = read_qrels(write(tmp_path, "q", "1\x0b0\x0cA 1\n1 0 B\u00a0x 2\n"))
+    assert q["doc_id"].tolist() == ["A", "B\u00a0x"]
+
+
+def gz(path, data: bytes):
+    import gzip
+
+    path.write_bytes(gzip.compress(data))
+    return path
+
+
+def test_issue16_d12_truncated_gzip_is_a_format_error(tmp_path):
+    import gzip
+
+    for name, reader in (("qrels.test", read_qrels), ("results.test", read_run)):
+        data = gzip.compress((DATA / name).read_bytes())
+        for cut in (1, 10, len(data) // 2, len(data) - 1):
+            p = tmp_path / f"{name}.{cut}.gz"
+            p.write_bytes(data[:cut])
+            with pytest.raises(FormatError, match="truncated gzip file") as info:
+                reader(p)
+            assert info.value.file == str(p)
+    p = tmp_path / "plain.gz"
+    p.write_text("1 0 A 1\n")
+    with pytest.raises(FormatError, match="not a gzip file"):
+        read_qrels(p)
+
+
+def test_issue16_d12_gzip_files_that_need_the_careful_parser(tmp_path):
+    """A comment line sends a file to the careful parser, which read the compressed bytes
+    and called them 'not UTF-8'."""
+    for name, reader in (("qrels.test", read_qrels), ("results.test", read_run)):
+        text = b"# a comment\n" + (DATA / name).read_bytes()
+        plain = tmp_path / name
+        plain.write_bytes(text)
+        packed = gz(tmp_path / f"{name}.gz", text)
+        pd.testing.assert_frame_equal(reader(packed), reader(plain), check_like=True)
+        pd.testing.assert_frame_equal(reader(packed), reader(DATA / name))
+    bad = gz(tmp_path / "bad.gz", b"# c\n1 0 A 1\n1 0 B x\n")
+    with pytest.raises(FormatError, match="relevance must be an integer") as info:
+        read_qrels(bad)
+    assert info.value.line == 3
+
+
+def test_issue16_d12_text_encodings(tmp_path):
+    """Latin-1, UTF-16 and NUL bytes are FormatErrors naming the line; a UTF-8 byte-order
+    mark is dropped."""
+    p = tmp_path / "latin1"
+    p.write_bytes("1 0 A 1\n1 0 caf\u00e9 1\n".encode("latin-1"))
+    with pytest.raises(FormatError, match="not UTF-8") as info:
+        read_qrels(p)
+    assert info.value.line == 2
+    p.write_bytes("1 0 A 1\n".encode("utf-16"))
+    with pytest.raises(FormatError, match="UTF-8|NUL"):
+        read_qrels(p)
+    p.write_bytes("1 0 A 1\n1 0 B 1\n".encode("utf-16-le"))
+    with pytest.raises(FormatError, match="NUL byte") as info:
+        read_qrels(p)
+    assert info.value.line == 1
+    p.write_bytes(b"\xef\xbb\xbf1 0 A 1\n")
+    assert read_qrels(p)["query_id"].tolist() == ["1"]
+
+
+@pytest.mark.parametrize("sep", [" ", "  "])
+def test_issue16_d18_duplicate_judgements_are_refused(tmp_path, sep):
+    """trec_eval 10 aborts on a document judged twice for a topic (form_res_rels.c:
+    "duplicate docs"); keeping the last judgement silently was not what it does."""
+    p = write(tmp_path, "q", sep.join("1 0 A 1".split()) + "\n1 0 B 0\n"
+              + sep.join("1 0 A 2".split()) + "\n")
+    with pytest.raises(FormatError, match=r"judged twice .*lines 1 and 3") as info:
+        read_qrels(p)
+    assert (info.value.file, info.value.line) == (str(p), 3)
+    kept = read_qrels(p, errors="skip")
+    assert kept["relevance"].tolist() == [1, 0]
+    assert kept.attrs["duplicates"] == 1 and kept.attrs["skipped"] == 1
+    assert read_qrels(write(tmp_path, "ok", "1 0 A 1\n2 0 A 1\n")).attrs["duplicates"] == 0
+
+
+def test_issue16_d18_same_run_file_twice_is_refused(tmp_path):
+    """The same run file given twice was merged into one run (run_names fell back to the
+    path, twice the same); now a ParameterError naming it."""
+    from bayeschain.errors import ParameterError
+    from bayeschain.io import read_runs
+    from bayeschain.io.trec import run_names
+
+    run = DATA / "results.test"
+    with pytest.raises(ParameterError, match="given twice"):
+        read_runs([run, run])
+    with pytest.raises(ParameterError, match="given twice") as info:
+        read_runs([run, run.parent / ".." / run.parent.name / run.name])
+    assert info.value.file is not None
+    frame = read_run(run)
+    with pytest.raises(ParameterError, match="given twice"):
+        run_names([str(run), str(run)], [frame, frame])
+    copy = tmp_path / "results.test"
+    copy.write_bytes(run.read_bytes())
+    names = run_names([str(run), str(copy)], [frame, frame])
+    assert len(set(names)) == 2              # a copy is another run: told apart by path
+
+
+def test_issue16_d18_frames_in_memory_get_the_same_checks():
+    """ranked_lists kept the last of two judgements and turned NaN grades or scores into
+    NaN topic scores when the frames did not come from the readers (ir_measures, the
+    Python API)."""
+    from bayeschain.errors import ParameterError
+
+    qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1, 2]})
+    run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [1.0, 0.5],
+                        "run_id": "R"})
+    np.testing.assert_array_equal(ranked_lists(run, qrels).relevance, [[1, 2]])
+    with pytest.raises(ParameterError, match="twice for topic '1'"):
+        ranked_lists(run, qrels.assign(doc_id=["a", "a"]))
+    with pytest.raises(ParameterError, match="grades must be finite"):
+        ranked_lists(run, qrels.assign(relevance=[1.0, np.nan]))
+    with pytest.raises(ParameterError, match="scores must be finite"):
+        ranked_lists(run.assign(score=[1.0, np.inf]), qrels)
