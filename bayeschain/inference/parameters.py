@@ -306,7 +306,8 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
             continue
         w = np.asarray(parameters[key], dtype=float)
         if w.ndim == 2 + len(extra):            # shared by all ranks
-            ranks = 1 if mu is None else mu.shape[1]
+            ranks = mu.shape[1] if mu is not None else (
+                np.shape(parameters["click"])[1] if "click" in parameters else 1)
             w = np.repeat(w[..., None, :], ranks, axis=-2)
         if w.ndim != 3 + len(extra) or w.shape[-1] != 4 or (extra and w.shape[1] != 2):
             raise ParameterError(f"{key} must be (draws, {'2, ' if extra else ''}[ranks,] 4)")
