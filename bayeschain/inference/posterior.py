@@ -7,6 +7,18 @@ A :class:`Posterior` wraps an ``xarray.DataTree`` laid out as ArviZ 1.x expects:
 attrs recording the bayeschain version, the spec (its TOML text and digest), a hash of the
 data, the seed and the method.  ArviZ's functions and plots take ``posterior.tree``
 directly.
+
+**Integrity.**  :meth:`Posterior.save` refuses draws outside their domain and stores a
+SHA-256 digest of the content (every group's variables and coordinates: names, dims,
+attrs and values in a canonical byte form; every group's attrs but the digest itself) in
+the root attr ``content_digest``; :meth:`Posterior.load` recomputes it and refuses a file
+that no longer matches (an error naming the file), then checks the domain of every
+variable (:func:`check_domain`: finite; probabilities in [0, 1]; each row of the walk's
+moves, the click-to-click transitions and the jump matrix sums to 1 within 1e-9; rates
+and scales positive; an error naming the variable).  A file without a digest (written
+before digests were stored) still loads, with its domain checked and a one-line warning;
+saving it again adds the digest.  The digest detects changes, not forgery: anyone can
+recompute it.
 """
 
 from __future__ import annotations
@@ -154,28 +166,49 @@ class Posterior:
         stats = self.tree["sample_stats"].to_dataset()
         return int(stats["diverging"].sum()) if "diverging" in stats else 0
 
+    def to_netcdf_bytes(self) -> bytes:
+        """The netCDF file's bytes (HDF5 by h5netcdf, written in memory: a full disk or a
+        file-size limit then fails in a plain write, not inside HDF5), stamped with the
+        bayeschain version when the tree has none and with the content digest
+        (:func:`content_digest`)."""
+        from .. import __version__
+
+        check_domain(self.tree)
+        tree = self.tree.copy()
+        tree.attrs.setdefault("bayeschain_version", __version__)
+        tree.attrs[DIGEST_ATTR] = content_digest(tree)
+        return bytes(tree.to_netcdf(engine="h5netcdf"))
+
     def save(self, path, *, force: bool = False) -> Path:
-        """Write to netCDF atomically; an existing file is kept unless ``force``."""
+        """Write to netCDF atomically (:func:`~bayeschain.io.write.atomic_output`); an
+        existing file is kept unless ``force``.  Only ``.nc`` names are accepted."""
         from ..io.write import atomic_output
 
+        path = Path(path)
+        if path.suffix != ".nc":
+            raise BayeschainError("a posterior is written as netCDF: name it *.nc", file=path)
+        data = self.to_netcdf_bytes()
         with atomic_output(path, force=force) as tmp:
-            self.tree.to_netcdf(tmp, engine="h5netcdf")
-        return Path(path)
+            tmp.write_bytes(data)
+        return path
 
     @classmethod
     def load(cls, path, *, spec=None) -> Posterior:
-        """Read a saved posterior; refuse one written by another bayeschain version or,
-        when ``spec`` is given, fitted with a different spec."""
+        """Read a saved posterior; refuse one written by another bayeschain version, one
+        whose content no longer matches the digest stored at save (a file modified or
+        corrupted since), one whose draws are outside their domain (:func:`check_domain`)
+        or, when ``spec`` is given, one fitted with a different spec.  A file without a
+        digest (written before digests were stored) loads with a warning."""
+        import warnings
+
         from .. import __version__
 
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(2, "No such file or directory", str(path))
-        try:
-            tree = xr.open_datatree(path, engine="h5netcdf").load()
-        except (OSError, ValueError) as exc:
-            raise BayeschainError(f"not a bayeschain posterior file ({exc})".splitlines()[0],
-                                  file=path) from None
+        if path.is_dir():
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        tree = _read_tree(path)
         attrs = tree.attrs
         if "bayeschain_version" not in attrs or "posterior" not in tree.children:
             raise BayeschainError("not a bayeschain posterior file (no provenance attrs)",
@@ -184,6 +217,21 @@ class Posterior:
             raise BayeschainError(f"posterior written by bayeschain "
                                   f"{attrs['bayeschain_version']}, this is {__version__}; "
                                   f"refit it", file=path)
+        stored = attrs.get(DIGEST_ATTR)
+        if stored is None:
+            warnings.warn(f"{path}: posterior has no content digest (written before "
+                          f"bayeschain stored one): its integrity cannot be checked; "
+                          f"re-save it to add one", UserWarning, stacklevel=2)
+        else:
+            try:
+                actual = content_digest(tree)
+            except (TypeError, ValueError) as exc:
+                actual = f"unreadable content ({exc})"
+            if stored != actual:
+                raise BayeschainError("content does not match the digest stored when it "
+                                      "was written: the file was modified or corrupted; "
+                                      "refit or restore it", file=path)
+        check_domain(tree, file=path)
         if spec is not None and attrs.get("spec_digest") != spec.digest():
             raise BayeschainError(f"posterior was fitted with spec {attrs.get('spec_name')!r} "
                                   f"({attrs.get('spec_digest')}), not {spec.name!r} "
@@ -212,3 +260,151 @@ def make_posterior(variables: dict[str, xr.DataArray], *, spec, data_digest: str
                        "data_digest": data_digest, "seed": int(seed), "method": method,
                        **(extra_attrs or {})})
     return Posterior(tree)
+
+
+def _read_tree(path: Path) -> xr.DataTree:
+    """The file's tree, fully loaded.  HDF5 parses a damaged file with errors of every
+    kind (OSError, ValueError, OverflowError, KeyError...): all of them mean the same to
+    the user, a file that is not a readable posterior.  The half-opened file objects a
+    failure leaves are collected at once, quietly (h5netcdf's destructor would print an
+    "Exception ignored" traceback at exit)."""
+    import gc
+    import sys
+    import warnings
+
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: None
+    try:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with xr.open_datatree(path, engine="h5netcdf") as tree:
+                    return tree.load()
+        except PermissionError:
+            raise
+        except Exception as exc:    # noqa: BLE001 - any parser failure: a damaged file
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    raise BayeschainError(f"not a readable bayeschain posterior file ({detail})", file=path)
+
+
+#: the root attribute holding a posterior file's content digest
+DIGEST_ATTR = "content_digest"
+
+#: variables whose rows along a dimension are probability distributions (sum to 1)
+SIMPLEX = {"walk": "move", "transition": "category", "jump": "to_rank"}
+#: variables that are probabilities
+PROBABILITIES = ("walk", "transition", "jump", "click", "repeat", "attractiveness")
+#: variables that are positive (rates, scales)
+POSITIVE = ("holding_rate", "log_dwell_sd", "jump_exponent")
+#: how far a row of a simplex may sum from 1
+SIMPLEX_TOL = 1e-9
+
+
+def _canonical(value):
+    """Attribute values as JSON-able Python (what a netCDF round trip preserves: NumPy
+    scalars and arrays become numbers and lists, booleans 0 / 1)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, np.ndarray):
+        return [_canonical(v) for v in value.tolist()]
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _attrs_text(attrs, skip=()) -> str:
+    import json
+
+    return json.dumps({str(k): _canonical(v) for k, v in attrs.items() if k not in skip},
+                      sort_keys=True, default=str)
+
+
+def _array_bytes(values: np.ndarray) -> bytes:
+    """A variable's values in a canonical byte form: little-endian 64-bit numbers,
+    booleans as bytes, strings as length-prefixed UTF-8."""
+    values = np.asarray(values)
+    kind = values.dtype.kind
+    shape = ",".join(map(str, values.shape)).encode()
+    if kind in "OUS":
+        parts = [(v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v))
+                 .encode() for v in values.ravel().tolist()]
+        body = b"".join(len(p).to_bytes(8, "little") + p for p in parts)
+        return b"str:" + shape + b":" + body
+    if kind == "b":
+        return b"bool:" + shape + b":" + np.ascontiguousarray(values, np.uint8).tobytes()
+    if kind in "iu":
+        return b"int:" + shape + b":" + np.ascontiguousarray(values, "<i8").tobytes()
+    if kind == "f":
+        return b"float:" + shape + b":" + np.ascontiguousarray(values, "<f8").tobytes()
+    if kind == "c":
+        return b"complex:" + shape + b":" + np.ascontiguousarray(values, "<c16").tobytes()
+    return f"{values.dtype.str}:".encode() + shape + b":" + values.tobytes()
+
+
+def content_digest(tree: xr.DataTree) -> str:
+    """``sha256:<hex>`` over every group's variables and coordinates (name, dims, attrs,
+    values) and the attrs of every group, except the digest itself.  Stored in the root
+    attrs at save; :meth:`Posterior.load` recomputes it, so that a file modified after it
+    was written (a probability halved, a draw dropped, an attribute edited) is refused."""
+    import hashlib
+
+    h = hashlib.sha256()
+
+    def feed(part: bytes | str) -> None:
+        b = part.encode() if isinstance(part, str) else part
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+
+    for node in sorted(tree.subtree, key=lambda n: n.path):
+        feed("group " + node.path)
+        feed(_attrs_text(node.attrs, skip=(DIGEST_ATTR,) if node.is_root else ()))
+        ds = node.to_dataset(inherit=False)
+        for name in sorted(map(str, ds.variables)):
+            var = ds.variables[name]
+            feed("variable " + name)
+            feed(",".join(map(str, var.dims)))
+            feed(_attrs_text(var.attrs))
+            feed(_array_bytes(var.values))
+    return "sha256:" + h.hexdigest()
+
+
+def check_domain(tree: xr.DataTree, *, file=None) -> None:
+    """The draws lie in their domain: every value finite; probabilities in [0, 1]; each
+    row of the walk's moves, of the click-to-click transitions and of the jump matrix
+    sums to 1 (within ``SIMPLEX_TOL``); rates and scales positive.  A
+    :class:`~bayeschain.errors.BayeschainError` names the variable (and ``file``)."""
+    if "posterior" not in tree.children:
+        return
+    ds = tree["posterior"].to_dataset()
+    for name, da in ds.data_vars.items():
+        values = np.asarray(da.values)
+        if values.dtype.kind not in "biuf":
+            raise BayeschainError(f"posterior variable {name!r} is not numeric "
+                                  f"({values.dtype})", file=file)
+        values = values.astype(float)
+        if values.size and not np.isfinite(values).all():
+            raise BayeschainError(f"posterior variable {name!r} has "
+                                  f"{int((~np.isfinite(values)).sum())} non-finite values "
+                                  f"(NaN or infinite)", file=file)
+        if name in PROBABILITIES and values.size and (values.min() < 0 or values.max() > 1):
+            raise BayeschainError(f"posterior variable {name!r} holds probabilities but has "
+                                  f"values from {values.min():.6g} to {values.max():.6g}",
+                                  file=file)
+        if name in POSITIVE and values.size and values.min() <= 0:
+            raise BayeschainError(f"posterior variable {name!r} must be positive but has "
+                                  f"values down to {values.min():.6g}", file=file)
+        dim = SIMPLEX.get(name)
+        if dim is not None and dim in da.dims and values.size:
+            sums = da.sum(dim).values.ravel()
+            worst = sums[np.argmax(np.abs(sums - 1.0))]
+            if abs(worst - 1.0) > SIMPLEX_TOL:
+                raise BayeschainError(f"posterior variable {name!r}: each row over {dim!r} "
+                                      f"must sum to 1, but one sums to {worst:.12g}",
+                                      file=file)
