@@ -33,7 +33,7 @@ def cases(tmp, post):
     bad_run.write_text("301 Q0 D1 1 high STANDARD\n")
     bad_log = tmp / "bad.log"
     bad_log.write_text("0\t0\tQ\t7\t0.0\tu1\n0\tsoon\tC\tu1\n")
-    qrels, good = TREC / "qrels.test", TREC / "results.test"
+    qrels, good, other = TREC / "qrels.test", TREC / "results.test", TREC / "results.trunc"
     out = tmp / "out.file"
     return [
         # (arguments, expected message, output that must not appear)
@@ -56,11 +56,11 @@ def cases(tmp, post):
           "-o", tmp / "s.csv"], "come from the posterior", tmp / "s.csv"),
         (["compare", qrels, good, tmp / "missing.run", "--posterior", post, "-o",
           tmp / "c.md"], "No such file", tmp / "c.md"),
-        (["compare", qrels, good, good, "--posterior", post, "-m", "Nope", "-o",
+        (["compare", qrels, good, other, "--posterior", post, "-m", "Nope", "-o",
           tmp / "c.md"], "unknown measure", tmp / "c.md"),
         (["compare", qrels, good, bad_run, "--posterior", post, "-o", tmp / "c.md"],
          "bad.run:1:", tmp / "c.md"),
-        (["compare", qrels, good, good, "--posterior", post, "--rope", "-1", "-o",
+        (["compare", qrels, good, other, "--posterior", post, "--rope", "-1", "-o",
           tmp / "c.md"], "rope", tmp / "c.md"),
         (["demo", "--toy", "--data", tmp / "nowhere"], "No such file", None),
         (["simulate", "-o", tmp / "log.xml"], "extension", tmp / "log.xml"),

@@ -126,9 +126,24 @@ def test_real_data_demo_writes_its_outputs(tmp_path, capsys):
 
 
 def test_demo_never_overwrites_an_output_folder(tmp_path):
-    from bayeschain.cli.demo import _output_folder
+    """The complete outputs are renamed into ``demo``, or ``demo-2``... when it exists
+    (also when another run made it meanwhile); ``--force`` replaces files in ``demo``."""
+    from bayeschain.cli.demo import _output_folder, _publish
 
-    first = _output_folder(tmp_path / "demo", force=False)
-    second = _output_folder(tmp_path / "demo", force=False)
-    assert first == tmp_path / "demo" and second == tmp_path / "demo-2"
-    assert _output_folder(tmp_path / "demo", force=True) == tmp_path / "demo"
+    base = tmp_path / "demo"
+    assert _output_folder(base, force=False) == base and not base.exists()
+
+    def stage(text):
+        folder = tmp_path / f".stage-{text}"
+        folder.mkdir()
+        (folder / "scores.csv").write_text(text)
+        return folder
+
+    assert _publish(stage("one"), base, force=False) == base
+    assert _output_folder(base, force=False) == tmp_path / "demo-2"
+    assert _publish(stage("two"), base, force=False) == tmp_path / "demo-2"
+    assert _output_folder(base, force=True) == base
+    assert _publish(stage("three"), base, force=True) == base
+    assert (base / "scores.csv").read_text() == "three"
+    assert (tmp_path / "demo-2" / "scores.csv").read_text() == "two"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo", "demo-2"]

@@ -3,7 +3,8 @@
 Subcommands register themselves in :data:`COMMANDS`; each module is imported only when its
 command runs, so ``bayeschain --help`` stays fast.  User mistakes (a
 :class:`~bayeschain.errors.BayeschainError`, a missing file) are printed on one line and
-exit with status 2.
+exit with status 2; so do faults of the system (a full disk, a closed output pipe); an
+interrupted (SIGINT) or terminated (SIGTERM) command exits 130 / 143 and leaves no output.
 """
 
 from __future__ import annotations
@@ -49,8 +50,24 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+class UsageError(Exception):
+    """A command line argparse refused (printed on one line by :func:`main`)."""
+
+    def __init__(self, prog: str, message: str):
+        self.prog = prog
+        self.message = message
+        super().__init__(f"{prog}: error: {message}")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose errors :func:`main` prints on one line (no usage block)."""
+
+    def error(self, message):
+        raise UsageError(self.prog, message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="bayeschain",
         description="Evaluate search systems with Markov-chain user models.")
     parser.add_argument("--version", action="version", version=f"bayeschain {__version__}")
@@ -61,24 +78,151 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """Raised by :func:`main`'s SIGTERM handler, so that a terminated command unwinds like
+    an interrupted one: every ``finally`` (temporary files, staging folders) runs.  A
+    ``BaseException``, like ``KeyboardInterrupt``: ``except Exception`` does not stop it."""
+
+
+#: exit status of an interrupted command: 128 + the signal's number (the shell's convention)
+INTERRUPTED, TERMINATED = 130, 143
+
+
+def _on_sigterm(signum, frame):
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)      # one exception; cleanup runs in peace
+    raise Terminated(signum)
+
+
+def _install_sigterm():
+    """Make SIGTERM raise :class:`Terminated` (main thread only); returns the previous
+    handler, or ``None`` when none was installed."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous == signal.SIG_IGN:
+        return None
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    return previous
+
+
+class _Stdout:
+    """Standard output as the commands see it: the stream itself, noting whether writing
+    to it failed (a closed pipe, a full device), so that the error can say so."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.failed = False
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError:
+            self.failed = True
+            raise
+
+    def flush(self):
+        try:
+            return self._stream.flush()
+        except OSError:
+            self.failed = True
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _silence_stdout(stream) -> None:
+    """Point a broken standard output at /dev/null, so that Python's flush at exit does
+    not fail a second time (with "Exception ignored ... BrokenPipeError")."""
+    import os
+
+    try:
+        fd = stream.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _os_error_message(exc: OSError) -> str:
+    what = exc.strerror or str(exc).splitlines()[0] or type(exc).__name__
+    if exc.filename is not None:
+        return f"{what}: {exc.filename}"
+    return what
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command.  Exit status: 0 on success; 2 for a user mistake or a fault of the
+    system (a missing or malformed file, an impossible parameter, a full disk, a closed
+    output pipe), reported on one line ``bayeschain CMD: error: ...``; 130 when
+    interrupted (Ctrl-C, SIGINT) and 143 when terminated (SIGTERM), with nothing written."""
+    import warnings
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        if argv is not None and any("\0" in str(a) for a in argv):
+            raise UsageError("bayeschain", "an argument contains a NUL byte")
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        print(f"{exc.prog}: error: {' '.join(exc.message.split())} (see {exc.prog} --help)",
+              file=sys.stderr)
+        return 2
     if args.command is None:
         parser.print_help()
         return 0
     from ..errors import BayeschainError
 
+    name = args.command
+
+    def error(text: str) -> None:
+        try:
+            print(f"bayeschain {name}: error: {' '.join(text.split())}", file=sys.stderr,
+                  flush=True)
+        except (OSError, ValueError):
+            pass
+
+    def one_line_warning(message, category, filename, lineno, line=None) -> str:
+        return f"bayeschain {name}: warning: {' '.join(str(message).split())}\n"
+
+    previous = _install_sigterm()
+    formatwarning = warnings.formatwarning
+    warnings.formatwarning = one_line_warning
+    stdout = sys.stdout
+    sys.stdout = out = _Stdout(stdout)
     try:
-        module = importlib.import_module(COMMANDS[args.command].module)
-        return int(module.run(args) or 0)
+        module = importlib.import_module(COMMANDS[name].module)
+        status = int(module.run(args) or 0)
+        out.flush()
+        return status
     except BayeschainError as exc:
-        print(f"bayeschain {args.command}: error: {exc}", file=sys.stderr)
+        error(str(exc))
         return 2
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"bayeschain {args.command}: error: {exc.strerror}: {exc.filename}",
-              file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        error("interrupted" + (f" ({exc})" if str(exc) else "") + "; no output written")
+        return INTERRUPTED
+    except Terminated:
+        error("terminated (SIGTERM); no output written")
+        return TERMINATED
+    except OSError as exc:             # a missing file, a full disk, a closed pipe...
+        if out.failed:
+            _silence_stdout(stdout)
+            error(f"{exc.strerror or exc}: standard output")
+        else:
+            error(_os_error_message(exc))
         return 2
+    finally:
+        sys.stdout = stdout
+        warnings.formatwarning = formatwarning
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

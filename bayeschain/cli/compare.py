@@ -18,6 +18,7 @@ FIGURES = ("forest.png", "pairwise.png")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from .arguments import seed
     from .score import add_scoring_arguments
 
     add_scoring_arguments(p, runs_help="TREC run files (two or more)")
@@ -27,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topics", choices=("bayesian-bootstrap", "fixed"),
                    default="bayesian-bootstrap",
                    help="topics as a sample of a population (default) or as given")
-    p.add_argument("--seed", type=int, default=2026, help="seed of the topic weights")
+    p.add_argument("--seed", type=seed, default=2026, help="seed of the topic weights")
     p.add_argument("-o", "--output", default=None,
                    help="write the table: .csv, .md or .tex")
     p.add_argument("--figures", default=None, metavar="DIR",
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..comparison import compare
     from ..errors import ParameterError
-    from ..io.write import atomic_write_text, check_output_path, prepare_figure_folder
+    from ..io.write import atomic_outputs, check_output_path, prepare_figure_folder
     from ..scoring import score
     from .score import load_scoring_inputs
 
@@ -67,24 +68,28 @@ def run(args: argparse.Namespace) -> int:
     print("\nP(best): " + ", ".join(f"{k} {v:.3f}" for k, v in result.best.items()) + ties)
     print("\nwidth of each HDI by source of uncertainty:")
     print(result.decomposition.round(4).to_string(index=False))
-    if args.output:
-        suffix = Path(args.output).suffix
-        text = {".csv": result.to_csv, ".md": result.to_markdown,
-                ".tex": result.to_latex}[suffix]()
-        atomic_write_text(args.output, text, force=args.force)
-        print(f"wrote {args.output}")
-    if args.figures:
-        _figures(Path(args.figures), scores, result, args.force)
+    with atomic_outputs(force=args.force,           # the table and figures: all or none
+                        protected=[args.qrels, args.posterior, *args.runs]) as out:
+        if args.output:
+            suffix = Path(args.output).suffix
+            text = {".csv": result.to_csv, ".md": result.to_markdown,
+                    ".tex": result.to_latex}[suffix]()
+            with out.writing(args.output) as tmp:
+                tmp.write_text(text, encoding="utf-8")
+        if args.figures:
+            _figures(Path(args.figures), scores, result, out)
+    for path in out.targets:
+        print(f"wrote {path}")
     return 0
 
 
-def _figures(folder, scores, result, force: bool) -> None:
+def _figures(folder, scores, result, out) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..io.write import atomic_save_figure
+    from ..io.write import save_figure
     from ..plots import plot_forest, plot_pairwise
 
     for name, draw in zip(FIGURES, (lambda ax: plot_forest(ax, scores),
@@ -92,4 +97,5 @@ def _figures(folder, scores, result, force: bool) -> None:
         fig, ax = plt.subplots(figsize=(5, 4))
         draw(ax)
         fig.tight_layout()
-        print(f"wrote {atomic_save_figure(fig, folder / name, force=force)}")
+        with out.writing(folder / name) as tmp:
+            save_figure(fig, tmp)

@@ -13,20 +13,21 @@
    qrels, ``PatH(model='drwbm')``);
 5. compare: mean difference with its credible interval, P(A > B), P(practically equal),
    and the posterior probability that A's law of P@H dominates B's;
-6. write the posterior, the tables and the figures to an output folder.
+6. write the posterior, the tables and the figure to an output folder: all of them, or
+   (after an error or an interrupt) nothing at all.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ..errors import BayeschainError
-
-if TYPE_CHECKING:  # NumPy and pandas load when the demo runs, not for --help
-    pass
 
 MEASURE = "PatH(model='rwbm', order=2)"
 #: posterior draws per question for the exact laws of P@H (stochastic dominance)
@@ -40,26 +41,92 @@ def _step(t0: float, text: str) -> None:
 
 
 def _output_folder(base: Path, force: bool) -> Path:
-    """``base``, or ``base-2``, ``base-3``... so that earlier results are never overwritten
-    (``--force`` reuses ``base``)."""
+    """Where the outputs go: ``base``, or ``base-2``, ``base-3``... when it exists, so
+    that earlier results are never overwritten (``--force`` reuses ``base``).  Nothing is
+    made here: :func:`_publish` moves the complete outputs into place."""
     if force or not base.exists():
-        base.mkdir(parents=True, exist_ok=True)
         return base
     for k in range(2, 1000):
         cand = base.with_name(f"{base.name}-{k}")
         if not cand.exists():
-            cand.mkdir(parents=True)
             return cand
     raise BayeschainError("too many demo output folders; pass --force or another --out",
                           file=base)
 
 
+def _publish(stage: Path, base: Path, force: bool) -> Path:
+    """Rename the complete staging folder into place (:func:`_output_folder`); a folder
+    made meanwhile by another run is never replaced: the next free name is taken."""
+    from ..io.write import publish_folder
+
+    for _ in range(100):
+        out = _output_folder(base, force)
+        try:
+            return publish_folder(stage, out, force=force)
+        except BayeschainError:
+            if force or not out.exists():
+                raise
+    raise BayeschainError("could not find a free output folder", file=base)
+
+
+@dataclass
+class Results:
+    """What the demo writes: the walk's posterior, the scores under it and under the
+    relevance-dependent walk, the comparisons and the replay check of the deepest click."""
+
+    post: Any
+    scores: Any
+    rel_scores: Any
+    table: Any
+    check: Any
+
+
 def run(args: argparse.Namespace) -> int:
-    """``--toy``: the engine on the paper's toy runs; otherwise the real-data demo."""
+    """``--toy``: the engine on the paper's toy runs; otherwise the real-data demo.
+
+    The outputs are written to a hidden temporary sibling of the output folder and renamed
+    into place once all are complete: an error or an interrupt leaves neither a partial
+    file nor an empty folder."""
     if args.toy:
         from .toy_demo import run_toy
 
         return run_toy(args)
+    from ..io.write import naming_os_errors, staging_folder
+
+    t0 = time.perf_counter()
+    base = Path(args.out)
+    with staging_folder(base) as stage:      # checks now that the folder can be written
+        results = _analyse(args, t0)
+        outputs = _outputs(results)
+        for name, write in outputs.items():
+            with naming_os_errors(base / name):
+                write(stage / name)
+        out = _publish(stage, base, args.force)
+    _step(t0, f"wrote {out}/: {', '.join(outputs)}")
+    print(EXPLANATION.format(measure=MEASURE, rope=args.rope, draws=DOMINANCE_DRAWS,
+                             law_tol=LAW_TOL))
+    return 0
+
+
+def _outputs(results: Results) -> dict[str, Callable[[Path], object]]:
+    """File name -> the function that writes it to a path (in the staging folder)."""
+
+    def csv(frame):
+        return lambda path: frame.to_csv(path, index=False)
+
+    outputs = {
+        "posterior.nc": lambda path: path.write_bytes(results.post.to_netcdf_bytes()),
+        "scores.csv": csv(results.scores.to_dataframe().reset_index()),
+        "scores_drwbm.csv": csv(results.rel_scores.to_dataframe().reset_index()),
+        "comparisons.csv": csv(results.table),
+    }
+    if importlib.util.find_spec("matplotlib") is not None:
+        outputs["demo.png"] = lambda path: _figure(path, results.scores, results.check)
+    return outputs
+
+
+def _analyse(args: argparse.Namespace, t0: float) -> Results:
+    """Steps 1-5 of the module docstring, printed as they go."""
     import numpy as np
     import pandas as pd
 
@@ -68,8 +135,6 @@ def run(args: argparse.Namespace) -> int:
     from ..io import read_clicks, read_qrels
     from ..recipes import bundled_data_dir, session_matrices, session_qrels, systems_from_log
     from ..scoring import score, score_sessions
-
-    t0 = time.perf_counter()
 
     data = Path(args.data) if args.data else bundled_data_dir()
     folder = data / "trec_session_2013"
@@ -94,7 +159,6 @@ def run(args: argparse.Namespace) -> int:
     _step(t0, f"systems from the log: {', '.join(runs)} "
               f"({runs['first query']['query_id'].nunique()} sessions with results)")
     scores = score(runs, qrels, MEASURE, post)
-    out = _output_folder(Path(args.out), args.force)
     tables = []
     for a, b, what in (("last query", "first query", "did reformulating help?"),
                        ("engine", "baseline", "engine ranking vs term-overlap re-ranking")):
@@ -135,17 +199,9 @@ def run(args: argparse.Namespace) -> int:
               f"{np.quantile(mean_msm, 0.975):.4f}] under MsM's session walk fitted to the "
               f"log (walk-session)")
 
-    table = pd.concat(tables, ignore_index=True)
-    table.to_csv(out / "comparisons.csv", index=False)
-    post.save(out / "posterior.nc", force=True)
-    scores.to_dataframe().reset_index().to_csv(out / "scores.csv", index=False)
-    rel_scores.to_dataframe().reset_index().to_csv(out / "scores_drwbm.csv", index=False)
-    _figures(out, scores, checks["deepest clicked rank"])
-    _step(t0, f"wrote {out}/: posterior.nc, scores.csv, scores_drwbm.csv, comparisons.csv "
-              f"and figures")
-    print(EXPLANATION.format(measure=MEASURE, rope=args.rope, draws=DOMINANCE_DRAWS,
-                             law_tol=LAW_TOL))
-    return 0
+    return Results(post=post, scores=scores, rel_scores=rel_scores,
+                   table=pd.concat(tables, ignore_index=True),
+                   check=checks["deepest clicked rank"])
 
 
 def _print_walk(post, log, ranks: int = 10) -> None:
@@ -206,22 +262,21 @@ def _relevance_walk(t0: float, log, topic_qrels, runs, session_qrels, args):
     return scores
 
 
-def _figures(out: Path, scores, check) -> None:
-    try:
-        import matplotlib
-    except ImportError:
-        return
+def _figure(path: Path, scores, check) -> None:
+    """The scores' forest plot next to the replay check of the deepest clicked rank."""
+    import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from ..io.write import save_figure
     from ..plots import plot_distribution_check, plot_forest
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     plot_forest(axes[0], scores, title="P@H (fitted walk, order 2)")
     plot_distribution_check(axes[1], check)
     fig.tight_layout()
-    fig.savefig(out / "demo.png", dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 EXPLANATION = """
@@ -245,12 +300,14 @@ How to read these numbers
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from .arguments import seed
+
     p.add_argument("--data", default=None, help="data folder (default: the bundled data/)")
     p.add_argument("--out", default="bayeschain-demo",
                    help="output folder (default bayeschain-demo; a new numbered folder is "
                         "made when it exists, unless --force)")
     p.add_argument("--force", action="store_true", help="reuse --out even if it exists")
-    p.add_argument("--seed", type=int, default=2026, help="random seed")
+    p.add_argument("--seed", type=seed, default=2026, help="random seed")
     p.add_argument("--rope", type=float, default=0.01,
                    help="region of practical equivalence (default 0.01)")
     p.add_argument("--toy", action="store_true",

@@ -99,15 +99,19 @@ def parse_rates(text: str):
 
 def run(args: argparse.Namespace) -> int:
     from ..evaluation import evaluate_runs
-    from ..io.trec import read_qrels, read_runs, run_names
-    from ..io.write import atomic_write_text
+    from ..io.trec import read_qrels
+    from ..io.write import atomic_write_text, check_output_path
+    from .score import named_runs
 
     if args.depth is not None and args.depth < 1:
         raise ParameterError(f"--depth must be a positive integer, got {args.depth}")
+    if args.depth is not None:         # deeper than any ranking is no cut (and fits in C)
+        args.depth = min(args.depth, 2**31 - 1)
+    if args.output:
+        check_output_path(args.output, force=args.force, protected=[args.qrels, *args.runs])
     measures = args.measures or DEFAULT_MEASURES
     qrels = read_qrels(args.qrels)
-    frames = read_runs(args.runs)
-    runs = dict(zip(run_names(args.runs, frames), frames, strict=True))
+    runs = named_runs(args.runs)
     context = {}
     if args.holding_rates:
         context["holding_rates"] = parse_rates(args.holding_rates)

@@ -5,10 +5,12 @@ hidden, the likelihood of every page is exact).  Prints what the posterior learn
 rank: forward, backward and leave probabilities, click probabilities, expected
 examinations of a 10-result page next to the log's clicks per rank), posterior predictive
 checks that replay the fitted model on the log's pages, and the sampler's diagnostics;
-writes the posterior (netCDF, atomically, right after the fit, never over an existing file
-without ``--force``).  ``--heldout 0.25`` fits on 75% of the sessions and reports the click
-models' held-out metrics (log-likelihood, perplexity) on the rest.  Outputs are checked
-before the fit starts.
+writes the posterior (netCDF, ``-o`` must end in ``.nc``) and the figures when the command
+succeeds: all outputs are committed together at the end, atomically, never over an existing
+file without ``--force``; an error or an interrupt (exit status 130 / 143) leaves none.
+``--heldout 0.25`` fits on 75% of the sessions and reports the click models' held-out
+metrics (log-likelihood, perplexity) on the rest.  Outputs are checked
+(name, existing file, writable folder) and the log validated before the fit starts.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ FIGURES = {"walk": WALK_FIGURES, "backward_share": CLICK_FIGURES, "dwell": (DWEL
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from .arguments import positive_int, seed
+
     p.add_argument("log", help="click log (any format `bayeschain stats` reads)")
     p.add_argument("--spec", default="walk",
                    help="model spec: a TOML file or a built-in name (default walk: the walk "
@@ -31,9 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", default=None, help="write the posterior to this .nc file")
     p.add_argument("--method", choices=["conjugate", "nuts"], default=None,
                    help="override the spec's sampler")
-    p.add_argument("--draws", type=int, default=None, help="draws per chain")
-    p.add_argument("--chains", type=int, default=None, help="chains")
-    p.add_argument("--seed", type=int, default=None, help="random seed")
+    p.add_argument("--draws", type=positive_int, default=None, help="draws per chain")
+    p.add_argument("--chains", type=positive_int, default=None, help="chains")
+    p.add_argument("--seed", type=seed, default=None, help="random seed")
     p.add_argument("--format", dest="log_format", default=None,
                    choices=["yandex", "wscd", "trec-session", "canonical"])
     p.add_argument("--results", default=None, metavar="PAGES",
@@ -48,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--heldout", type=float, default=None, metavar="FRACTION",
                    help="fit on the other sessions and report held-out click prediction "
                         "(log-likelihood, perplexity) on this share of them")
-    p.add_argument("--heldout-seed", type=int, default=0,
+    p.add_argument("--heldout-seed", type=seed, default=0,
                    help="seed of the held-out split by session (default 0)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -61,21 +65,31 @@ def _figures(spec) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from ..errors import ParameterError
     from ..inference import fit, load_spec
     from ..inference.sections import predictive_checks
     from ..io.clickformats import read_clicks
-    from ..io.write import check_output_path, prepare_figure_folder
+    from ..io.write import atomic_outputs, check_output_path, prepare_figure_folder
+    from .arguments import MAX_TOTAL_DRAWS
 
     spec = load_spec(args.spec)
-    if args.output:
-        check_output_path(args.output, force=args.force,
-                          protected=[args.log] + ([args.results] if args.results else []))
-    if args.figures:      # checked before the (possibly long) fit, not after it
+    protected = [p for p in (args.log, args.results, args.qrels) if p]
+    if args.output:       # checked before the (possibly long) fit, not after it
+        if Path(args.output).suffix != ".nc":
+            raise ParameterError(f"--output must end in .nc (the posterior is written as "
+                                 f"netCDF), got {args.output!r}")
+        check_output_path(args.output, force=args.force, protected=protected)
+    if args.figures:
         prepare_figure_folder(args.figures, _figures(spec), force=args.force,
-                              protected=[args.log])
+                              protected=protected)
     if args.heldout is not None and not 0 < args.heldout < 1:
         raise ParameterError("--heldout must be a fraction between 0 and 1")
+    total = (args.draws or spec.sampler["draws"]) * (args.chains or spec.sampler["chains"])
+    if total > MAX_TOTAL_DRAWS:
+        raise ParameterError(f"{total:,} draws in all (draws x chains) is more than "
+                             f"{MAX_TOTAL_DRAWS:,}: a typo?")
     exam = spec.section("examination")
     by_relevance = exam is not None and exam["by_relevance"]
     qrels = None
@@ -89,35 +103,40 @@ def run(args: argparse.Namespace) -> int:
     test = None
     if args.heldout is not None:
         log, test = log.split(args.heldout, seed=args.heldout_seed)
-    print(f"fitting {spec.name} ({_learns(spec)}) to {log!r}", flush=True)
-    post = fit(log, spec, method=args.method, draws=args.draws, chains=args.chains,
-               seed=args.seed, progress=not args.quiet, qrels=qrels, level=args.level)
-    if args.output:       # saved first: nothing after the fit can lose it
-        path = post.save(args.output, force=args.force)
-        print(f"wrote {path}")
-    checks = predictive_checks(spec)
-    if post.parametrises == "walk":
-        _report_walk(post, log, qrels, args)
-    else:
-        print(post.summary().round(4).to_string(index=False))
-        if "backward_share" in checks:
-            _report_click_to_click(post, log, spec, args)
-    if "dwell" in checks:
-        if post.attrs.get("holding", "").startswith("the log has no dwell"):
-            print("no dwell times in the log: no holding rates fitted (MPcont needs them)")
+    # every output is committed together when the command succeeds: an error or an
+    # interrupt (fit, report or figures) leaves none, not even a temporary file
+    with atomic_outputs(force=args.force, protected=protected) as out:
+        print(f"fitting {spec.name} ({_learns(spec)}) to {log!r}", flush=True)
+        post = fit(log, spec, method=args.method, draws=args.draws, chains=args.chains,
+                   seed=args.seed, progress=not args.quiet, qrels=qrels, level=args.level)
+        if args.output:   # written (not yet linked) at once: a full disk shows up now
+            with out.writing(args.output) as tmp:
+                tmp.write_bytes(post.to_netcdf_bytes())
+        checks = predictive_checks(spec)
+        if post.parametrises == "walk":
+            _report_walk(post, log, qrels, args, out)
         else:
-            from ..inference import predictive_dwell_distribution
+            print(post.summary().round(4).to_string(index=False))
+            if "backward_share" in checks:
+                _report_click_to_click(post, log, spec, args, out)
+        if "dwell" in checks:
+            if post.attrs.get("holding", "").startswith("the log has no dwell"):
+                print("no dwell times in the log: no holding rates fitted (MPcont needs them)")
+            else:
+                from ..inference import predictive_dwell_distribution
 
-            dwell = predictive_dwell_distribution(post, log, seed=0)
-            _print_check(dwell)
-            if args.figures:
-                _distribution_figure(dwell, args.figures, DWELL_FIGURE, args.force)
-    if test is not None:
-        _report_heldout(post, log, test, qrels)
-    if str(post.attrs.get("method", "")).startswith("nuts"):
-        diag = post.diagnostics()
-        print(f"NUTS: max R-hat {diag['max_rhat'].max():.3f}, min bulk ESS "
-              f"{diag['min_ess'].min():.0f}, {post.divergences()} divergences")
+                dwell = predictive_dwell_distribution(post, log, seed=0)
+                _print_check(dwell)
+                if args.figures:
+                    _distribution_figure(dwell, out, Path(args.figures) / DWELL_FIGURE)
+        if test is not None:
+            _report_heldout(post, log, test, qrels)
+        if str(post.attrs.get("method", "")).startswith("nuts"):
+            diag = post.diagnostics()
+            print(f"NUTS: max R-hat {diag['max_rhat'].max():.3f}, min bulk ESS "
+                  f"{diag['min_ess'].min():.0f}, {post.divergences()} divergences")
+    for path in out.targets:
+        print(f"wrote {path}")
     return 0
 
 
@@ -128,7 +147,7 @@ def _learns(spec) -> str:
             "dwell": "dwell times"}[spec.parametrises]
 
 
-def _report_walk(post, log, qrels, args) -> None:
+def _report_walk(post, log, qrels, args, out) -> None:
     import numpy as np
 
     from ..inference.parameters import expected_visits, walk_summary
@@ -160,11 +179,13 @@ def _report_walk(post, log, qrels, args) -> None:
     for check in checks.values():
         _print_check(check)
     if args.figures:
+        from pathlib import Path
+
         for check, name in zip(checks.values(), WALK_FIGURES, strict=True):
-            _distribution_figure(check, args.figures, name, args.force)
+            _distribution_figure(check, out, Path(args.figures) / name)
 
 
-def _report_click_to_click(post, log, spec, args) -> None:
+def _report_click_to_click(post, log, spec, args, out) -> None:
     from ..inference import model_data, predictive_backward_share
     from ..io.clickstats import click_statistics
 
@@ -177,7 +198,9 @@ def _report_click_to_click(post, log, spec, args) -> None:
     print(f"backward share of click-to-click moves: observed {check.observed:.3f}, "
           f"posterior predictive 95% [{lo:.3f}, {hi:.3f}] (p = {check.p_value:.2f})")
     if args.figures:
-        _ppc_figure(check, args.figures, args.force)
+        from pathlib import Path
+
+        _ppc_figure(check, out, Path(args.figures) / CLICK_FIGURES[0])
 
 
 def _report_heldout(post, train, test, qrels) -> None:
@@ -208,36 +231,33 @@ def _print_check(check, skip=()) -> None:
               f"{out.size} of {check.support.size} points ({shown})")
 
 
-def _distribution_figure(check, folder, name: str, force: bool) -> None:
-    from pathlib import Path
-
+def _distribution_figure(check, out, path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..io.write import atomic_save_figure
+    from ..io.write import save_figure
     from ..plots import plot_distribution_check
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
     plot_distribution_check(ax, check)
     fig.tight_layout()
-    print(f"wrote {atomic_save_figure(fig, Path(folder) / name, force=force)}")
-    plt.close(fig)
+    with out.writing(path) as tmp:
+        save_figure(fig, tmp)
 
 
-def _ppc_figure(check, folder, force: bool) -> None:
-    from pathlib import Path
-
+def _ppc_figure(check, out, path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..io.write import atomic_save_figure
+    from ..io.write import save_figure
     from ..plots import plot_predictive_check
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
     plot_predictive_check(ax, check, label="share of backward moves")
     fig.tight_layout()
-    print(f"wrote {atomic_save_figure(fig, Path(folder) / CLICK_FIGURES[0], force=force)}")
+    with out.writing(path) as tmp:
+        save_figure(fig, tmp)

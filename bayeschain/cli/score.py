@@ -2,7 +2,8 @@
 
 Prints each run's mean score over topics with its 95% credible interval under the user
 model's posterior, and writes every (chain, draw, run, topic) score to ``-o`` (``.nc``
-netCDF or ``.csv`` long table), atomically.
+netCDF or ``.csv`` long table), atomically: two runs writing the same file cannot overwrite
+each other (the second one fails), an error or an interrupt leaves no file.
 """
 
 from __future__ import annotations
@@ -32,15 +33,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
 
 
+def named_runs(paths) -> dict:
+    """The run files read and named (:func:`~bayeschain.io.trec.run_names`); a file with
+    no ranking is an error naming it (it would give a blank report)."""
+    from ..errors import FormatError
+    from ..io.trec import read_runs, run_names
+
+    frames = read_runs(paths)
+    for path, frame in zip(paths, frames, strict=True):
+        if len(frame) == 0:
+            raise FormatError("the run has no rankings (an empty run file)", file=path)
+    return dict(zip(run_names(paths, frames), frames, strict=True))
+
+
 def load_scoring_inputs(args: argparse.Namespace):
     """The posterior, the qrels and the named runs of a score / compare command."""
     from ..inference import Posterior
-    from ..io.trec import read_qrels, read_runs, run_names
+    from ..io.trec import read_qrels
 
     posterior = Posterior.load(args.posterior)
     qrels = read_qrels(args.qrels)
-    frames = read_runs(args.runs)
-    return posterior, qrels, dict(zip(run_names(args.runs, frames), frames, strict=True))
+    return posterior, qrels, named_runs(args.runs)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
         target = Path(args.output)
         with atomic_output(target, force=args.force,
                            protected=[args.qrels, args.posterior, *args.runs]) as tmp:
-            if target.suffix == ".nc":
-                scores.to_netcdf(tmp, engine="h5netcdf")
+            if target.suffix == ".nc":    # in memory first: HDF5 never meets a full disk
+                tmp.write_bytes(bytes(scores.to_netcdf(engine="h5netcdf")))
             else:
                 scores.to_dataframe().reset_index().to_csv(tmp, index=False)
         print(f"wrote {target}")

@@ -38,6 +38,10 @@ def run(args: argparse.Namespace) -> int:
     from ..io.clickstats import click_statistics
     from ..io.clickstats_pandas import observations
 
+    if args.max_rank < 1:
+        from ..errors import ParameterError
+
+        raise ParameterError(f"--max-rank must be a positive integer, got {args.max_rank}")
     if args.figures:      # checked before reading a possibly large log
         from ..io.write import prepare_figure_folder
 
@@ -53,15 +57,20 @@ def run(args: argparse.Namespace) -> int:
     if anomalies:
         print("  counted anomalies: " + ", ".join(f"{k.replace('_', ' ')} {v:,}"
                                                    for k, v in anomalies.items()))
-    share = stats.backward_share()
     n_trans = int(stats.transitions["count"].sum())
-    print(f"  backward transitions: {share:.1%} of {n_trans:,} click-to-click moves "
-          f"(the MP paper reports 21% on Yandex)")
+    if n_trans:
+        print(f"  backward transitions: {stats.backward_share():.1%} of {n_trans:,} "
+              f"click-to-click moves (the MP paper reports 21% on Yandex)")
+    else:                    # no share of nothing (it printed "nan%")
+        print("  backward transitions: no click-to-click moves in the log")
     per_rank = stats.clicks_per_rank()
     shown = per_rank[per_rank.index <= args.max_rank]
     deeper = int(per_rank[per_rank.index > args.max_rank].sum())
-    print("  clicks per rank: " + "  ".join(f"{r}:{c:,}" for r, c in shown.items())
-          + (f"  >{args.max_rank}:{deeper:,}" if deeper else ""))
+    if len(per_rank):
+        print("  clicks per rank: " + "  ".join(f"{r}:{c:,}" for r, c in shown.items())
+              + (f"  >{args.max_rank}:{deeper:,}" if deeper else ""))
+    else:
+        print("  clicks per rank: no clicks in the log")
     clicks, _, _ = observations(log.events, has_sessions=log.has_sessions)
     dwell = clicks["dwell"].to_numpy(dtype=float)
     dwell = dwell[np.isfinite(dwell) & (dwell > 0)]
@@ -72,17 +81,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("  dwell: the log has no clock")
     if args.figures:
-        _figures(Path(args.figures), stats, per_rank, dwell, args.force)
+        _figures(Path(args.figures), stats, per_rank, dwell, args.force, [args.log])
     return 0
 
 
-def _figures(folder: Path, stats, per_rank, dwell, force: bool) -> None:
+def _figures(folder: Path, stats, per_rank, dwell, force: bool, protected) -> None:
+    """The three figures, committed together (all or none)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..io.write import atomic_save_figure
+    from ..io.write import atomic_outputs, save_figure
     from ..plots import plot_clicks_per_rank, plot_dwell_histogram, plot_transition_matrix
 
     n = int(min(per_rank.index.max(), 20)) if len(per_rank) else 1
@@ -90,8 +100,12 @@ def _figures(folder: Path, stats, per_rank, dwell, force: bool) -> None:
                                   lambda ax: plot_transition_matrix(
                                       ax, stats.transition_matrix(n)),
                                   lambda ax: plot_dwell_histogram(ax, dwell)), strict=True))
-    for name, draw in drawings.items():
-        fig, ax = plt.subplots(figsize=(5, 4))
-        draw(ax)
-        fig.tight_layout()
-        print(f"  wrote {atomic_save_figure(fig, folder / name, force=force)}")
+    with atomic_outputs(force=force, protected=protected) as out:
+        for name, draw in drawings.items():
+            fig, ax = plt.subplots(figsize=(5, 4))
+            draw(ax)
+            fig.tight_layout()
+            with out.writing(folder / name) as tmp:
+                save_figure(fig, tmp)
+    for path in out.targets:
+        print(f"  wrote {path}")

@@ -5,11 +5,20 @@ sections (:mod:`bayeschain.inference.sections`); ``method = "nuts"`` builds the 
 of :mod:`bayeschain.inference.models` and samples it with NUTS, then checks R-hat, ESS and
 divergences and warns when they look bad.  The walk (``[examination]``) is fitted by
 nutpie on its page likelihood (:mod:`bayeschain.inference.examination`).
+
+A log with nothing to learn from (no clicks; no dwell times for a dwell model) is refused
+before sampling: its posterior would be the prior.  Interrupting a fit (Ctrl-C) raises
+:class:`SamplingInterrupted` (a ``KeyboardInterrupt``): nutpie and PyMC catch the interrupt
+and return the draws made so far, which ``fit`` refuses to pass off as a posterior; so is
+any fit that returns fewer draws than asked or non-finite ones.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -27,6 +36,55 @@ from .specs import ModelSpec, load_spec
 
 RHAT_LIMIT = 1.01
 ESS_LIMIT = 400
+
+
+class SamplingInterrupted(KeyboardInterrupt):
+    """A NUTS fit was interrupted (or stopped short): no posterior is returned."""
+
+
+@contextmanager
+def _interrupt_watch():
+    """While sampling, note a SIGINT (and still raise ``KeyboardInterrupt`` as Python
+    does): nutpie and PyMC catch it and return a partial trace, so the note is the only
+    trace of the user's Ctrl-C.  Yields a dict whose ``"interrupted"`` says if one came."""
+    seen = {"interrupted": False}
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous in (signal.SIG_IGN, None):
+        yield seen
+        return
+
+    def handler(signum, frame):
+        seen["interrupted"] = True
+        if callable(previous):
+            previous(signum, frame)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _check_complete(seen: dict, arrays, chains: int, draws: int) -> None:
+    """Refuse a partial trace: an interrupt during sampling, fewer (chain, draw) cells than
+    asked, or non-finite draws (nutpie pads the chains it stopped with NaN)."""
+    if seen["interrupted"]:
+        raise SamplingInterrupted("sampling was interrupted")
+    for values in arrays:
+        values = np.asarray(values)
+        got = tuple(values.shape[:2])
+        if got != (chains, draws):
+            raise SamplingInterrupted(f"sampling stopped short: {got[0]} chains x "
+                                      f"{got[1] if len(got) > 1 else 0} draws of "
+                                      f"{chains} x {draws}")
+        if values.dtype.kind == "f" and not np.isfinite(values).all():
+            missing = int((~np.isfinite(values)).reshape(chains, draws, -1).any(axis=2).sum())
+            raise SamplingInterrupted(f"sampling stopped short: {missing} of "
+                                      f"{chains * draws} draws missing")
 
 
 def statistics_of(log_or_stats, backend: str = "duckdb") -> ClickStats:
@@ -71,13 +129,30 @@ def fit(log_or_stats, spec="walk", *, method: str | None = None,
         return _fit_walk(log_or_stats, spec, qrels=qrels, level=level, progress=progress)
     stats = statistics_of(log_or_stats)
     data = model_data(stats, spec.ranks, transitions.categories(trans))
+    _check_learnable(data, spec)
     if spec.sampler["method"] == "conjugate":
         return _fit_conjugate(data, spec)
     from .models import fit_nuts
 
-    posterior = fit_nuts(data, spec, progress=progress)
+    s = spec.sampler
+    with _interrupt_watch() as seen:
+        posterior = fit_nuts(data, spec, progress=progress)
+    _check_complete(seen, [da.values for da in posterior.posterior.data_vars.values()],
+                    s["chains"], s["draws"])
     check_diagnostics(posterior)
     return posterior
+
+
+def _check_learnable(data: ModelData, spec: ModelSpec) -> None:
+    """Refuse a log with nothing for the spec to learn (before any sampling or writing):
+    its posterior would be the prior."""
+    names = {n for n in ("transitions", "jumps", "holding") if spec.section(n) is not None}
+    if names & {"transitions", "jumps"} and data.transitions.sum() + data.repeats.sum() == 0:
+        raise ParameterError("the click log has no clicks: nothing to learn (the posterior "
+                             "would be the prior)")
+    if names == {"holding"} and data.dwell_n.sum() == 0:
+        raise ParameterError("the click log has no dwell times: nothing to learn for a "
+                             "dwell model (the posterior would be the prior)")
 
 
 def _fit_conjugate(data: ModelData, spec: ModelSpec) -> Posterior:
@@ -126,11 +201,17 @@ def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool) -> Pos
     data = page_data(log, clicks="document" if clicks == "document" else "rank",
                      qrels=qrels if exam["by_relevance"] else None, level=level,
                      default_length=spec.ranks)
+    if data.report["clicks"] == 0:
+        raise ParameterError("the click log has no clicks on its result pages: nothing to "
+                             "learn (the posterior would be the prior)")
     model = WalkModel(data, moves=exam["moves"], clicks=clicks, backward=exam["backward"],
                       boundary=exam["boundary"], prior_sd=exam["prior_sd"],
                       deviation_sd=exam["deviation_sd"])
-    draws, stats = sample(model, draws=s["draws"], tune=s["tune"], chains=s["chains"],
-                          seed=s["seed"], progress=progress, target_accept=s["target_accept"])
+    with _interrupt_watch() as seen:
+        draws, stats = sample(model, draws=s["draws"], tune=s["tune"], chains=s["chains"],
+                              seed=s["seed"], progress=progress,
+                              target_accept=s["target_accept"])
+    _check_complete(seen, draws.values(), s["chains"], s["draws"])
     ranks = np.arange(1, data.ranks + 1)
     walk = draws["walk"]
     if data.classes == 1:

@@ -74,6 +74,9 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
         of :func:`bayeschain.compare`).  Without it such a measure is refused.
     """
     lists = _lists(runs, qrels, level, depth, complete)
+    if len(lists) == 0:
+        raise ParameterError("nothing to score: no topic of the runs is in the qrels (check "
+                             "that the runs and the qrels are of the same collection)")
     m = parse_measure(measure)
     post = posterior.posterior
     if not MEASURES.get(m.name).posterior:
