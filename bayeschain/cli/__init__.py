@@ -88,11 +88,23 @@ class Terminated(BaseException):
 INTERRUPTED, TERMINATED = 130, 143
 
 
+#: the signal that stopped the command, if one did: an exception raised while unwinding
+#: from it (e.g. inside a library's import machinery, which it can leave half-initialised)
+#: is still reported as the interruption it is
+_RECEIVED: list[int] = []
+
+
 def _on_sigterm(signum, frame):
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_IGN)      # one exception; cleanup runs in peace
+    _RECEIVED.append(signum)
     raise Terminated(signum)
+
+
+def _on_sigint(signum, frame):
+    _RECEIVED.append(signum)
+    raise KeyboardInterrupt
 
 
 def _install_sigterm():
@@ -103,6 +115,9 @@ def _install_sigterm():
 
     if threading.current_thread() is not threading.main_thread():
         return None
+    _RECEIVED.clear()
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
     previous = signal.getsignal(signal.SIGTERM)
     if previous == signal.SIG_IGN:
         return None
@@ -216,13 +231,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             error(_os_error_message(exc))
         return 2
+    except Exception:
+        if not _RECEIVED:
+            raise
+        import signal
+
+        if _RECEIVED[0] == signal.SIGTERM:
+            error("terminated (SIGTERM); no output written")
+            return TERMINATED
+        error("interrupted; no output written")
+        return INTERRUPTED
     finally:
         sys.stdout = stdout
         warnings.formatwarning = formatwarning
-        if previous is not None:
-            import signal
+        import signal
 
+        if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        if signal.getsignal(signal.SIGINT) is _on_sigint:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 if __name__ == "__main__":  # pragma: no cover
