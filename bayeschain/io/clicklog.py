@@ -194,7 +194,8 @@ def validate_events(frame: pd.DataFrame, source: str = "") -> int:
     sessions named, finite times, ``end_time`` not before ``time``, times not going
     backwards within a session (compared with the latest known time of the session, so an
     empty time does not switch the check off).  Raises :class:`FormatError` naming the row
-    (file line); returns the number of events at the same time as the previous one of
+    (file line); a result page (``serp_id``) announced by two query events is refused too.
+    Returns the number of events at the same time as the previous one of
     their session (``tied_times``)."""
     where = source or None
     missing = [c for c in ("session_id", "serp_id", "event") if c not in frame]
@@ -223,6 +224,12 @@ def validate_events(frame: pd.DataFrame, source: str = "") -> int:
                                                               f"found {v[i]}")
     if end is not None:
         first(end < t, lambda i: f"end_time {end[i]:g} is before time {t[i]:g}")
+    query = (frame["event"] == "query").to_numpy(dtype=bool) & frame["serp_id"].notna() \
+        .to_numpy(dtype=bool)
+    again = np.zeros(len(frame), dtype=bool)
+    again[query] = frame.loc[query, "serp_id"].duplicated().to_numpy()
+    first(again, lambda i: f"result page {frame['serp_id'].iloc[i]} is announced by a "
+                           f"second query event; each serp_id belongs to one query event")
     if not np.isfinite(t).any():
         return 0
     codes, _ = pd.factorize(frame["session_id"], use_na_sentinel=False)
