@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..chains import Tridiagonal
+from ..chains.checks import check_memory, float_array, plain
 from ..errors import ParameterError
 from ..registry import Registry
 
@@ -55,8 +56,10 @@ class BrowsingModel:
         missing = [k for k, v in full.items() if v is REQUIRED]
         if missing:
             raise ParameterError(f"browsing model {self.name!r} needs parameter(s) {missing}")
-        if int(n_ranks) < 1:
-            raise ParameterError(f"a ranked list needs at least one rank, got {n_ranks}")
+        if isinstance(n_ranks, bool) or not isinstance(n_ranks, int | np.integer) \
+                or n_ranks < 1:
+            raise ParameterError(f"a ranked list needs a positive integer number of ranks, got "
+                                 f"{plain(n_ranks)}")
         if self.dynamic and relevance is None:
             raise ParameterError(f"browsing model {self.name!r} depends on the relevance of "
                                  f"the list; pass relevance")
@@ -90,20 +93,39 @@ def build_chain(name: str, n_ranks: int, relevance=None, **params) -> Tridiagona
 def per_rank(value, n_ranks: int, name: str) -> np.ndarray:
     """A probability given as a scalar, a per-rank array ``(..., N)`` or with draw axes.
 
-    Raises :class:`ParameterError` for values outside [0, 1], NaN, or a wrong rank axis.
+    Raises :class:`ParameterError` for values outside [0, 1], NaN, non-numbers, or a wrong
+    rank axis.
     """
-    arr = np.asarray(value, dtype=float)
+    arr = float_array(value, name, finite=False, error=ParameterError)
     if arr.ndim == 0:
         arr = np.full(n_ranks, float(arr))
     elif arr.shape[-1] == 1:
+        check_memory(arr.shape[:-1] + (n_ranks,), f"{name} over {n_ranks:,} ranks",
+                     error=ParameterError)
         arr = np.broadcast_to(arr, arr.shape[:-1] + (n_ranks,))
     elif arr.shape[-1] != n_ranks:
         raise ParameterError(f"{name} has {arr.shape[-1]} ranks on its last axis; the list has "
                              f"{n_ranks}")
     if not np.all(np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
-        raise ParameterError(f"{name} must be a probability in [0, 1]; got values from "
-                             f"{np.nanmin(arr):.4g} to {np.nanmax(arr):.4g}")
+        raise ParameterError(f"{name} must be a probability in [0, 1]; got {plain(arr)}")
     return np.array(arr, dtype=float)
+
+
+def number(value, name: str, *, low: float | None = None, high: float | None = None,
+           above: float | None = None) -> float:
+    """A real scalar parameter (not a string or a boolean), finite and within bounds."""
+    if isinstance(value, bool | np.bool_) or \
+            not isinstance(value, int | float | np.integer | np.floating):
+        raise ParameterError(f"{name} must be a number; got {plain(value)}")
+    x = float(value)
+    if not np.isfinite(x) or (low is not None and x < low) or (high is not None and x > high) \
+            or (above is not None and x <= above):
+        bounds = [f">= {plain(low)}" if low is not None else "",
+                  f"> {plain(above)}" if above is not None else "",
+                  f"<= {plain(high)}" if high is not None else ""]
+        what = " and ".join(b for b in bounds if b) or "finite"
+        raise ParameterError(f"{name} must be a finite number {what}; got {plain(value)}")
+    return x
 
 
 def extend_ranks(values: np.ndarray, n: int) -> np.ndarray:

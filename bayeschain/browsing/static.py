@@ -16,16 +16,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..chains import Tridiagonal
+from ..chains.checks import float_array, plain
 from ..errors import ParameterError
-from .base import REQUIRED, browsing_model, per_rank, walk_from_moves
+from .base import REQUIRED, browsing_model, number, per_rank, walk_from_moves
 
 
 @browsing_model("dfbm", cutoff=None)
 def dfbm(n_ranks: int, relevance=None, *, cutoff=None) -> Tridiagonal:
     """Deterministic forward browsing: read ranks 1..cutoff (default all) and stop."""
+    if cutoff is not None and (isinstance(cutoff, bool) or
+                               not isinstance(cutoff, int | np.integer) or cutoff < 1):
+        raise ParameterError(f"dfbm cutoff must be a positive integer, got {plain(cutoff)}")
     k = n_ranks if cutoff is None else int(cutoff)
-    if k < 1:
-        raise ParameterError(f"dfbm cutoff must be >= 1, got {cutoff!r}")
     forward = (np.arange(n_ranks) < min(k, n_ranks) - 1).astype(float)
     return walk_from_moves(forward, np.zeros(n_ranks))
 
@@ -54,20 +56,20 @@ def log_discount(ranks: np.ndarray, base: float = 2.0, variant: str = "trec") ->
     """DCG discount: ``1 / log_b(i + 1)`` (``"trec"``, as trec_eval's ndcg) or
     ``1 / max(1, log_b i)`` (``"jarvelin"``, Järvelin & Kekäläinen 2002 and the paper's Eq. 10).
     """
-    i = np.asarray(ranks, dtype=float)
+    i = float_array(ranks, "ranks", error=ParameterError)
+    base = number(base, "DCG log base", above=1.0)
     if variant == "trec":
         return np.log(base) / np.log(i + 1.0)
     if variant == "jarvelin":
         return 1.0 / np.maximum(1.0, np.log(i) / np.log(base))
-    raise ParameterError(f"unknown DCG discount {variant!r}; use 'trec' or 'jarvelin'")
+    raise ParameterError(f"unknown DCG discount {plain(variant)}; use 'trec' or 'jarvelin'")
 
 
 @browsing_model("dcg", base=2.0, variant="trec")
 def dcg_walk(n_ranks: int, relevance=None, *, base=2.0, variant="trec") -> Tridiagonal:
     """Forward walk with P(H >= i) equal to the DCG discount of rank i (Appendix D)."""
-    if not float(base) > 1:
-        raise ParameterError(f"DCG log base must be > 1, got {base!r}")
-    reach = log_discount(np.arange(1, n_ranks + 2), float(base), variant)
+    base = number(base, "DCG log base", above=1.0)
+    reach = log_discount(np.arange(1, n_ranks + 2), base, variant)
     if variant == "trec":
         reach = reach / reach[0]  # P(H >= 1) = 1; trec's rank-1 discount is already 1 for b=2
     forward = np.minimum(reach[1:] / reach[:-1], 1.0)

@@ -15,7 +15,10 @@ the per-state reward (gain) and ``e`` the vector of ones.  The user starts in st
 
 States are 0-based array positions; state ``i`` is rank ``i + 1``.  Every function is
 batched over the leading axes of the block, the rewards and the start distribution, which
-broadcast against each other.
+broadcast against each other.  Rewards and starts are checked
+(:func:`~bayeschain.chains.blocks.state_values`: finite numbers, one per state, batch axes
+that broadcast), and a result that overflows (rewards near the largest float) is a
+:class:`~bayeschain.errors.ChainError`, never ``inf`` or NaN.
 """
 
 from __future__ import annotations
@@ -23,15 +26,27 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ChainError
-from .blocks import as_block, start_vector
+from .blocks import as_block, start_vector, state_values
+from .checks import MAX_STEPS, check_memory, float_array, plain
+
+
+def _finite(values, what: str):
+    """``values``, or a ChainError when they overflowed (rewards near the largest float, or
+    a chain that never stops passed with ``check=False``)."""
+    if not np.all(np.isfinite(values)):
+        raise ChainError(f"{what} is not finite: the rewards are too large for this chain "
+                         f"(beyond {np.finfo(float).max:.3g}), or the chain never stops "
+                         f"(run with check=True to have its closed class named)")
+    return values
 
 
 def _start_weighted(values: np.ndarray, start) -> np.ndarray:
     """Average per-state values over the start distribution (or pick the start state)."""
     if start is None:
         return values
-    s = start_vector(start, values.shape[-1])  # validates the index or the distribution
-    if np.ndim(start) == 0:
+    # validates the index or the distribution (and its batch axes against the values')
+    s = start_vector(start, values.shape[-1], values.shape[:-1])
+    if isinstance(start, int | np.integer):
         return values[..., int(start)]
     return np.einsum("...i,...i->...", s, values)
 
@@ -53,8 +68,11 @@ def expected_visits(transient, start=0, *, check: bool = True) -> np.ndarray:
         vector does not depend on the run, and ``E[T(H)] = v @ rho`` for every run.
     """
     block = as_block(transient, check=check)
-    s = start_vector(start, block.n_states)
-    return block.transpose().solve(s)
+    s = start_vector(start, block.n_states, block.batch_shape)
+    check_memory(np.broadcast_shapes(s.shape[:-1], block.batch_shape) + (block.n_states,),
+                 "expected_visits")
+    with np.errstate(all="ignore"):
+        return _finite(block.transpose().solve(s), "expected_visits")
 
 
 def expected_reward(transient, rewards, start=0, *, check: bool = True) -> np.ndarray:
@@ -69,8 +87,9 @@ def expected_reward(transient, rewards, start=0, *, check: bool = True) -> np.nd
         Start state or distribution; ``None`` returns the vector over all start states.
     """
     block = as_block(transient, check=check)
-    m = block.solve(np.asarray(rewards, dtype=float))
-    return _start_weighted(m, start)
+    with np.errstate(all="ignore"):
+        m = block.solve(state_values(rewards, "rewards", block))
+        return _finite(_start_weighted(m, start), "expected_reward")
 
 
 def reward_variance(transient, rewards, start=0, *, check: bool = True) -> np.ndarray:
@@ -88,13 +107,14 @@ def reward_variance(transient, rewards, start=0, *, check: bool = True) -> np.nd
     the ``- m * m`` term (see ``tests/chains/test_appendix.py``).
     """
     block = as_block(transient, check=check)
-    rho = np.asarray(rewards, dtype=float)
-    m = block.solve(rho)
-    second = block.solve(rho * (2.0 * m - rho))
-    if start is None:
-        return second - m * m
-    mean = _start_weighted(m, start)
-    return _start_weighted(second, start) - mean**2
+    rho = state_values(rewards, "rewards", block)
+    with np.errstate(all="ignore"):
+        m = block.solve(rho)
+        second = block.solve(rho * (2.0 * m - rho))
+        if start is None:
+            return _finite(second - m * m, "reward_variance")
+        mean = _start_weighted(m, start)
+        return _finite(_start_weighted(second, start) - mean**2, "reward_variance")
 
 
 def expected_stopping_time(transient, start=0, *, check: bool = True) -> np.ndarray:
@@ -124,18 +144,28 @@ def stopping_time_pmf(transient, n_max: int, start=0, *, check: bool = True) -> 
 
     Returns an array ``(..., n_max)`` whose entry ``n - 1`` is ``P(H = n)``.  The mass
     beyond ``n_max`` is ``1 - sum``; the pmf is computed by propagating the start
-    distribution forward (a vector-matrix product per step; O(N) per step for walks).
+    distribution forward (a vector-matrix product per step; O(N) per step for walks),
+    and stops early once every user has stopped (the rest is 0).  ``n_max`` is an integer
+    from 1 to :data:`~bayeschain.chains.checks.MAX_STEPS` (10^6), and the result must fit
+    the memory limit of :func:`~bayeschain.chains.checks.check_memory`.
     """
-    if int(n_max) < 1:
-        raise ChainError(f"n_max must be a positive integer, got {n_max!r}")
+    if not isinstance(n_max, int | np.integer) or isinstance(n_max, bool) or \
+            not 1 <= n_max <= MAX_STEPS:
+        raise ChainError(f"n_max must be an integer from 1 to {MAX_STEPS:,} (the limit on "
+                         f"steps); got {plain(n_max)}")
+    n_max = int(n_max)
     block = as_block(transient, check=check)
     exit_p = np.clip(1.0 - block.row_sums(), 0.0, None)
-    a = np.broadcast_to(start_vector(start, block.n_states),
-                        block.batch_shape + (block.n_states,)).astype(float)
-    out = np.empty(np.broadcast_shapes(a.shape, exit_p.shape)[:-1] + (int(n_max),))
-    for n in range(int(n_max)):
+    s = start_vector(start, block.n_states, block.batch_shape)
+    shape = np.broadcast_shapes(s.shape, exit_p.shape)
+    check_memory(shape[:-1] + (n_max,), "stopping_time_pmf")
+    a = np.broadcast_to(s, shape).astype(float)
+    out = np.zeros(shape[:-1] + (n_max,))
+    for n in range(n_max):
         out[..., n] = np.einsum("...i,...i->...", a, exit_p)
         a = block.rmatvec(a)
+        if not np.any(a):              # every user has stopped: the rest of the pmf is 0
+            break
     return out
 
 
@@ -145,7 +175,8 @@ def fundamental_matrix(transient, *, check: bool = True) -> np.ndarray:
     Dense output (N x N per chain); prefer the vector functions when only one start state
     matters.
     """
-    return as_block(transient, check=check).inverse()
+    with np.errstate(all="ignore"):
+        return _finite(as_block(transient, check=check).inverse(), "fundamental_matrix")
 
 
 def hitting_probabilities(transient, *, check: bool = True) -> np.ndarray:
@@ -165,7 +196,8 @@ def return_probabilities(transient, *, check: bool = True) -> np.ndarray:
     Computed from the diagonal of ``(I - P~)^-1`` only: O(N) per chain for walks.
     """
     block = as_block(transient, check=check)
-    return 1.0 - 1.0 / block.inverse_diagonal()
+    with np.errstate(all="ignore"):
+        return _finite(1.0 - 1.0 / block.inverse_diagonal(), "return_probabilities")
 
 
 def geometric_loss_reward(transient, rewards, loss: float, start=0, *,
@@ -181,11 +213,19 @@ def geometric_loss_reward(transient, rewards, loss: float, start=0, *,
     the second form using ``h_sj = N_sj / N_jj`` and ``f_jj = 1 - 1/N_jj``.  It needs one
     row of ``N`` and its diagonal: O(N) per chain for walks.
     """
-    lam = np.asarray(loss, dtype=float)
+    lam = float_array(loss, "utility loss lambda", finite=False)
     if np.any(~np.isfinite(lam)) or np.any((lam < 0) | (lam > 1)):
-        raise ChainError(f"utility loss lambda must lie in [0, 1], got {loss!r}")
+        raise ChainError(f"utility loss lambda must lie in [0, 1], got {plain(loss)}")
     block = as_block(transient, check=check)
-    visits = block.transpose().solve(start_vector(start, block.n_states))
-    diag = block.inverse_diagonal()
-    rho = np.asarray(rewards, dtype=float)
-    return np.sum(rho * visits / (1.0 + lam[..., None] * (diag - 1.0)), axis=-1)
+    try:
+        np.broadcast_shapes(lam.shape, block.batch_shape)
+    except ValueError:
+        raise ChainError(f"utility loss lambda has shape {lam.shape}, which does not broadcast "
+                         f"against the batch axes {block.batch_shape}") from None
+    rho = state_values(rewards, "rewards", block)
+    start_p = start_vector(start, block.n_states, block.batch_shape)
+    with np.errstate(all="ignore"):
+        visits = block.transpose().solve(start_p)
+        diag = block.inverse_diagonal()
+        return _finite(np.sum(rho * visits / (1.0 + lam[..., None] * (diag - 1.0)), axis=-1),
+                       "geometric_loss_reward")

@@ -15,20 +15,35 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ChainError
-from .blocks import as_block, start_vector
+from .blocks import as_block, start_vector, state_values
+from .checks import MAX_STEPS, check_memory, float_array, plain
 
 
 def _check_p(p, name: str = "p") -> np.ndarray:
-    p = np.asarray(p, dtype=float)
+    p = float_array(p, name, finite=False)
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
-        raise ChainError(f"{name} must lie in [0, 1], got {p!r}")
+        raise ChainError(f"{name} must lie in [0, 1], got {plain(p)}")
     return p
+
+
+def _rewards(rewards, p: np.ndarray) -> np.ndarray:
+    """Rewards ``(..., N)`` whose leading axes broadcast against those of ``p``."""
+    r = float_array(rewards, "rewards", ndim=tuple(range(1, 33)))
+    if r.shape[-1] == 0:
+        raise ChainError("rewards must cover at least one rank")
+    try:
+        shape = np.broadcast_shapes(r.shape[:-1], p.shape)
+    except ValueError:
+        raise ChainError(f"rewards of shape {r.shape} do not broadcast against p of shape "
+                         f"{p.shape} (leading axes)") from None
+    check_memory(shape + r.shape[-1:], "the rewards over the batch of p")
+    return r
 
 
 def sfbm_expected_reward(rewards, p) -> np.ndarray:
     """``E_1[T(H)] = sum_i r[i] p^(i-1)`` for the SFBM with constant ``p`` (Appendix B)."""
-    r = np.asarray(rewards, dtype=float)
     p = _check_p(p)
+    r = _rewards(rewards, p)
     powers = p[..., None] ** np.arange(r.shape[-1])
     return np.sum(r * powers, axis=-1)
 
@@ -40,8 +55,9 @@ def sfbm_reward_variance(rewards, p) -> np.ndarray:
     It follows from ``T = sum_i r[i] 1{H >= i}``, ``P(H >= i) = p^(i-1)`` and
     ``Cov(1{H>=m}, 1{H>=i}) = p^(i-1) (1 - p^(m-1))`` for ``m < i``.
     """
-    r = np.asarray(rewards, dtype=float)
-    p = _check_p(p)[..., None]
+    p = _check_p(p)
+    r = _rewards(rewards, p)
+    p = p[..., None]
     n = r.shape[-1]
     k = np.arange(n)  # m - 1
     pm = p**k
@@ -62,8 +78,9 @@ def sfbm_expected_precision(rewards, p) -> np.ndarray:
     version does not sum to a probability: with ``r = e`` it gives ``1 - p^(N-1) + p^N``
     instead of 1).  Simulation agrees with ``N - 1``.
     """
-    r = np.asarray(rewards, dtype=float)
-    p = _check_p(p)[..., None]
+    p = _check_p(p)
+    r = _rewards(rewards, p)
+    p = p[..., None]
     n = r.shape[-1]
     h = np.arange(1, n + 1)
     stop = p ** (h - 1) * np.where(h < n, 1 - p, 1.0)
@@ -85,7 +102,9 @@ def rw_expected_stopping_time(p, q, n) -> np.ndarray:
     """
     p = _check_p(p)
     q = _check_p(q, "q")
-    n = np.asarray(n, dtype=float)
+    n = float_array(n, "n (list length)", finite=False)
+    if np.any(np.isnan(n)) or np.any(n < 1):
+        raise ChainError(f"n (list length) must be >= 1 or inf; got {plain(n)}")
     if np.any(p <= 0) or np.any(p + q >= 1) or np.any(4 * p * q >= 1):
         raise ChainError("K(p, q, N) needs p > 0, p + q < 1 and 4pq < 1")
     r = np.sqrt(1 - 4 * p * q)
@@ -115,11 +134,17 @@ def binary_reward_pmf(transient, relevant, n_max: int, start=0, *,
     means ``(I - R)``).
     """
     block = as_block(transient, check=check)
-    dense = block.to_dense()
-    rel = np.asarray(relevant)
+    rel = state_values(relevant, "relevant", block)
     if not np.all((rel == 0) | (rel == 1)):
         raise ChainError("binary_reward_pmf needs 0/1 rewards")
+    if isinstance(n_max, bool) or not isinstance(n_max, int | np.integer) \
+            or not 0 <= n_max <= MAX_STEPS:
+        raise ChainError(f"n_max must be an integer from 0 to {MAX_STEPS:,}; got "
+                         f"{plain(n_max)}")
     n = block.n_states
+    check_memory(np.broadcast_shapes(block.batch_shape, rel.shape[:-1]) + (n, n),
+                 "binary_reward_pmf")
+    dense = block.to_dense()
     big_r = rel[..., None] * np.eye(n)
     m = np.linalg.inv(np.eye(n) - (np.eye(n) - big_r) @ dense)
     mrp = m @ big_r @ dense

@@ -6,6 +6,8 @@ probability of stopping) either as a dense array of shape ``(..., N, N)`` or as 
 :class:`~bayeschain.chains.tridiagonal.Tridiagonal`.  :func:`as_block` validates it and
 picks the solver: a dense array whose entries outside the three central bands are all zero
 is converted to the tridiagonal path automatically.
+
+Inputs are checked with the helpers of :mod:`bayeschain.chains.checks`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 
 from ..errors import ChainError
 from . import tridiagonal as tri
+from .checks import check_memory, float_array, plain
 from .tridiagonal import Tridiagonal
 
 #: Tolerance on row sums above one and on negative entries (floating-point rounding).
@@ -23,6 +26,8 @@ ROW_SUM_TOL = 1e-9
 EXIT_EPS = 1e-14
 #: Dense solves form ``I - P~`` for this many bytes of matrices at a time.
 _CHUNK_BYTES = 1 << 22
+_SINGULAR = ("I - P~ is singular: the chain never stops from some state (a closed class; "
+             "run with check=True to have it named)")
 
 
 class DenseBlock:
@@ -72,13 +77,20 @@ class DenseBlock:
         out = np.empty(b.shape)
         eye = np.eye(n)
         step = max(1, _CHUNK_BYTES // (8 * n * n))
-        for lo in range(0, b.shape[0], step):
-            hi = lo + step
-            out[lo:hi] = np.linalg.solve(eye - mats[lo:hi], b[lo:hi, :, None])[..., 0]
+        try:
+            for lo in range(0, b.shape[0], step):
+                hi = lo + step
+                out[lo:hi] = np.linalg.solve(eye - mats[lo:hi], b[lo:hi, :, None])[..., 0]
+        except np.linalg.LinAlgError:
+            raise ChainError(_SINGULAR) from None
         return out.reshape(shape + (n,))
 
     def inverse(self) -> np.ndarray:
-        return np.linalg.inv(self._identity_minus())
+        check_memory(self.matrix.shape, "the fundamental matrix")
+        try:
+            return np.linalg.inv(self._identity_minus())
+        except np.linalg.LinAlgError:
+            raise ChainError(_SINGULAR) from None
 
     def inverse_diagonal(self) -> np.ndarray:
         return np.diagonal(self.inverse(), axis1=-2, axis2=-1)
@@ -129,6 +141,7 @@ class TridiagonalBlock:
 
     def inverse(self) -> np.ndarray:
         n = self.n_states
+        check_memory(self.batch_shape + (n, n), "the fundamental matrix")
         eye = np.eye(n)
         # Column j of the inverse solves A x = e_j: put the columns on a batch axis.
         cols = tri.solve_identity_minus(
@@ -187,7 +200,7 @@ def as_block(transient, *, check: bool = True) -> Block:
         block: Block = TridiagonalBlock(transient)
         entries = np.stack([transient.lower, transient.diag, transient.upper])
     else:
-        m = np.asarray(transient, dtype=float)
+        m = float_array(transient, "transient block", finite=False)
         if m.ndim < 2 or m.shape[-1] != m.shape[-2]:
             raise ChainError(
                 f"transient block must have shape (..., N, N) with square state axes; "
@@ -230,18 +243,35 @@ def _validate(block: Block, entries: np.ndarray) -> None:
             f"time is infinite; give some state in it a positive stopping probability")
 
 
-def start_vector(start, n_states: int) -> np.ndarray:
-    """A start distribution from a 0-based state index or a probability vector ``(..., N)``."""
-    if np.ndim(start) == 0:
+def start_vector(start, n_states: int, batch: tuple | None = None) -> np.ndarray:
+    """A start distribution from a 0-based state index or a probability vector ``(..., N)``
+    (whose leading axes, if any, must broadcast against ``batch``)."""
+    if isinstance(start, int | np.integer) and not isinstance(start, bool | np.bool_):
         i = int(start)
         if not 0 <= i < n_states:
             raise ChainError(f"start state {i} is outside 0..{n_states - 1}")
         e = np.zeros(n_states)
         e[i] = 1.0
         return e
-    v = np.asarray(start, dtype=float)
+    v = float_array(start, "start (a 0-based state index or a distribution over the states)",
+                    error=ChainError)
+    if v.ndim == 0:
+        raise ChainError(f"start must be a 0-based state index (an integer) or a distribution "
+                         f"over the {n_states} states; got {plain(start)}")
     if v.shape[-1] != n_states:
         raise ChainError(f"start distribution has {v.shape[-1]} states, the chain has {n_states}")
-    if not np.all(np.isfinite(v)) or np.any(v < 0) or np.any(np.abs(v.sum(-1) - 1) > 1e-9):
+    if batch is not None:
+        float_array(v, "start distribution", last=n_states, batch=batch)
+    if np.any(v < 0) or np.any(np.abs(v.sum(-1) - 1) > 1e-9):
         raise ChainError("start distribution must be non-negative and sum to 1")
     return v
+
+
+def state_values(values, name: str, block, **bounds) -> np.ndarray:
+    """Per-state values (rewards, ...) of a chain: a finite float array ``(..., N)`` whose
+    leading axes broadcast against the block's batch axes, checked against the memory
+    limit for the broadcast result."""
+    arr = float_array(values, name, last=block.n_states, batch=block.batch_shape, **bounds)
+    shape = np.broadcast_shapes(arr.shape[:-1], block.batch_shape) + (block.n_states,)
+    check_memory(shape, f"{name} over the chain's batch")
+    return arr

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ChainError
+from .checks import float_array
 
 
 def forward_passage_times(forward) -> np.ndarray:
@@ -28,8 +29,8 @@ def forward_passage_times(forward) -> np.ndarray:
         ``forward[..., 0]`` must be 1 and ``forward[..., :N-1]`` positive;
         ``forward[..., N-1]`` is not used.
     """
-    p = np.asarray(forward, dtype=float)
-    if p.shape[-1] < 1:
+    p = float_array(forward, "forward probabilities", finite=False)
+    if p.ndim == 0 or p.shape[-1] < 1:
         raise ChainError("forward_passage_times needs at least one state")
     inner = p[..., :-1]
     if not np.all(np.isfinite(p)) or np.any((p < 0) | (p > 1)):

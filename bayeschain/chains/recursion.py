@@ -27,7 +27,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import ChainError
-from .blocks import as_block, start_vector
+from .blocks import as_block, start_vector, state_values
+from .checks import MAX_STEPS, MAX_WORK, check_memory, float_array, plain
 
 Effort = str | Callable[[np.ndarray], np.ndarray]
 
@@ -45,14 +46,45 @@ def effort_values(effort: Effort, n: np.ndarray) -> np.ndarray:
         if effort == "1":
             return np.ones_like(n)
         raise ChainError(f"unknown effort {effort!r}; use 'h', '1' or a function of h")
-    out = np.asarray(effort(n), dtype=float)
+    if not callable(effort):
+        raise ChainError(f"effort must be 'h', '1' or a function of h; got {plain(effort)}")
+    out = float_array(effort(n), "effort function f(h)", finite=False)
     if out.shape != n.shape or np.any(~np.isfinite(out)) or np.any(out <= 0):
         raise ChainError("effort function f(h) must return finite positive values, one per h")
     return out
 
 
+def _check_tol(tol, max_steps) -> tuple[float, int]:
+    if isinstance(tol, bool) or not isinstance(tol, int | float | np.integer | np.floating) \
+            or not np.isfinite(tol) or not tol > 0:
+        raise ChainError(f"tol must be a positive finite number; got {plain(tol)}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) \
+            or max_steps < 1:
+        raise ChainError(f"max_steps must be a positive integer; got {plain(max_steps)}")
+    return float(tol), int(max_steps)
+
+
+def _solve_checked(block, rhs: np.ndarray, what: str) -> np.ndarray:
+    """``(I - P~)^-1 rhs`` for non-negative ``rhs``; a result that is not finite and
+    non-negative means ``I - P~`` is singular (a chain that never stops, passed with
+    ``check=False``)."""
+    with np.errstate(all="ignore"):
+        try:
+            x = block.solve(rhs)
+        except np.linalg.LinAlgError:
+            x = np.full(1, np.nan)
+    if not np.all(np.isfinite(x)) or np.any(x < -1e-9 * np.max(np.abs(x), initial=1.0)):
+        raise ChainError(f"{what}: I - P~ is singular, the chain never stops from some state "
+                         f"(a closed class; run with check=True to have it named)")
+    return np.maximum(x, 0.0)
+
+
+def _index(mask: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argwhere(mask)[0]) if np.ndim(mask) else ()
+
+
 def expected_ratio(transient, rewards, effort: Effort = "h", start=0, *, tol: float = 1e-12,
-                   max_steps: int = 1_000_000, check: bool = True) -> np.ndarray:
+                   max_steps: int = MAX_STEPS, check: bool = True) -> np.ndarray:
     """``E[T(H) / f(H)]`` (order <=1 of P@H), exact to the absolute tolerance ``tol``.
 
     Parameters
@@ -64,16 +96,34 @@ def expected_ratio(transient, rewards, effort: Effort = "h", start=0, *, tol: fl
         ``f(h)``, non-decreasing and positive.
     tol : float
         Bound on the neglected tail (see the module docstring); the result is within
-        ``tol`` of the exact value, for every batch element.
+        ``tol`` of the exact value, for every batch element (or within ``1e-300`` times the
+        largest reward, if that is larger: rewards near the largest float).
+    max_steps : int
+        Most steps of the recursion.  A chain that stops too rarely to reach ``tol`` within
+        them is refused before the first step (see :func:`_fail_fast`), and so is one whose
+        recursion would take more than :data:`~bayeschain.chains.checks.MAX_WORK`
+        state-steps.
     """
+    tol, max_steps = _check_tol(tol, max_steps)
     block = as_block(transient, check=check)
-    rho = np.asarray(rewards, dtype=float)
+    rho = state_values(rewards, "rewards", block)
     if np.any(rho < 0):
-        raise ChainError("expected_ratio needs non-negative rewards")
+        raise ChainError(f"expected_ratio needs non-negative rewards; got {plain(rho.min())}")
+    effort_values(effort, np.array(1.0))                      # a bad effort fails here
     exit_p = np.clip(1.0 - block.row_sums(), 0.0, None)
-    m = block.solve(rho)
+    # the recursion runs on rewards scaled to at most 1 (no overflow of its sums), against
+    # the tolerance scaled alike (floored at 1e-300 of the largest reward, far below the
+    # resolution of a float result); the result is scaled back at the end
+    scale = float(rho.max(initial=0.0)) or 1.0
+    rho = rho / scale
+    m = _solve_checked(block, rho, "expected_ratio")
     shape = np.broadcast_shapes(block.batch_shape + (block.n_states,), rho.shape, m.shape)
-    a = np.broadcast_to(start_vector(start, block.n_states), shape).astype(float)
+    check_memory(shape, "expected_ratio")
+    a = np.broadcast_to(start_vector(start, block.n_states, shape[:-1]), shape).astype(float)
+    per_step = int(np.prod(shape)) + _STEP_OVERHEAD
+    shown = tol
+    tol = max(tol / scale, _TOL_FLOOR)
+    _fail_fast(block, rho, m, a, effort, tol, max_steps, per_step, shown)
     g = a * rho
     total = np.zeros(shape[:-1])
     for n in range(1, max_steps + 1):
@@ -84,8 +134,83 @@ def expected_ratio(transient, rewards, effort: Effort = "h", start=0, *, tol: fl
         tail = np.sum(g + a * (m - rho), axis=-1)
         f_next = effort_values(effort, np.array(float(n + 1)))
         if np.all(tail / f_next <= tol):
+            with np.errstate(over="ignore"):
+                total = total * scale
+            if not np.all(np.isfinite(total)):
+                raise ChainError(f"expected_ratio overflows: rewards up to {scale:.3g} give "
+                                 f"values beyond the largest float ({np.finfo(float).max:.3g})")
             return total
-    raise ChainError(f"expected_ratio did not reach tol={tol} within {max_steps} steps")
+        if (n + 1) * per_step > MAX_WORK:
+            raise ChainError(f"expected_ratio: {n:,} steps over {int(np.prod(shape)):,} "
+                             f"state values have not reached tol={plain(shown)}; the limit is "
+                             f"{MAX_WORK:.3g} state-steps (the chain stops too rarely for "
+                             f"this tolerance: raise tol)")
+    raise ChainError(f"expected_ratio did not reach tol={plain(shown)} within {max_steps:,} "
+                     f"steps (the chain stops too rarely: raise tol or max_steps)")
+
+
+#: Smallest tolerance relative to the largest reward (keeps the tail out of subnormals,
+#: whose rounding can stall its decay).
+_TOL_FLOOR = 1e-300
+#: Fixed cost of one recursion step, in state values (Python and NumPy call overhead).
+_STEP_OVERHEAD = 2_000
+
+
+def _fail_fast(block, rho, m, a, effort, tol, max_steps, per_step, shown) -> None:
+    r"""Refuse, before the first step, a recursion that cannot reach ``tol`` in time.
+
+    With ``U_n = E[T(H); H > n]`` (non-increasing, ``U_0 = E[T]``, ``sum_n U_n = E[T H]``)
+    the recursion stops at the first ``n_0`` with ``U_{n_0} <= tol f(n_0 + 1)``.  By the
+    Markov property at visit ``n_0 + 1``,
+    ``sum_{n >= n_0} U_n <= (max_j E_j[H] + max_j E_j[T H] / E_j[T]) U_{n_0}``, so
+
+    ``n_0 >= (E[T H] - (max_j E_j[H] + max_j E_j[T H] / E_j[T]) tol f(max_steps + 1)) / E[T]``.
+
+    ``E_j[H] = (N e)_j``, ``E_j[T] = (N rho)_j`` and, by first-step analysis,
+    ``E_j[T H] = (N (rho k + m - rho))_j`` with ``k = N e``, ``m = N rho``: two more solves.
+    Second, ``U_n - U_{n+1} = E[T; H = n + 1] <= s_max U_n`` with ``s_max`` the largest stop
+    probability of a state, so ``U_n >= (1 - s_max)^n E[T]`` and
+    ``n_0 >= log(E[T] / (tol f(max_steps + 1))) / -log(1 - s_max)``.
+
+    A chain that almost never stops (spectral radius within ~1/max_steps of 1) needs far more
+    than ``max_steps`` steps by one bound or the other and is refused at once instead of
+    after ``max_steps`` steps; so is a recursion whose lower bound times the work per step
+    exceeds :data:`MAX_WORK`.  The bounds never refuse a recursion that would succeed.
+    """
+    ones = np.ones(block.n_states)
+    k = _solve_checked(block, ones, "expected_ratio")              # E_j[H]
+    v = _solve_checked(block, rho * k + np.maximum(m - rho, 0.0), "expected_ratio")  # E_j[TH]
+    mean_t = np.sum(a * m, axis=-1)
+    mean_th = np.sum(a * v, axis=-1)
+    mean_h = np.sum(a * k, axis=-1)
+    k_max = k.max(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = np.where(m > 0, v / np.where(m > 0, m, 1.0), 0.0).max(axis=-1)
+        eps = tol * float(effort_values(effort, np.array(float(max_steps + 1))))
+        lower = np.where(mean_t > 0, (mean_th - (k_max + kappa) * eps) / mean_t, 1.0)
+        s_max = np.clip(1.0 - block.row_sums(), 0.0, 1.0).max(axis=-1)
+        rate = -np.log1p(-np.minimum(s_max, 1.0 - 1e-300))
+        decay = np.where((s_max < 1) & (mean_t > eps),
+                         (np.log(mean_t) - np.log(eps)) / rate, 1.0)
+    # a relative slack for the rounding of the solves (the bounds are exact in exact
+    # arithmetic; the recursion may stop a step earlier than a rounded bound says)
+    lower = np.maximum(np.maximum(lower, decay), 1.0) * (1 - 1e-6) - 1
+    worst = float(np.max(lower))
+    where = _index(lower == worst) if np.ndim(lower) else ()
+    at = f" (batch index {where})" if where else ""
+    if worst > max_steps:
+        h = float(np.asarray(mean_h)[where]) if where else float(np.max(mean_h))
+        raise ChainError(
+            f"expected_ratio cannot reach tol={plain(shown)} within max_steps={max_steps:,}: "
+            f"the recursion needs at least {worst:.3g} steps{at}, since the chain stops "
+            f"too rarely (expected stopping time {h:.3g} visits from the start); check the "
+            f"stopping probabilities (expected_reward and expected_stopping_time solve such "
+            f"a chain directly)")
+    if worst * per_step > MAX_WORK:
+        raise ChainError(
+            f"expected_ratio would need at least {worst:.3g} steps over "
+            f"{per_step - _STEP_OVERHEAD:,} state values{at}: more than the limit of "
+            f"{MAX_WORK:.3g} state-steps; use fewer ranks or a smaller batch")
 
 
 def joint_distribution(transient, rewards, start=0, *, tol: float = 1e-12,
@@ -107,20 +232,46 @@ def joint_distribution(transient, rewards, start=0, *, tol: float = 1e-12,
         ``out[..., n - 1, t] = P(H = n, T(H) = t)``.
 
     The recursion over (state, reward so far) runs over the chain's nonzero moves only,
-    one compiled loop per chain (Numba when installed): ``O(steps x moves x t_max)``.
+    one compiled loop per chain (Numba when installed): ``O(steps x moves x t_max)``.  The
+    number of steps is found first by propagating the alive mass (``O(steps x N)`` for
+    walks), and the table it needs, ``steps x (steps x max reward)`` values, is checked
+    against the memory limit before the recursion starts; a chain with
+    ``E[H] > max_steps`` (``P(H > max_steps) >= (E[H] - max_steps - 1) / max_j E_j[H]``)
+    is refused at once.
     """
+    tol, max_steps = _check_tol(tol, max_steps)
     block = as_block(transient, check=check)
-    rho = np.asarray(rewards)
-    if not np.all(np.isfinite(rho)) or np.any(rho < 0) or np.any(rho != np.round(rho)):
+    rho = state_values(rewards, "rewards", block, low=0.0)
+    if np.any(rho != np.round(rho)):
         raise ChainError("joint_distribution needs non-negative integer rewards")
+    if rho.size and rho.max() > 2**31:
+        raise ChainError(f"joint_distribution: rewards up to {plain(rho.max())} make a table "
+                         f"of that many columns per step; rewards must be small integers")
     exit_p = np.clip(1.0 - block.row_sums(), 0.0, None)
-    dense = block.to_dense()
     batch = np.broadcast_shapes(block.batch_shape, rho.shape[:-1])
     n = block.n_states
+    start_p = np.broadcast_to(start_vector(start, n, batch), batch + (n,))
+    k = _solve_checked(block, np.ones(n), "joint_distribution")
+    mean_h = np.einsum("...i,...i->...", start_p, k)
+    bound = mean_h - 1 - tol * k.max(axis=-1)
+    if np.any(bound > max_steps):
+        raise ChainError(f"joint_distribution cannot bring P(H > n) below tol={plain(tol)} "
+                         f"within max_steps={max_steps:,}: the expected stopping time is "
+                         f"{float(np.max(mean_h)):.3g} visits; raise tol, or check the "
+                         f"stopping probabilities")
+    steps = _alive_steps(block, start_p, tol, max_steps)
+    top = int(rho.max(initial=0))
+    cap = 64
+    while cap <= steps:
+        cap *= 2
+    cells = float(cap) * (top * cap + 1) + 2.0 * n * (top * cap + 1)
+    check_memory(int(cells), f"joint_distribution ({steps:,} steps, rewards up to {top})")
+    dense = block.to_dense()
+    check_memory(int(np.prod(batch)) * n * n, "joint_distribution's dense blocks")
     dense = np.broadcast_to(dense, batch + (n, n)).reshape(-1, n, n)
     exit_p = np.broadcast_to(exit_p, batch + (n,)).reshape(-1, n)
     rho = np.broadcast_to(rho.astype(np.int64), batch + (n,)).reshape(-1, n)
-    start_p = np.broadcast_to(start_vector(start, n), batch + (n,)).reshape(-1, n)
+    start_p = start_p.reshape(-1, n)
     laws = []
     kernel = _joint_kernel()
     for b in range(dense.shape[0]):
@@ -131,7 +282,7 @@ def joint_distribution(transient, rewards, start=0, *, tol: float = 1e-12,
                      np.ascontiguousarray(rho[b]), float(tol), int(max_steps))
         if law.shape[0] == 0:
             raise ChainError(f"joint_distribution: P(H > n) still above tol after "
-                             f"{max_steps} steps")
+                             f"{max_steps:,} steps")
         laws.append(law)
     steps = max(law.shape[0] for law in laws)
     width = max(law.shape[1] for law in laws)
@@ -139,6 +290,17 @@ def joint_distribution(transient, rewards, start=0, *, tol: float = 1e-12,
     for b, law in enumerate(laws):
         out[b, :law.shape[0], :law.shape[1]] = law
     return out.reshape(batch + (steps, width))
+
+
+def _alive_steps(block, start_p: np.ndarray, tol: float, max_steps: int) -> int:
+    """Steps until ``P(H > n) <= tol`` for every batch element (the joint recursion's count,
+    from the alive mass alone); ``max_steps`` if it is not reached."""
+    a = np.array(start_p, dtype=float)
+    for step in range(1, max_steps + 1):
+        a = block.rmatvec(a)
+        if np.all(a.sum(axis=-1) <= tol):
+            return step
+    return max_steps
 
 
 def _joint_law(start, exit_p, src, dst, prob, rho, tol, max_steps):
@@ -231,17 +393,25 @@ def ratio_laws(upper, lower, rewards, *, tol: float = 1e-10,
     The recursion over (rank, reward so far) is :func:`joint_distribution`'s, run for every
     (list, walk) pair in parallel threads (Numba) and accumulated on the common support.
     """
-    up = np.ascontiguousarray(upper, dtype=np.float64)
-    lo = np.ascontiguousarray(lower, dtype=np.float64)
-    rho = np.ascontiguousarray(rewards, dtype=np.int64)
-    if up.ndim != 2 or up.shape != lo.shape or rho.ndim != 2 or rho.shape[1] != up.shape[1]:
-        raise ChainError("ratio_laws takes upper, lower (D, N) and rewards (L, N)")
-    if np.any(rho < 0) or np.any(up < 0) or np.any(lo < 0) or \
-            np.any(up + lo > 1 + 1e-12):
+    tol, max_steps = _check_tol(tol, max_steps)
+    up = np.ascontiguousarray(float_array(upper, "upper", ndim=2))
+    lo = np.ascontiguousarray(float_array(lower, "lower", ndim=2))
+    rho = float_array(rewards, "rewards", ndim=2)
+    if up.shape != lo.shape or rho.shape[1] != up.shape[1] or up.shape[1] == 0:
+        raise ChainError(f"ratio_laws takes upper, lower (D, N) and rewards (L, N); got shapes "
+                         f"{up.shape}, {lo.shape} and {rho.shape}")
+    if np.any(rho < 0) or np.any(rho != np.round(rho)) or np.any(up < 0) or np.any(lo < 0) \
+            or np.any(up + lo > 1 + 1e-12):
         raise ChainError("ratio_laws needs non-negative integer rewards and move "
                          "probabilities with forward + backward <= 1")
+    if rho.size and rho.max() > 2**31:
+        raise ChainError(f"ratio_laws: rewards up to {plain(rho.max())}; rewards must be "
+                         f"small integers")
+    rho = np.ascontiguousarray(rho.astype(np.int64))
     steps = _steps_needed(up, lo, tol, max_steps)
     top = max(int(rho.max(initial=0)), 1)
+    check_memory((steps + 1, (steps + 1) * top + 1), f"ratio_laws ({steps:,} steps, rewards "
+                 f"up to {top})")
     n = np.arange(1, steps + 1)
     t = np.arange((steps + 1) * top + 1)         # the recursion's buffer: one step more
     ratio = np.round(t[None, :] / n[:, None], 12)
@@ -344,7 +514,7 @@ def ratio_distribution(joint: np.ndarray, effort: Effort = "h", *,
         Sorted distinct values of ``T/f(H)`` (equal ratios such as 1/2 and 2/4 merged after
         rounding to ``decimals``) and their probabilities.
     """
-    joint = np.asarray(joint, dtype=float)
+    joint = float_array(joint, "joint law", low=0.0)
     if joint.ndim != 2:
         raise ChainError("ratio_distribution takes one chain's (n_max, t_max + 1) joint law")
     n = np.arange(1, joint.shape[0] + 1, dtype=float)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import ChainError
 from .blocks import as_block, start_vector
+from .checks import MAX_WORK, check_memory, float_array, plain
 
 Gain = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -50,9 +51,10 @@ class SimulatedUsers:
 
 def geometric_loss_gain(loss: float) -> Gain:
     """``g(k, y) = y (1 - loss)^(k - 1)``: the k-th visit yields a shrinking share of ``y``."""
-    if not 0.0 <= float(loss) <= 1.0:
-        raise ChainError(f"utility loss must lie in [0, 1], got {loss!r}")
-    keep = 1.0 - float(loss)
+    value = float_array(loss, "utility loss", ndim=0, finite=False)
+    if not 0.0 <= float(value) <= 1.0:
+        raise ChainError(f"utility loss must lie in [0, 1], got {plain(loss)}")
+    keep = 1.0 - float(value)
 
     def gain(k: np.ndarray, y: np.ndarray) -> np.ndarray:
         return y * keep ** (k - 1)
@@ -84,18 +86,23 @@ def simulate_users(transient, n_users: int, *, rewards=None, start=0, gain: Gain
         raise ChainError("simulate_users takes one chain; loop over batch elements")
     if gain is not None and loss is not None:
         raise ChainError("give either gain or loss, not both")
+    if isinstance(n_users, bool) or not isinstance(n_users, int | np.integer) or n_users < 1:
+        raise ChainError(f"n_users must be a positive integer; got {plain(n_users)}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int | np.integer) \
+            or max_steps < 1:
+        raise ChainError(f"max_steps must be a positive integer; got {plain(max_steps)}")
     if loss is not None:
         gain = geometric_loss_gain(loss)
     n = block.n_states
-    dense = np.asarray(block.to_dense(), dtype=float)
-    cum = np.cumsum(dense, axis=1)
-    y = np.zeros(n) if rewards is None else np.asarray(rewards, dtype=float)
-    if y.shape != (n,):
-        raise ChainError(f"rewards must have shape ({n},), got {y.shape}")
-    rng = np.random.default_rng(seed)
+    y = np.zeros(n) if rewards is None else float_array(rewards, "rewards", last=n, ndim=1)
     u = int(n_users)
     p0 = start_vector(start, n)
-    state = rng.choice(n, size=u, p=p0) if np.ndim(start) else np.full(u, int(start))
+    _check_budget(block, p0, u, int(max_steps))
+    dense = np.asarray(block.to_dense(), dtype=float)
+    cum = np.cumsum(dense, axis=1)
+    rng = _generator(seed)
+    state = rng.choice(n, size=u, p=p0 / p0.sum()) if np.ndim(start) else \
+        np.full(u, int(start))
     first = state.copy()
     visits = np.zeros((u, n), dtype=np.int64)
     reward = np.zeros(u)
@@ -117,3 +124,41 @@ def simulate_users(transient, n_users: int, *, rewards=None, start=0, gain: Gain
     else:
         raise ChainError(f"some users were still browsing after {max_steps} steps")
     return SimulatedUsers(stopping_time=h, reward=reward, visits=visits, first_state=first)
+
+
+def _generator(seed) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator | np.random.SeedSequence | np.random.BitGenerator):
+        return np.random.default_rng(seed)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)
+                             or seed < 0):
+        raise ChainError(f"seed must be a non-negative integer, a numpy Generator or None; "
+                         f"got {plain(seed)}")
+    return np.random.default_rng(seed)
+
+
+def _check_budget(block, start: np.ndarray, users: int, max_steps: int) -> None:
+    """Refuse a simulation that cannot fit or finish, before drawing anything.
+
+    Memory: the visit counts (users x states) and one step's comparison table.  Time: the
+    expected work is ``users x E[H] x states``.  Steps: ``E[H] = sum_n P(H > n)`` and
+    ``E[(H - n)^+] <= max_j E_j[H] P(H > n)`` give
+    ``P(H > max_steps) >= (E[H] - max_steps - 1) / max_j E_j[H]``; when ``users`` times that
+    is above 40, some user is still browsing after ``max_steps`` steps with probability
+    above ``1 - e^-40``.
+    """
+    n = block.n_states
+    check_memory((users, n), f"simulating {users:,} users on {n:,} states")
+    with np.errstate(all="ignore"):
+        k = block.solve(np.ones(n))
+    if not np.all(np.isfinite(k)):
+        raise ChainError("the chain never stops from some state (I - P~ is singular)")
+    mean_h = float(start @ k)
+    work = users * mean_h * n
+    if work > MAX_WORK:
+        raise ChainError(f"simulating {users:,} users of a chain with {n:,} states and expected "
+                         f"stopping time {mean_h:.3g} takes about {work:.3g} state-steps; the "
+                         f"limit is {MAX_WORK:.3g}: simulate fewer users")
+    alive = (mean_h - max_steps - 1) / float(k.max())
+    if users * alive > 40:
+        raise ChainError(f"the users of this chain browse {mean_h:.3g} ranks on average: "
+                         f"some would still be browsing after max_steps={max_steps:,} steps")

@@ -18,14 +18,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ChainError
+from .checks import MAX_WORK, float_array
 
 _STOCHASTIC_TOL = 1e-9
 
 
 def _check_stochastic(p: np.ndarray, what: str) -> np.ndarray:
-    p = np.asarray(p, dtype=float)
-    if p.ndim < 2 or p.shape[-1] != p.shape[-2]:
-        raise ChainError(f"{what} must have shape (..., N, N); got {p.shape}")
+    p = float_array(p, what, finite=False)
+    if p.ndim < 2 or p.shape[-1] != p.shape[-2] or p.shape[-1] == 0:
+        raise ChainError(f"{what} must have shape (..., N, N) with N >= 1; got {p.shape}")
     if not np.all(np.isfinite(p)):
         raise ChainError(f"{what} contains NaN or infinite values")
     if np.any(p < -_STOCHASTIC_TOL):
@@ -58,9 +59,14 @@ def invariant_distribution(transition, *, check: bool = True) -> np.ndarray:
         (zero on its transient states) and is accepted.
     """
     p = _check_stochastic(transition, "transition matrix") if check else \
-        np.asarray(transition, dtype=float)
+        float_array(transition, "transition matrix", finite=False)
+    n = p.shape[-1]
+    work = float(np.prod(p.shape[:-2])) * n**3 / 3
+    if work > MAX_WORK:
+        raise ChainError(f"GTH state reduction of {n:,} states ({int(np.prod(p.shape[:-2]))} "
+                         f"chain(s)) takes about {work:.3g} operations; the limit is "
+                         f"{MAX_WORK:.3g}")
     a = np.array(p, dtype=float, copy=True)
-    n = a.shape[-1]
     for k in range(n - 1, 0, -1):
         s = a[..., k, :k].sum(axis=-1)
         if np.any(s <= 0):
@@ -92,10 +98,16 @@ def censored_chain(transition, states, *, check: bool = True) -> np.ndarray:
         Row-stochastic transition matrix between the watched states, in their order.
     """
     p = _check_stochastic(transition, "transition matrix") if check else \
-        np.asarray(transition, dtype=float)
+        float_array(transition, "transition matrix", finite=False)
     n = p.shape[-1]
     mask = np.zeros(n, dtype=bool)
-    idx = np.asarray(states)
+    try:
+        idx = np.asarray(states)
+    except ValueError:
+        idx = np.asarray([], dtype=object)
+    if idx.dtype.kind not in "biu" or idx.ndim > 1:
+        raise ChainError(f"watched states must be 0-based state indices or a boolean mask of "
+                         f"length {n}")
     if idx.dtype == bool:
         if idx.shape != (n,):
             raise ChainError(f"state mask must have length {n}")
@@ -128,9 +140,12 @@ def continuous_time_weights(pi, holding_rates) -> np.ndarray:
     ``pi~_i = (pi_i / mu_i) / sum_j (pi_j / mu_j)``: a state is occupied in proportion to
     how often it is entered times how long each stay lasts (mean ``1 / mu_i``).
     """
-    pi = np.asarray(pi, dtype=float)
-    mu = np.asarray(holding_rates, dtype=float)
-    if not np.all(np.isfinite(mu)) or np.any(mu <= 0):
+    pi = float_array(pi, "invariant distribution pi", low=0.0)
+    if pi.ndim == 0 or pi.shape[-1] == 0:
+        raise ChainError(f"pi must be a distribution over the states (..., N); got shape "
+                         f"{pi.shape}")
+    mu = float_array(holding_rates, "holding rates mu", last=pi.shape[-1], batch=pi.shape[:-1])
+    if np.any(mu <= 0):
         raise ChainError("holding rates mu must be finite and > 0")
     w = pi / mu
     return w / w.sum(axis=-1, keepdims=True)

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ChainError
+from .checks import float_array
+
 
 @dataclass(frozen=True)
 class Tridiagonal:
@@ -42,9 +45,20 @@ class Tridiagonal:
     upper: np.ndarray
 
     def __post_init__(self) -> None:
-        lower, diag, upper = np.broadcast_arrays(
-            *(np.asarray(a, dtype=float) for a in (self.lower, self.diag, self.upper))
-        )
+        bands = [float_array(a, f"{name} band", finite=False)
+                 for name, a in zip(("lower", "diag", "upper"),
+                                    (self.lower, self.diag, self.upper), strict=True)]
+        if any(b.ndim == 0 for b in bands):
+            raise ChainError("the bands of a Tridiagonal block need a state axis (arrays "
+                             f"(..., N)); got shapes {[b.shape for b in bands]}")
+        try:
+            lower, diag, upper = np.broadcast_arrays(*bands)
+        except ValueError:
+            raise ChainError(f"the bands of a Tridiagonal block must have the same number of "
+                             f"states and broadcasting batch axes; got shapes "
+                             f"{[b.shape for b in bands]}") from None
+        if lower.shape[-1] == 0:
+            raise ChainError("transient block has no states (N = 0)")
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "diag", diag)
         object.__setattr__(self, "upper", upper)

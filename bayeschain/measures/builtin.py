@@ -2,6 +2,12 @@
 
 Binary measures count a document as relevant when its grade is at least ``level``
 (context, default 1, trec_eval's ``-l``).
+
+Each parameter is declared once, in its measure's registration, as a
+:class:`~bayeschain.measures.registry.Param`: its default and the values it accepts.  Only
+PatH's walk moves ``p``, ``q``, ``p_rel`` and ``q_rel`` may be lists (one value per rank:
+the browsing models take per-rank moves); RBP's persistence is one number, as in its
+definition.
 """
 
 from __future__ import annotations
@@ -14,8 +20,17 @@ import numpy as np
 from ..browsing.dynamic import top_grade
 from ..errors import ParameterError
 from . import classical
+from .markov import MODELS as MP_MODELS
 from .path import apply_gains, path_expectation
-from .registry import Measure, MeasureSpec, arguments, register_measure
+from .registry import (
+    MAX_CUTOFF,
+    MAX_USERS,
+    Measure,
+    MeasureSpec,
+    Param,
+    arguments,
+    register_measure,
+)
 
 
 def _binary(rel: np.ndarray, ctx: Mapping[str, Any]) -> np.ndarray:
@@ -90,10 +105,6 @@ def _err(rel, m: Measure, ctx):
     return classical.expected_reciprocal_rank(rel, m.cutoff, max_grade)
 
 
-_PATH_PARAMS = {"model": "sfbm", "order": 1, "loss": 0.0, "effort": "h", "gains": None,
-                "p": None, "q": None, "p1": None, "qN": None, "p_rel": None, "q_rel": None,
-                "cutoff": None, "base": None,
-                "variant": None, "max_grade": None, "users": 100_000, "seed": None}
 _MODEL_PARAMS = ("p", "q", "p1", "qN", "p_rel", "q_rel", "cutoff", "base", "variant",
                  "max_grade")
 
@@ -145,6 +156,26 @@ def _mpcont(rel, m: Measure, ctx):
     return _mp(rel, m, ctx, continuous=True)
 
 
+def _browsing_models() -> list[str]:
+    from ..browsing import MODELS
+
+    return MODELS.names()
+
+
+def _probability(what: str, per_rank: bool = False) -> Param:
+    """A browsing-model probability left to the model (None) or given: a number in [0, 1],
+    or, where the model takes per-rank values, a list of them (one per rank)."""
+    return Param.number(None, 0.0, 1.0, per_rank=per_rank, what=what)
+
+
+_GAINS = Param.gains()
+_BASE = Param.number(2.0, 1.0, low_open=True, what="the base of the log discount")
+_VARIANT = Param.choice("trec", ("trec", "jarvelin"), what="the discount")
+_MAX_GRADE = Param.number(None, 0.0, what="the top of the grading scale")
+_MP_PARAMS = {"model": Param.choice("GL_AD_ID", MP_MODELS, names="Markov Precision model"),
+              "rescale": Param.choice(None, ("recall",)),
+              "method": Param.choice("closed", ("closed", "chain"))}
+
 register_measure(MeasureSpec(
     "P", _precision, {}, "required", "precision at cut-off k: relevant in top k / k",
     "Ferrante & Ferro, ICTIR 2020, Sec. 6.1 (DFBM)"))
@@ -152,32 +183,53 @@ register_measure(MeasureSpec(
     "AP", _ap, {}, "optional", "average precision over the recall base (context recall_base)",
     "Ferrante & Ferro, ICTIR 2020, Sec. 6.2, Eq. 7"))
 register_measure(MeasureSpec(
-    "RBP", _rbp, {"p": 0.8, "gains": None, "finite": False}, "optional",
+    "RBP", _rbp, {"p": Param.number(0.8, 0.0, 1.0, high_open=True, what="the persistence"),
+                  "gains": Param.gains(graded=True),
+                  "finite": Param.flag(False, what="RBP(N) of the finite list")}, "optional",
     "rank-biased precision (1 - p) sum r_i p^(i-1); finite=True gives RBP(N) = E[T]/E[H]",
     "Moffat & Zobel, TOIS 2008; Ferrante & Ferro, ICTIR 2020, Sec. 6.3", posterior=("p",)))
 register_measure(MeasureSpec(
-    "DCG", _dcg, {"gains": None, "base": 2.0, "variant": "trec"}, "optional",
+    "DCG", _dcg, {"gains": _GAINS, "base": _BASE, "variant": _VARIANT}, "optional",
     "discounted cumulated gain: sum w(r_i) / log_b(i+1) (variant='jarvelin': max(1, log_b i))",
     "Järvelin & Kekäläinen, TOIS 2002; Ferrante & Ferro, ICTIR 2020, App. D"))
 register_measure(MeasureSpec(
-    "nDCG", _ndcg, {"gains": None, "base": 2.0, "variant": "trec"}, "optional",
+    "nDCG", _ndcg, {"gains": _GAINS, "base": _BASE, "variant": _VARIANT}, "optional",
     "DCG over the ideal DCG of the topic's judgements (context ideal), as trec_eval's ndcg_cut",
     "Järvelin & Kekäläinen, TOIS 2002"))
 register_measure(MeasureSpec(
-    "ERR", _err, {"max_grade": None}, "optional",
+    "ERR", _err, {"max_grade": _MAX_GRADE}, "optional",
     "expected reciprocal rank with R = (2^g - 1) / 2^g_max",
     "Chapelle et al., CIKM 2009; Ferrante & Ferro, ICTIR 2020, Sec. 6.5"))
 register_measure(MeasureSpec(
-    "MP", _mp, {"model": "GL_AD_ID", "rescale": None, "method": "closed"}, "optional",
+    "MP", _mp, dict(_MP_PARAMS), "optional",
     "Markov Precision: precision of the relevant ranks weighted by the invariant distribution "
     "of the user's jump chain; rescale='recall' gives @Rec(T)",
     "Ferrante, Ferro & Maistro, SIGIR 2014, Def. 1"))
 register_measure(MeasureSpec(
-    "MPcont", _mpcont, {"model": "GL_AD_ID", "rescale": None, "method": "closed"}, "optional",
+    "MPcont", _mpcont, dict(_MP_PARAMS), "optional",
     "continuous-time Markov Precision: MP with pi_i weighted by the mean holding time 1/mu_i "
     "(context holding_rates)",
     "Ferrante, Ferro & Maistro, SIGIR 2014, Sec. 4.1", posterior=("holding_rates",)))
 register_measure(MeasureSpec(
-    "PatH", _path, dict(_PATH_PARAMS), "optional",
+    "PatH", _path, {
+        "model": Param.choice("sfbm", _browsing_models, names="browsing model"),
+        "order": Param.integer(1, 1, 2, what="1: E[T/f(H)], 2: E[T]/E[f(H)]"),
+        "loss": Param.number(0.0, 0.0, 1.0, what="the utility lost at each revisit"),
+        "effort": Param.choice("h", ("h", "1"), what="f(H)"),
+        "gains": _GAINS,
+        # per-rank moves of the walks (sfbm, rwbm, drwbm); p1 and qN are rwbm's two
+        # boundary probabilities, one number each
+        "p": _probability("forward probability", per_rank=True),
+        "q": _probability("backward probability", per_rank=True),
+        "p1": _probability("forward probability at rank 1"),
+        "qN": _probability("backward probability at the last rank"),
+        "p_rel": _probability("forward probability at relevant ranks", per_rank=True),
+        "q_rel": _probability("backward probability at relevant ranks", per_rank=True),
+        "cutoff": Param.integer(None, 1, MAX_CUTOFF, what="dfbm's last rank"),
+        "base": Param.number(None, 1.0, low_open=True, what="dcg's log base"),
+        "variant": Param.choice(None, ("trec", "jarvelin"), what="dcg's discount"),
+        "max_grade": _MAX_GRADE,                                    # err
+        "users": Param.integer(100_000, 1, MAX_USERS, what="simulated users"),
+        "seed": Param.integer(None, 0, what="the simulation's seed")}, "optional",
     "P@H of a browsing model: order 1 E[T/f(H)] or order 2 E[T]/E[f(H)]",
     "Ferrante & Ferro, ICTIR 2020, Eq. 2-4", posterior=("p", "q", "p_rel", "q_rel")))

@@ -18,30 +18,53 @@ from __future__ import annotations
 import numpy as np
 
 from ..browsing import err_satisfaction, log_discount
+from ..chains.checks import check_memory, float_array, plain
 from ..errors import ParameterError
+from .registry import MAX_CUTOFF, WORKING_ARRAYS
 
 
 def _ranks(n: int) -> np.ndarray:
     return np.arange(1, n + 1, dtype=float)
 
 
+def ranked(values, name: str = "relevance", *, keep_bool: bool = False) -> np.ndarray:
+    """Ranked lists ``(..., D)``: a finite array of numbers with a rank axis (``D >= 1``);
+    booleans stay booleans with ``keep_bool``."""
+    arr = float_array(values, name, error=ParameterError)
+    if arr.ndim == 0 or arr.shape[-1] == 0:
+        raise ParameterError(f"{name} must have at least one rank on its last axis; got shape "
+                             f"{arr.shape}")
+    if keep_bool and np.asarray(values).dtype == bool:
+        return np.asarray(values)
+    return arr
+
+
 def cut(rel, k: int | None) -> np.ndarray:
-    """The first ``k`` ranks of each row (zero-padded when a row is shorter)."""
+    """The first ``k`` ranks of each row (zero-padded when a row is shorter).
+
+    ``k`` is an integer from 1 to :data:`~bayeschain.measures.registry.MAX_CUTOFF`, and the
+    padded rows must fit in memory (with room for the measure's working arrays).
+    """
     rel = np.asarray(rel)
     if k is None:
         return rel
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= MAX_CUTOFF:
+        raise ParameterError(f"cut-off must be an integer from 1 to {MAX_CUTOFF:,}, got "
+                             f"{plain(k)}")
     k = int(k)
-    if k < 1:
-        raise ParameterError(f"cut-off must be a positive integer, got {k}")
     if rel.shape[-1] >= k:
         return rel[..., :k]
+    check_memory(rel.shape[:-1] + (k,), f"the first {k:,} ranks of {rel.shape[:-1]} lists",
+                 itemsize=8 * WORKING_ARRAYS, error=ParameterError)
     pad = [(0, 0)] * (rel.ndim - 1) + [(0, k - rel.shape[-1])]
     return np.pad(rel, pad)
 
 
 def precision_at(binary, k: int) -> np.ndarray:
     """``P@k``: relevant documents in the top ``k`` over ``k`` (missing ranks count as 0)."""
-    return cut(binary, k).sum(axis=-1, dtype=float) / int(k)
+    if k is None:
+        raise ParameterError("precision_at needs a cut-off k")
+    return cut(ranked(binary), k).sum(axis=-1, dtype=float) / k
 
 
 def average_precision(binary, recall_base=None, k: int | None = None) -> np.ndarray:
@@ -50,7 +73,7 @@ def average_precision(binary, recall_base=None, k: int | None = None) -> np.ndar
     Computed from the positions of the relevant documents only: the k-th relevant
     document of a row, at rank ``i``, contributes ``k / i``.
     """
-    rel = cut(binary, k) > 0
+    rel = cut(ranked(binary), k) > 0
     shape = rel.shape[:-1]
     flat = rel.reshape(-1, rel.shape[-1])
     per_row = flat.sum(axis=-1)
@@ -59,16 +82,41 @@ def average_precision(binary, recall_base=None, k: int | None = None) -> np.ndar
     total = np.bincount(rows, weights=kth / (cols + 1.0), minlength=flat.shape[0])
     total = total.reshape(shape)
     rb = per_row.reshape(shape).astype(float) if recall_base is None else \
-        np.asarray(recall_base, dtype=float)
+        _per_list(recall_base, "recall_base", shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(rb > 0, total / np.where(rb > 0, rb, 1), 0.0)
 
 
+def _per_list(values, name: str, shape: tuple) -> np.ndarray:
+    """One count (a finite whole number >= 0) per list (``shape``), or one for all."""
+    arr = float_array(values, name, low=0.0, error=ParameterError)
+    if np.any(arr != np.round(arr)):
+        raise ParameterError(f"{name} must be whole numbers (counts); got {plain(arr)}")
+    try:
+        np.broadcast_shapes(arr.shape, shape)
+    except ValueError:
+        raise ParameterError(f"{name} must have one value per list, shape {shape}; got shape "
+                             f"{arr.shape}") from None
+    return arr
+
+
 def check_persistence(p) -> np.ndarray:
-    p = np.asarray(p, dtype=float)
+    p = float_array(p, "RBP persistence p", finite=False, error=ParameterError)
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p >= 1)):
-        raise ParameterError(f"RBP persistence p must lie in [0, 1), got {p!r}")
+        raise ParameterError(f"RBP persistence p must lie in [0, 1), got {plain(p)}")
     return p
+
+
+def _persistence_for(p: np.ndarray, gains: np.ndarray) -> None:
+    """``p`` is one number, ``(draws, 1)`` for a posterior's draws, or broadcasts against
+    the lists' leading axes."""
+    if p.ndim == 0 or _draw_column(p, gains):
+        return
+    try:
+        np.broadcast_shapes(p.shape, gains.shape[:-1])
+    except ValueError:
+        raise ParameterError(f"RBP persistence p of shape {p.shape} does not match the "
+                             f"{gains.shape[:-1]} lists") from None
 
 
 def _draw_column(p: np.ndarray, gains: np.ndarray) -> bool:
@@ -82,8 +130,9 @@ def rank_biased_precision(gains, p, k: int | None = None) -> np.ndarray:
 
     Binary (boolean) gains with a scalar ``p`` are summed over the relevant positions only.
     """
-    g = cut(gains, k)
+    g = cut(ranked(gains, "gains", keep_bool=True), k)
     p = check_persistence(p)
+    _persistence_for(p, g)
     if p.ndim == 0 and g.dtype == bool:
         flat = g.reshape(-1, g.shape[-1])
         rows, cols = np.nonzero(flat)
@@ -102,9 +151,11 @@ def rank_biased_precision_finite(gains, p, lengths=None) -> np.ndarray:
     ``lengths`` gives each row's list length N (default: the width of ``gains``).  This is
     ``E[T(H)] / E[H]`` for the SFBM with constant ``p`` on a list of N documents (Sec. 6.3).
     """
-    g = np.asarray(gains, dtype=float)
+    g = ranked(gains, "gains")
     p = check_persistence(p)
-    n = np.full(g.shape[:-1], g.shape[-1]) if lengths is None else np.asarray(lengths)
+    _persistence_for(p, g)
+    n = np.full(g.shape[:-1], g.shape[-1]) if lengths is None else \
+        _per_list(lengths, "lengths", g.shape[:-1])
     inside = np.arange(g.shape[-1]) < n[..., None]
     if _draw_column(p, g):            # p (draws, 1), gains (lists, N): one matrix product
         top = p ** np.arange(g.shape[-1]) @ np.where(inside, g, 0.0).T
@@ -122,7 +173,7 @@ def discounted_cumulative_gain(gains, k: int | None = None, base: float = 2.0,
 
     The discount is :func:`~bayeschain.browsing.log_discount` (trec_eval's or Järvelin's).
     """
-    g = cut(gains, k).astype(float)
+    g = cut(ranked(gains, "gains"), k)
     return np.sum(g * log_discount(_ranks(g.shape[-1]), base, variant), axis=-1)
 
 
@@ -133,9 +184,14 @@ def normalized_dcg(gains, ideal, k: int | None = None, base: float = 2.0,
     As in trec_eval, a topic without positive judgements scores 0.
     """
     top = discounted_cumulative_gain(gains, k, base, variant)
-    ideal = np.asarray(ideal, dtype=float)
+    ideal = ranked(ideal, "ideal")
     if np.any(np.diff(ideal, axis=-1) > 0):  # not already sorted descending
         ideal = np.sort(ideal, axis=-1)[..., ::-1]
+    try:
+        np.broadcast_shapes(ideal.shape[:-1], top.shape)
+    except ValueError:
+        raise ParameterError(f"ideal has lists {ideal.shape[:-1]}, the gains {top.shape}: one "
+                             f"row of judged grades per list") from None
     best = discounted_cumulative_gain(ideal, k, base, variant)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(best > 0, top / np.where(best > 0, best, 1), 0.0)
@@ -143,7 +199,7 @@ def normalized_dcg(gains, ideal, k: int | None = None, base: float = 2.0,
 
 def expected_reciprocal_rank(grades, k: int | None = None, max_grade=None) -> np.ndarray:
     """``ERR@k = sum_{i<=k} (1/i) prod_{j<i} (1 - R_j) R_i`` (Chapelle et al. 2009)."""
-    g = cut(grades, k).astype(float)
+    g = cut(ranked(grades, "grades"), k)
     sat = err_satisfaction(g, max_grade)
     reach = np.cumprod(np.concatenate([np.ones(sat.shape[:-1] + (1,)), 1 - sat[..., :-1]],
                                       axis=-1), axis=-1)

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..chains.checks import float_array, plain
+from ..errors import ParameterError
+
 
 @dataclass(frozen=True)
 class Dominance:
@@ -66,9 +69,19 @@ def stochastic_dominance(a, b, *, tol: float = 1e-12) -> Dominance:
 
 def _law(x):
     if hasattr(x, "values") and hasattr(x, "probabilities"):
-        return np.asarray(x.values, float), np.asarray(x.probabilities, float)
-    v, p = x
-    return np.asarray(v, float), np.asarray(p, float)
+        v, p = x.values, x.probabilities
+    else:
+        try:
+            v, p = x
+        except (TypeError, ValueError):
+            raise ParameterError(f"a law is a PathDistribution or a (values, probabilities) "
+                                 f"pair; got {plain(x)}") from None
+    v = float_array(v, "values of a law", ndim=1, error=ParameterError)
+    p = float_array(p, "probabilities of a law", ndim=1, low=0.0, error=ParameterError)
+    if v.shape != p.shape or v.size == 0:
+        raise ParameterError(f"a law needs as many probabilities as values (at least one); got "
+                             f"{v.size} values and {p.size} probabilities")
+    return v, p
 
 
 def _cdf(values, probs, grid):

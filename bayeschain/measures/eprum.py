@@ -37,12 +37,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
+from ..browsing.base import number
+from ..chains.checks import MAX_WORK, check_memory, float_array, plain
 from ..errors import ParameterError
 
 
 def _navigation(nav) -> np.ndarray:
-    p = np.asarray(nav, dtype=float)
-    if p.ndim != 2:
+    p = float_array(nav, "navigation probabilities", finite=False, error=ParameterError)
+    if p.ndim != 2 or 0 in p.shape:
         raise ParameterError(f"navigation probabilities must be a (ranks x elements) matrix; "
                              f"got shape {p.shape}")
     if not np.all(np.isfinite(p)) or np.any((p < 0) | (p > 1)):
@@ -69,12 +71,15 @@ def discovered_distribution(nav, ideal, *, method: str = "exact") -> np.ndarray:
         Poisson-binomial dynamic programme (O(N t^2)), or the normal approximation.
     """
     seen = seen_probabilities(nav)
-    mask = np.asarray(ideal, dtype=bool)
+    mask = float_array(ideal, "ideal", error=ParameterError)
     if mask.shape != (seen.shape[1],):
-        raise ParameterError(f"ideal must flag each of the {seen.shape[1]} elements")
+        raise ParameterError(f"ideal must flag each of the {seen.shape[1]} elements; got shape "
+                             f"{mask.shape}")
+    mask = mask.astype(bool)
     probs = np.vstack([np.zeros((1, int(mask.sum()))), seen[:, mask]])   # (N + 1, t)
     t = probs.shape[1]
     if method == "exact":
+        _check_work(probs.shape[0], t, 1)
         law = np.zeros((probs.shape[0], t + 1))
         law[:, 0] = 1.0
         for j in range(t):  # add one ideal element at a time
@@ -90,7 +95,17 @@ def discovered_distribution(nav, ideal, *, method: str = "exact") -> np.ndarray:
             cdf = np.where(sd > 0, norm.cdf((f - mean) / np.where(sd > 0, sd, 1)),
                            (f >= mean).astype(float))
         return np.diff(cdf, axis=1)
-    raise ParameterError(f"method must be 'exact' or 'normal', got {method!r}")
+    raise ParameterError(f"method must be 'exact' or 'normal', got {plain(method)}")
+
+
+def _check_work(ranks: int, ideal: int, levels: int) -> None:
+    """The exact law costs ``(N + 1) t^2`` per satisfaction level."""
+    work = float(ranks) * (ideal + 1) * ideal * levels
+    if work > MAX_WORK:
+        raise ParameterError(f"the exact law of discovered elements takes about {work:.3g} "
+                             f"operations ({ranks:,} ranks, {ideal:,} ideal elements, "
+                             f"{levels:,} satisfaction levels); the limit is {MAX_WORK:.3g}: "
+                             f"use method='normal'")
 
 
 def _below(law: np.ndarray, needed: float) -> np.ndarray:
@@ -143,14 +158,18 @@ def eprum_precision(nav, ideal, *, recall: float | None = None,
     if (recall is None) == (recall_level is None):
         raise ParameterError("give exactly one of recall (a number of ideal elements) and "
                              "recall_level (a share in (0, 1])")
-    if recall_level is not None and not 0 < float(recall_level) <= 1:
-        raise ParameterError(f"recall_level must lie in (0, 1], got {recall_level!r}")
-    if recall is not None and not float(recall) > 0:
-        raise ParameterError(f"recall must be positive, got {recall!r}")
-    grade = np.asarray(ideal, dtype=float)
+    if recall_level is not None:
+        recall_level = number(recall_level, "recall_level", above=0.0, high=1.0)
+    if recall is not None:
+        recall = number(recall, "recall", above=0.0)
+    if ideal_length is not None:
+        ideal_length = number(ideal_length, "ideal_length", above=0.0)
+    grade = float_array(ideal, "idealism P(x in I)", finite=False, error=ParameterError)
     if not np.all(np.isfinite(grade)) or np.any((grade < 0) | (grade > 1)):
         raise ParameterError("idealism P(x in I) must lie in [0, 1]")
     levels = np.unique(grade[grade > 0])                     # satisfaction thresholds
+    if method == "exact" and levels.size > 1:
+        _check_work(_navigation(nav).shape[0] + 1, int((grade > 0).sum()), levels.size)
     edges = np.r_[0.0, levels]
     total = 0.0
     for lo, hi in zip(edges[:-1], edges[1:], strict=True):
@@ -168,9 +187,14 @@ def eprum_precision(nav, ideal, *, recall: float | None = None,
 
 def pointer_navigation(pointers, n_elements: int) -> np.ndarray:
     """Classical IR: ``P(k ~> x) = 1`` iff rank ``k`` points to element ``x``."""
-    idx = np.asarray(pointers, dtype=int)
-    if np.any(idx < 0) or np.any(idx >= n_elements):
-        raise ParameterError(f"pointers must lie in 0..{n_elements - 1}")
+    if isinstance(n_elements, bool) or not isinstance(n_elements, int | np.integer) \
+            or n_elements < 1:
+        raise ParameterError(f"n_elements must be a positive integer; got {plain(n_elements)}")
+    idx = float_array(pointers, "pointers", ndim=1, error=ParameterError)
+    if np.any(idx < 0) or np.any(idx >= n_elements) or np.any(idx != np.round(idx)):
+        raise ParameterError(f"pointers must be integers in 0..{n_elements - 1}")
+    idx = idx.astype(np.int64)
+    check_memory((idx.size, int(n_elements)), "the navigation matrix", error=ParameterError)
     nav = np.zeros((idx.size, int(n_elements)))
     nav[np.arange(idx.size), idx] = 1.0
     return nav

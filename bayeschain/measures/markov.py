@@ -53,6 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import chains
+from ..chains.checks import MAX_WORK, check_memory, float_array, plain
 from ..errors import ParameterError
 
 CONNECTEDNESS = ("GL", "LO")
@@ -71,9 +72,12 @@ def _kernel(weights: str, distance: np.ndarray) -> np.ndarray:
 
 
 def _parse_model(model: str) -> tuple[str, str, str]:
+    if not isinstance(model, str):
+        raise ParameterError(f"Markov Precision model must be a name, one of "
+                             f"{', '.join(MODELS)}; got {plain(model)}")
     if model == "CONST":
         return "GL", "AD", "CONST"
-    parts = str(model).split("_")
+    parts = model.split("_")
     if len(parts) != 3 or parts[0] not in CONNECTEDNESS or parts[1] not in STATE_SPACES \
             or parts[2] not in WEIGHTS:
         raise ParameterError(f"unknown Markov Precision model {model!r}; valid: "
@@ -82,21 +86,27 @@ def _parse_model(model: str) -> tuple[str, str, str]:
 
 
 def _relevance(relevance, level) -> np.ndarray:
-    rel = np.asarray(relevance, dtype=float)
+    rel = float_array(relevance, "relevance", error=ParameterError)
     if rel.ndim < 1 or rel.shape[-1] < 1:
         raise ParameterError("relevance must have at least one rank on its last axis")
-    if not np.all(np.isfinite(rel)):
-        raise ParameterError("relevance contains NaN or infinite values")
+    if isinstance(level, bool) or not isinstance(level, int | float | np.integer | np.floating) \
+            or not np.isfinite(level):
+        raise ParameterError(f"level (the least relevant grade) must be a finite number; got "
+                             f"{plain(level)}")
     return (rel >= level).astype(float)
 
 
 def _lengths(lengths, shape, width) -> np.ndarray:
     if lengths is None:
         return np.full(shape, width, dtype=np.int64)
-    n = np.broadcast_to(np.asarray(lengths, dtype=np.int64), shape)
-    if np.any(n < 0) or np.any(n > width):
-        raise ParameterError(f"list lengths must lie in 0..{width}")
-    return n
+    n = float_array(lengths, "list lengths", error=ParameterError)
+    if np.any(n < 0) or np.any(n > width) or np.any(n != np.round(n)):
+        raise ParameterError(f"list lengths must be integers in 0..{width}; got {plain(n)}")
+    try:
+        return np.broadcast_to(n.astype(np.int64), shape)
+    except ValueError:
+        raise ParameterError(f"list lengths of shape {n.shape} do not match the {shape} "
+                             f"lists") from None
 
 
 def invariant_weights(relevance, model: str = "GL_AD_ID", *, lengths=None, level: float = 1,
@@ -113,7 +123,7 @@ def invariant_weights(relevance, model: str = "GL_AD_ID", *, lengths=None, level
     elif method == "chain":
         mass = _censored_invariant(r, n, model)
     else:
-        raise ParameterError(f"method must be 'closed' or 'chain', got {method!r}")
+        raise ParameterError(f"method must be 'closed' or 'chain', got {plain(method)}")
     mass = mass * r
     total = mass.sum(axis=-1, keepdims=True)
     # single relevant state (or one-rank list): all the mass sits there
@@ -185,6 +195,13 @@ def transition_matrix(n_ranks: int, model: str, relevant=None) -> np.ndarray:
 def _censored_invariant(r: np.ndarray, n: np.ndarray, model: str) -> np.ndarray:
     """Reference route: build P, censor it on R (Schur complement), solve by GTH."""
     conn, space, _ = _parse_model(model)
+    width = int(n.max(initial=0))
+    work = float(np.sum(np.asarray(n, dtype=float) ** 3))
+    if work > MAX_WORK:
+        raise ParameterError(f"method='chain' censors an N x N matrix per list (O(N^3)): "
+                             f"{work:.3g} operations for these lists of up to {width:,} ranks; "
+                             f"the limit is {MAX_WORK:.3g}: use method='closed'")
+    check_memory((width, width), "method='chain'", error=ParameterError)
     out = np.zeros_like(r)
     for idx in np.ndindex(r.shape[:-1]):
         length = int(n[idx])
@@ -235,9 +252,15 @@ def markov_precision(relevance, model: str = "GL_AD_ID", holding_rates=None, res
     if rescale is None:
         return value
     if rescale != "recall":
-        raise ParameterError(f"rescale must be None or 'recall', got {rescale!r}")
+        raise ParameterError(f"rescale must be None or 'recall', got {plain(rescale)}")
     retrieved = r.sum(axis=-1)
-    rb = retrieved if recall_base is None else np.asarray(recall_base, dtype=float)
+    rb = retrieved if recall_base is None else \
+        float_array(recall_base, "recall_base", error=ParameterError)
+    try:
+        np.broadcast_shapes(rb.shape, retrieved.shape)
+    except ValueError:
+        raise ParameterError(f"recall_base must have one value per list, shape "
+                             f"{retrieved.shape}; got shape {rb.shape}") from None
     if np.any(rb < retrieved):
         raise ParameterError("recall base is smaller than the relevant documents retrieved")
     factor = np.divide(retrieved, rb, out=np.zeros(np.broadcast_shapes(retrieved.shape,
@@ -248,7 +271,9 @@ def markov_precision(relevance, model: str = "GL_AD_ID", holding_rates=None, res
 
 def _continuous(pi: np.ndarray, prec: np.ndarray, holding_rates) -> np.ndarray:
     """``sum pi_i prec_i / mu_i / sum pi_i / mu_i`` (SIGIR 2014, MPcont)."""
-    mu = np.asarray(holding_rates, dtype=float)
+    mu = float_array(holding_rates, "holding rates", error=ParameterError)
+    if mu.ndim == 0:
+        raise ParameterError("holding rates must be one rate per rank (an array (..., N))")
     if mu.shape[-1] != pi.shape[-1]:
         if mu.shape[-1] < pi.shape[-1]:
             raise ParameterError(f"holding rates cover {mu.shape[-1]} ranks, the lists have "
@@ -262,6 +287,11 @@ def _continuous(pi: np.ndarray, prec: np.ndarray, holding_rates) -> np.ndarray:
         num = inv[..., 0, :] @ (pi * prec).T
         den = inv[..., 0, :] @ pi.T
     else:
+        try:
+            np.broadcast_shapes(pi.shape, inv.shape)
+        except ValueError:
+            raise ParameterError(f"holding rates of shape {mu.shape} do not match the lists "
+                                 f"{pi.shape}") from None
         num = np.sum(pi * prec * inv, axis=-1)
         den = np.sum(pi * inv, axis=-1)
     return np.divide(num, den, out=np.zeros(np.broadcast_shapes(num.shape, den.shape)),

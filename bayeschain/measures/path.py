@@ -25,8 +25,12 @@ import numpy as np
 
 from .. import chains
 from ..browsing import get_model
+from ..browsing.base import number
+from ..chains.checks import MAX_STEPS, float_array, plain
 from ..chains.simulation import simulate_users
 from ..errors import ParameterError
+from .classical import ranked
+from .registry import MAX_USERS, Param
 
 Effort = str | Callable[[np.ndarray], np.ndarray]
 
@@ -36,20 +40,28 @@ def apply_gains(relevance, gains: Mapping | None = None) -> np.ndarray:
 
     Grades missing from the map have weight 0.
     """
-    rel = np.asarray(relevance, dtype=float)
+    rel = float_array(relevance, "relevance", error=ParameterError)
     if gains is None:
         return np.clip(rel, 0.0, None)
+    _GAINS.check(gains, "gains")
     out = np.zeros_like(rel)
     for grade, weight in dict(gains).items():
         out[rel == float(grade)] = float(weight)
     return out
 
 
+_GAINS = Param.gains()
+
+
 def _check_loss(loss) -> float:
-    loss = float(loss)
-    if not 0.0 <= loss <= 1.0:
-        raise ParameterError(f"utility loss must lie in [0, 1], got {loss}")
-    return loss
+    return number(loss, "utility loss", low=0.0, high=1.0)
+
+
+def _check_common(order, users, seed) -> None:
+    Param.integer(1, 1, 3).check(order, "order")
+    Param.integer(1, 1, MAX_USERS).check(users, "users")
+    if not isinstance(seed, np.random.Generator):
+        Param.integer(None, 0).check(seed, "seed")
 
 
 def _revisits(chain: chains.Tridiagonal) -> bool:
@@ -64,9 +76,15 @@ def list_chain(relevance: np.ndarray, model: str, params: Mapping,
     chain = get_model(model).chain(relevance.shape[-1], relevance, **dict(params))
     if lengths is None:
         return chain
-    n = np.asarray(lengths)
-    if np.any(n < 0) or np.any(n > relevance.shape[-1]):
-        raise ParameterError("list lengths must lie between 0 and the width of the relevance")
+    n = float_array(lengths, "list lengths", low=0.0, high=float(relevance.shape[-1]),
+                    error=ParameterError)
+    if np.any(n != np.round(n)):
+        raise ParameterError(f"list lengths must be integers; got {plain(n)}")
+    try:
+        np.broadcast_shapes(n.shape, relevance.shape[:-1])
+    except ValueError:
+        raise ParameterError(f"list lengths of shape {n.shape} do not match the "
+                             f"{relevance.shape[:-1]} lists") from None
     ranks = np.arange(relevance.shape[-1])
     inside = ranks < np.maximum(n, 1)[..., None] - 1          # forward moves kept
     lower, diag, upper = np.broadcast_arrays(chain.lower, chain.diag, chain.upper)
@@ -83,15 +101,15 @@ def expected_effort(chain, effort: Effort = "h", *, tol: float = 1e-13) -> np.nd
     exit_p = np.clip(1.0 - block.row_sums(), 0.0, None)
     a = np.broadcast_to(np.eye(block.n_states)[0], block.batch_shape + (block.n_states,)).copy()
     total = np.zeros(block.batch_shape)
-    n = 1
-    while True:
+    for n in range(1, MAX_STEPS + 1):
         f_n = chains.effort_values(effort, np.array(float(n)))
         total += np.sum(a * exit_p, axis=-1) * f_n
         a = block.rmatvec(a)
         alive = a.sum(axis=-1)
         if np.all(alive * chains.effort_values(effort, np.array(float(n + 1))) <= tol):
             return total
-        n += 1
+    raise ParameterError(f"E[f(H)] did not converge to tol={plain(tol)} within {MAX_STEPS:,} "
+                         f"steps (the walk stops too rarely for this effort function)")
 
 
 def path_expectation(relevance, model: str = "sfbm", *, order: int = 1, gains=None,
@@ -121,7 +139,8 @@ def path_expectation(relevance, model: str = "sfbm", *, order: int = 1, gains=No
         The browsing model's parameters (``p``, ``q``, ...), scalars or per-rank arrays
         with optional leading draw axes.
     """
-    rel = np.asarray(relevance, dtype=float)
+    rel = ranked(relevance)
+    _check_common(order, users, seed)
     w = apply_gains(rel, gains)
     loss = _check_loss(loss)
     chain = list_chain(rel, model, params, lengths)
@@ -179,9 +198,10 @@ def path_distribution(relevance, model: str = "sfbm", *, gains=None, loss: float
     Exact for integer gains without utility loss (or with loss on a forward-only model);
     otherwise estimated from ``users`` simulated users.
     """
-    rel = np.asarray(relevance, dtype=float)
+    rel = ranked(relevance)
     if rel.ndim != 1:
         raise ParameterError("path_distribution takes one ranked list (a 1-D relevance vector)")
+    _check_common(1, users, seed)
     w = apply_gains(rel, gains)
     loss = _check_loss(loss)
     chain = list_chain(rel, model, params)

@@ -29,23 +29,39 @@ from math import comb
 
 import numpy as np
 
+from ..chains.checks import check_memory, float_array, plain
 from ..errors import ParameterError
+
+#: Most documents a weak order may hold (the exact law has one term per non-relevant one).
+MAX_DOCUMENTS = 10_000_000
+#: Most documents in the tie level where the wanted relevant document lies: its exact law
+#: takes binomial coefficients of that many digits (about 2 s for 4,000 on one core).
+MAX_LEVEL = 4_000
 
 
 def _levels(levels) -> list[tuple[int, int]]:
+    if isinstance(levels, str | bytes | dict) or not hasattr(levels, "__iter__"):
+        raise ParameterError(f"levels must be a sequence of (relevant, non-relevant) pairs; "
+                             f"got {plain(levels)}")
     out = []
     for idx, level in enumerate(levels):
         try:
-            rel, non = (int(x) for x in level)
-        except (TypeError, ValueError):
+            pair = tuple(level)
+            rel, non = (int(x) for x in pair)
+        except (TypeError, ValueError, OverflowError):
             raise ParameterError(f"level {idx} must be a (relevant, non-relevant) pair of "
-                                 f"counts, got {level!r}") from None
-        if rel < 0 or non < 0 or (rel, non) != tuple(level):
+                                 f"counts, got {plain(level)}") from None
+        if any(isinstance(x, bool | np.bool_) for x in pair) or rel < 0 or non < 0 or \
+                (rel, non) != pair:
             raise ParameterError(f"level {idx}: counts must be non-negative integers, got "
-                                 f"{level!r}")
+                                 f"{plain(level)}")
         if rel + non == 0:
             raise ParameterError(f"level {idx} is empty (the weak order has no empty ranks)")
         out.append((rel, non))
+    total = sum(r + n for r, n in out)
+    if total > MAX_DOCUMENTS:
+        raise ParameterError(f"the weak order holds {total:,} documents; the limit is "
+                             f"{MAX_DOCUMENTS:,}")
     return out
 
 
@@ -56,15 +72,19 @@ def search_length_distribution(levels: Sequence, wanted: int, *, exact: bool = F
     entry ``x`` is ``P(search length = x)``.
     """
     lv = _levels(levels)
+    if isinstance(wanted, bool) or not isinstance(wanted, int | np.integer) or wanted < 1:
+        raise ParameterError(f"wanted must be a positive integer number of relevant "
+                             f"documents, got {plain(wanted)}")
     i = int(wanted)
-    if i < 1:
-        raise ParameterError(f"wanted must be a positive number of relevant documents, got "
-                             f"{wanted!r}")
     before = 0
     found = 0
     probs: list[Fraction] = []
     for rel, non in lv:
         if found + rel >= i:
+            if rel + non > MAX_LEVEL:
+                raise ParameterError(f"the tie level holding relevant document {i} has "
+                                     f"{rel + non:,} documents; the exact law is limited to "
+                                     f"levels of {MAX_LEVEL:,}")
             k = i - found
             total = comb(rel + non, non)
             probs = [Fraction(0)] * before + [
@@ -91,24 +111,33 @@ def convolve_search_lengths(first, second):
     Fractions in, fractions out; floats otherwise.  ``E`` of the result is the sum of the
     two expectations, which makes ``esl`` additive (a ratio scale under their axioms).
     """
-    if all(isinstance(x, Fraction) for x in list(first) + list(second)):
+    try:
+        first, second = list(first), list(second)
+    except TypeError:
+        raise ParameterError(f"convolve_search_lengths takes two laws (sequences of "
+                             f"probabilities); got {plain(first)} and {plain(second)}") from None
+    if not first or not second:
+        raise ParameterError("convolve_search_lengths needs two non-empty laws")
+    if all(isinstance(x, Fraction) for x in first + second):
+        check_memory(len(first) * len(second), "the convolution of two exact laws",
+                     itemsize=64, error=ParameterError)
         out = [Fraction(0)] * (len(first) + len(second) - 1)
         for a, pa in enumerate(first):
             for b, pb in enumerate(second):
                 out[a + b] += pa * pb
         return out
-    return np.convolve(np.asarray(first, dtype=float), np.asarray(second, dtype=float))
+    return np.convolve(float_array(first, "first law", ndim=1, low=0.0, error=ParameterError),
+                       float_array(second, "second law", ndim=1, low=0.0, error=ParameterError))
 
 
 def levels_from_scores(scores, relevant) -> list[tuple[int, int]]:
     """The weak order of a ranked list with tied scores: one level per distinct score,
     best first, counting relevant and non-relevant documents."""
-    scores = np.asarray(scores, dtype=float)
-    rel = np.asarray(relevant).astype(bool)
-    if scores.shape != rel.shape or scores.ndim != 1:
-        raise ParameterError("scores and relevant must be 1-D arrays of the same length")
-    if not np.all(np.isfinite(scores)):
-        raise ParameterError("scores must be finite")
+    scores = float_array(scores, "scores", ndim=1, error=ParameterError)
+    rel = float_array(relevant, "relevant", ndim=1, error=ParameterError).astype(bool)
+    if scores.shape != rel.shape:
+        raise ParameterError(f"scores and relevant must be 1-D arrays of the same length; got "
+                             f"{scores.size} and {rel.size}")
     values, inverse = np.unique(-scores, return_inverse=True)
     n_rel = np.bincount(inverse, weights=rel, minlength=values.size).astype(int)
     n_all = np.bincount(inverse, minlength=values.size)

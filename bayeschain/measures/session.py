@@ -42,17 +42,24 @@ from __future__ import annotations
 import numpy as np
 
 from .. import chains
+from ..browsing.base import number
+from ..chains.checks import check_memory, float_array, plain
 from ..errors import ParameterError
 
 _SUM_TOL = 1e-9
 
 
 def _check_parameters(p, q, r, s):
-    arrays = [np.asarray(x, dtype=float) for x in (p, q, r, s)]
+    arrays = [float_array(x, f"MsM probability {name}", finite=False, error=ParameterError)
+              for name, x in zip("pqrs", (p, q, r, s), strict=True)]
     for name, x in zip("pqrs", arrays, strict=True):
         if not np.all(np.isfinite(x)) or np.any((x < 0) | (x > 1)):
-            raise ParameterError(f"MsM probability {name} must lie in [0, 1]")
-    p, q, r, s = np.broadcast_arrays(*arrays)
+            raise ParameterError(f"MsM probability {name} must lie in [0, 1]; got {plain(x)}")
+    try:
+        p, q, r, s = np.broadcast_arrays(*arrays)
+    except ValueError:
+        raise ParameterError(f"MsM probabilities p, q, r, s must have broadcasting shapes; got "
+                             f"{[x.shape for x in arrays]}") from None
     total = p + q + r + s
     if np.any(np.abs(total - 1) > _SUM_TOL):
         raise ParameterError(f"MsM needs p + q + r + s = 1; got {float(total.flat[0]):.6g}"
@@ -67,7 +74,7 @@ def _check_parameters(p, q, r, s):
 
 
 def _check_session(session) -> np.ndarray:
-    run = np.asarray(session, dtype=float)
+    run = float_array(session, "session relevance", finite=False, error=ParameterError)
     if run.ndim != 2 or run.shape[0] < 1 or run.shape[1] < 1:
         raise ParameterError(f"session must be an N x K matrix (documents x queries); got "
                              f"shape {run.shape}")
@@ -97,7 +104,11 @@ def query_walk(n_docs: int, p, q, r, s):
 
 def session_quantities(n_docs: int, p, q, r, s) -> dict[str, np.ndarray]:
     """``e`` (..., N), ``e_Q``, ``h_F`` of Algorithm 1, from the chain engine."""
+    if isinstance(n_docs, bool) or not isinstance(n_docs, int | np.integer) or n_docs < 1:
+        raise ParameterError(f"n_docs must be a positive integer; got {plain(n_docs)}")
     p, q, r, s = _check_parameters(p, q, r, s)
+    check_memory(p.shape + (int(n_docs),), f"a session walk over {int(n_docs):,} documents",
+                 itemsize=8 * 8, error=ParameterError)
     fwd, bwd, stop, ref = query_walk(n_docs, p, q, r, s)
     # e(i): walk conditioned on staying within the query
     moves = fwd + bwd
@@ -123,10 +134,9 @@ def _discount(time: np.ndarray, discount: str, log_base: float) -> np.ndarray:
     if discount == "linear":
         return 1.0 + time
     if discount == "log":
-        if not float(log_base) > 1:
-            raise ParameterError(f"log_base must be > 1, got {log_base!r}")
-        return 1.0 + np.log1p(time) / np.log(float(log_base))
-    raise ParameterError(f"discount must be 'linear' or 'log', got {discount!r}")
+        base = number(log_base, "log_base", above=1.0)
+        return 1.0 + np.log1p(time) / np.log(base)
+    raise ParameterError(f"discount must be 'linear' or 'log', got {plain(discount)}")
 
 
 def msm(session, p, q, r, s, discount: str = "linear", log_base: float = 10) -> np.ndarray:

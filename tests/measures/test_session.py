@@ -74,7 +74,10 @@ def test_msm_matches_algorithm_1(case, discount, base):
     ref, e, e_q, h_f, pi = algorithm1(run, p, q, r, s, discount, base)
     assert msm(run, p, q, r, s, discount, base) == pytest.approx(ref, rel=1e-10, abs=1e-12)
     quant = session_quantities(run.shape[0], p, q, r, s)
-    np.testing.assert_allclose(quant["e"], e, rtol=1e-10, atol=1e-12)
+    # the dense reference inverts a matrix whose condition number grows like e(N): its
+    # relative error is about e(N) * 1e-16 (e.g. 38177478.99 for the exact 38177479)
+    np.testing.assert_allclose(quant["e"], e, rtol=max(1e-10, 1e-16 * float(np.max(e))),
+                               atol=1e-12)
     assert quant["e_Q"] == pytest.approx(e_q, rel=1e-10)
     assert quant["h_F"] == pytest.approx(h_f, rel=1e-10)
     printed, *_ = algorithm1(run, p, q, r, s, discount, base, reference=False)
