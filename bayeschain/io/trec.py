@@ -289,13 +289,16 @@ def _pandas_parse(data: bytes, columns, keep, numeric, extra_ok) -> pd.DataFrame
     as trec_eval ignores it), and ``index_col=False`` keeps pandas from turning the first
     column into an index when every line has one field too many."""
     names = [*columns, "_extra"]
+    # the spare column makes pandas warn that names and data differ in length; files are
+    # parsed in threads, where catch_warnings() races (one thread's exit restores the
+    # filters another still relies on), so the one expected message is filtered for good
+    warnings.filterwarnings("ignore", message="Length of header or names does not match",
+                            category=pd.errors.ParserWarning)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=names,
-                                dtype=str, engine="c", keep_default_na=False,
-                                na_filter=False, skip_blank_lines=True, quoting=3,
-                                encoding="utf-8", index_col=False)
+        frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=names,
+                            dtype=str, engine="c", keep_default_na=False,
+                            na_filter=False, skip_blank_lines=True, quoting=3,
+                            encoding="utf-8", index_col=False)
     except (ValueError, pd.errors.ParserError, OverflowError, UnicodeDecodeError):
         return None
     if len(frame) and ((frame[columns[-1]] == "").any()
