@@ -143,36 +143,16 @@ def test_the_docs_parser_reads_what_it_claims():
     assert not names_parameter("p1=0.5", "p") and not names_parameter("MPcont", "MP")
 
 
-# the parameters the docs (MeasureSpec summary and reference, README row) do not name:
-# documentation defects in the library, each kept failing (strict xfail) until documented
-UNDOCUMENTED = {
-    "DCG": ("gains", "base"),
-    "nDCG": ("gains", "base"),
-    "MP": ("method",),
-    "MPcont": ("rescale", "method"),
-    "PatH": ("gains", "p", "q", "p1", "qN", "p_rel", "q_rel", "cutoff", "base", "variant",
-             "max_grade", "users", "seed"),
-}
-
-
 def undocumented(name: str) -> list[str]:
     return [p for p in MEASURES.get(name).params if not names_parameter(measure_docs(name), p)]
 
 
 @pytest.mark.parametrize("name", list(MEASURES))
 def test_every_declared_parameter_is_documented(name):
-    """No declared parameter goes undocumented beyond the known gaps listed above."""
+    """Every declared parameter is named by the measure's documentation (its summary and
+    reference, its README row)."""
     spec = MEASURES.get(name)
     assert spec.summary and spec.reference
-    assert set(undocumented(name)) <= set(UNDOCUMENTED.get(name, ())), undocumented(name)
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=(
-        f"the documentation of {name} (its MeasureSpec summary and reference and its README "
-        f"'Measure strings' row) never names the declared parameter(s) "
-        f"{', '.join(gaps)}"))) for name, gaps in UNDOCUMENTED.items()])
-def test_known_documentation_gaps(name):
     assert undocumented(name) == []
 
 
