@@ -14,7 +14,7 @@ import base64
 import html
 import io
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 _STYLE = """
@@ -111,7 +111,7 @@ class Report:
         from . import __version__
 
         prov = {"bayeschain": __version__,
-                "written": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                "written": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
                 **self.provenance}
         body = [f"<h1>{html.escape(self.title)}</h1>"]
         if self.intro:
