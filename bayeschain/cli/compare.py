@@ -31,6 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=seed, default=2026, help="seed of the topic weights")
     p.add_argument("-o", "--output", default=None,
                    help="write the table: .csv, .md or .tex")
+    p.add_argument("--report", default=None, metavar="FILE.html",
+                   help="write a self-contained HTML report: the tables, the figures, what "
+                        "each number means and where it came from")
     p.add_argument("--figures", default=None, metavar="DIR",
                    help="write forest.png and pairwise.png to DIR")
     p.add_argument("--force", action="store_true", help="overwrite existing outputs")
@@ -52,6 +55,11 @@ def run(args: argparse.Namespace) -> int:
         if suffix not in (".csv", ".md", ".tex"):
             raise ParameterError("--output must end in .csv, .md or .tex")
         check_output_path(args.output, force=args.force,
+                          protected=[args.qrels, args.posterior, *args.runs])
+    if args.report:
+        if Path(args.report).suffix.lower() not in (".html", ".htm"):
+            raise ParameterError("--report must end in .html")
+        check_output_path(args.report, force=args.force,
                           protected=[args.qrels, args.posterior, *args.runs])
     if args.figures:
         prepare_figure_folder(args.figures, FIGURES, force=args.force,
@@ -78,6 +86,14 @@ def run(args: argparse.Namespace) -> int:
                 tmp.write_text(text, encoding="utf-8")
         if args.figures:
             _figures(Path(args.figures), scores, result, out)
+        if args.report:
+            from ..recipes.reports import comparison_report
+
+            report = comparison_report(result, scores, measure=args.measure,
+                                       posterior=posterior,
+                                       inputs=[args.qrels, *args.runs, args.posterior])
+            with out.writing(args.report) as tmp:
+                tmp.write_text(report.to_html(), encoding="utf-8")
     for path in out.targets:
         print(f"wrote {path}")
     return 0

@@ -53,3 +53,23 @@ def test_fit_report_of_a_walk(tmp_path):
     assert "E[H] on a 10-result page" in text and "R-hat" in text
     _valid(path)
     pytest.importorskip("html5lib")
+
+
+def test_compare_command_writes_its_report(tmp_path):
+    from bayeschain.cli import main
+
+    walks = np.random.default_rng(2).dirichlet([20, 5, 2, 8], size=100)
+    post = tmp_path / "post.nc"
+    posterior_from_parameters({"walk": walks}).save(post)
+    report = tmp_path / "out" / "report.html"
+    report.parent.mkdir()
+    args = ["compare", DATA / "qrels.test", DATA / "results.test", DATA / "results.trunc",
+            "--posterior", post, "--report", report]
+    assert main([str(a) for a in args]) == 0
+    text = report.read_text(encoding="utf-8")
+    assert "Pairs of runs" in text and "practically equal" in text
+    assert text.count("data:image/png;base64,") == 2
+    _valid(report)
+    assert main([str(a) for a in args]) == 2            # never replaced without --force
+    bad = [str(a) for a in args[:-1]] + [str(tmp_path / "report.txt")]
+    assert main(bad) == 2 and not (tmp_path / "report.txt").exists()
