@@ -45,6 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "CSV / TSV / Parquet, so page lengths and documents reach the model")
     p.add_argument("--figures", default=None, metavar="DIR",
                    help="write the posterior predictive checks as figures to DIR")
+    p.add_argument("--report", default=None, metavar="FILE.html",
+                   help="write a self-contained HTML report: the fitted walk, E[H], the "
+                        "checks that replay it (figures), diagnostics, provenance")
     p.add_argument("--qrels", default=None,
                    help="TREC qrels for specs whose moves depend on relevance (walk-relevance)")
     p.add_argument("--level", type=int, default=1,
@@ -84,6 +87,10 @@ def run(args: argparse.Namespace) -> int:
     if args.figures:
         prepare_figure_folder(args.figures, _figures(spec), force=args.force,
                               protected=protected)
+    if args.report:
+        if Path(args.report).suffix.lower() not in (".html", ".htm"):
+            raise ParameterError("--report must end in .html")
+        check_output_path(args.report, force=args.force, protected=protected)
     if args.heldout is not None and not 0 < args.heldout < 1:
         raise ParameterError("--heldout must be a fraction between 0 and 1")
     total = (args.draws or spec.sampler["draws"]) * (args.chains or spec.sampler["chains"])
@@ -113,8 +120,9 @@ def run(args: argparse.Namespace) -> int:
             with out.writing(args.output) as tmp:
                 tmp.write_bytes(post.to_netcdf_bytes())
         checks = predictive_checks(spec)
+        replayed = {}
         if post.parametrises == "walk":
-            _report_walk(post, log, qrels, args, out)
+            replayed = _report_walk(post, log, qrels, args, out)
         else:
             print(post.summary().round(4).to_string(index=False))
             if "backward_share" in checks:
@@ -135,6 +143,12 @@ def run(args: argparse.Namespace) -> int:
             diag = post.diagnostics()
             print(f"NUTS: max R-hat {diag['max_rhat'].max():.3f}, min bulk ESS "
                   f"{diag['min_ess'].min():.0f}, {post.divergences()} divergences")
+        if args.report:
+            from ..recipes.reports import fit_report
+
+            report = fit_report(post, log_source=str(args.log), checks=replayed)
+            with out.writing(args.report) as tmp:
+                tmp.write_text(report.to_html(), encoding="utf-8")
     for path in out.targets:
         print(f"wrote {path}")
     return 0
@@ -183,6 +197,7 @@ def _report_walk(post, log, qrels, args, out) -> None:
 
         for check, name in zip(checks.values(), WALK_FIGURES, strict=True):
             _distribution_figure(check, out, Path(args.figures) / name)
+    return checks
 
 
 def _report_click_to_click(post, log, spec, args, out) -> None:

@@ -73,3 +73,18 @@ def test_compare_command_writes_its_report(tmp_path):
     assert main([str(a) for a in args]) == 2            # never replaced without --force
     bad = [str(a) for a in args[:-1]] + [str(tmp_path / "report.txt")]
     assert main(bad) == 2 and not (tmp_path / "report.txt").exists()
+
+
+def test_fit_command_writes_its_report(tmp_path):
+    from bayeschain.cli import main
+
+    log = Path(__file__).resolve().parents[2] / "data" / "trec_session_2013" / \
+        "sessiontrack2013.xml.gz"
+    report = tmp_path / "fit.html"
+    code = main(["fit", str(log), "--draws", "100", "--quiet", "--report", str(report)])
+    assert code == 0
+    text = report.read_text(encoding="utf-8")
+    assert "E[H] on a 10-result page" in text and "Checks that replay the fitted model" in text
+    assert text.count("data:image/png;base64,") >= 3
+    assert "sessiontrack2013.xml.gz" in text                   # provenance: the input
+    _valid(report)
