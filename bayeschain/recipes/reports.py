@@ -75,10 +75,8 @@ def fit_report(posterior, *, log_source: str = "", checks=None,
     r = Report(title, intro=f"{posterior.attrs.get('spec_name', '')} fitted to "
                             f"{log_source or 'a click log'}.")
     if posterior.attrs.get("parametrises") == "walk":
-        try:
-            summary = walk_summary(posterior)
-        except Exception:                                    # a walk by relevance
-            summary = None
+        by_relevance = "relevance" in posterior.posterior["walk"].dims
+        summary = None if by_relevance else walk_summary(posterior)   # one walk per class
         h = expected_visits(posterior, 10).sum(axis=1)
         lo, hi = np.quantile(h, [0.025, 0.975])
         r.section("The walk").paragraph(
