@@ -131,6 +131,7 @@ def _analyse(args: argparse.Namespace, t0: float) -> Results:
     import pandas as pd
 
     from ..comparison import compare, dominance_probability
+    from ..comparison.dominance import OUTCOMES
     from ..inference import fit, predictive_walk_checks
     from ..io import read_clicks, read_qrels
     from ..recipes import bundled_data_dir, session_matrices, session_qrels, systems_from_log
@@ -184,9 +185,9 @@ def _analyse(args: argparse.Namespace, t0: float) -> Results:
               f"{widths['user model + topics']:.4f}")
         lo_s, hi_s = sys_["P(X_A>X_B)+P(=)/2 (95%)"]
         print(f"      laws of P@H over users (random topic): P(A dom B) "
-              f"{sys_['P(A dom B)']:.3f}, P(B dom A) {sys_['P(B dom A)']:.3f}, P(equal) "
+              f"{sys_['P(A dom B)']:.3f}, P(B dom A) {sys_['P(B dom A)']:.3f}, P(equal laws) "
               f"{sys_['P(equal laws)']:.3f}, P(crossing) {sys_['P(crossing)']:.3f} "
-              f"(+-{max(sys_['se ' + o] for o in ('P(A dom B)', 'P(crossing)')):.3f}); "
+              f"(Monte-Carlo s.e. up to {max(sys_['se ' + o] for o in OUTCOMES):.3f}); "
               f"one user under A beats one under B: {sys_['P(X_A>X_B)+P(=)/2']:.3f} "
               f"[{lo_s:.3f}, {hi_s:.3f}]")
     rel_scores = _relevance_walk(t0, log, topic_qrels, runs, qrels, args)
@@ -292,8 +293,9 @@ How to read these numbers
     equal.  P(A-B>{rope}) / P(B-A>{rope}): better by more than the rope.
   Laws of P@H over users: under each of {draws} posterior draws, the distribution of P@H
     over users on a random session (exact but for a mass <= {law_tol:g}); P(A dom B): A's
-    distribution lies above B's (every user percentile at least as good), P(equal),
-    P(crossing): neither; (+-) Monte-Carlo error.  "One user under A beats one under B":
+    distribution lies above B's (every user percentile at least as good), P(equal laws),
+    P(crossing): neither; with the largest Monte-Carlo standard error of the four.
+    "One user under A beats one under B":
     P(X_A > X_B) + P(X_A = X_B)/2 for two independent users, the user-to-user variability
     a mean hides.
 """
