@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import ChainError
 from .blocks import as_block, start_vector, state_values
 from .checks import MAX_STEPS, MAX_WORK, check_memory, float_array, plain
+from .jit import jit, numba_available
 
 Effort = str | Callable[[np.ndarray], np.ndarray]
 
@@ -361,12 +362,7 @@ _JOINT = None
 def _joint_kernel():
     global _JOINT
     if _JOINT is None:
-        try:
-            import numba
-        except ImportError:
-            _JOINT = _joint_law
-        else:
-            _JOINT = numba.njit(cache=True, nogil=True)(_joint_law)
+        _JOINT = jit(_joint_law, nogil=True)
     return _JOINT
 
 
@@ -489,13 +485,11 @@ def _ratio_kernel():
     global _RATIO, _JOINT_FOR_LAWS, _prange
     if _RATIO is None:
         _JOINT_FOR_LAWS = _joint_kernel()
-        try:
+        if numba_available():
             import numba
-        except ImportError:
-            _RATIO = _ratio_laws
-        else:
+
             _prange = numba.prange
-            _RATIO = numba.njit(parallel=True, cache=True)(_ratio_laws)
+        _RATIO = jit(_ratio_laws, parallel=True)
     return _RATIO
 
 

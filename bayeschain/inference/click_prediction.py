@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..chains.jit import jit
 from ..errors import ParameterError
 from . import walk_likelihood
 from .parameters import draw_indices, page_tables
@@ -113,14 +114,8 @@ def _kernel():
     if _COMPILED is None:
         walk_likelihood.compiled("_page_rows")
         g = globals()
-        try:
-            import numba
-        except ImportError:
-            _COMPILED = _predict
-        else:
-            jit = numba.njit(cache=True, nogil=True, error_model="numpy")
-            g["_no_click"] = jit(_no_click)
-            _COMPILED = jit(_predict)
+        g["_no_click"] = jit(_no_click, nogil=True, error_model="numpy")
+        _COMPILED = jit(_predict, nogil=True, error_model="numpy")
     return _COMPILED
 
 

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..chains.jit import jit
 from ..errors import ParameterError
 from . import walk_likelihood
 from .pages import PageData
@@ -250,15 +251,9 @@ def _compiled(name: str):
     if not _COMPILED:
         g = globals()
         g["_table_loglik"] = walk_likelihood.compiled("_table_loglik")
-        try:
-            import numba
-        except ImportError:
-            _COMPILED.update({k: g[k] for k in _JITTED})
-        else:
-            jit = numba.njit(cache=True, nogil=True, error_model="numpy")
-            for k in _JITTED:
-                g[k] = jit(g[k])
-                _COMPILED[k] = g[k]
+        for k in _JITTED:
+            g[k] = jit(g[k], nogil=True, error_model="numpy")
+            _COMPILED[k] = g[k]
     return _COMPILED[name]
 
 

@@ -48,6 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..chains.jit import jit
+
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
 OUTCOMES = ("next_query", "end", "unknown")
 #: boundary rules for the forward mass at a page's last rank
@@ -451,15 +453,9 @@ def compiled(name: str):
     function without Numba."""
     if not _COMPILED:
         g = globals()
-        try:
-            import numba
-        except ImportError:
-            _COMPILED.update({k: g[k] for k in _JITTED})
-        else:
-            jit = numba.njit(cache=True, nogil=True, error_model="numpy")
-            for k in _JITTED:                      # callees first: globals are bound
-                g[k] = jit(g[k])
-                _COMPILED[k] = g[k]
+        for k in _JITTED:                          # callees first: globals are bound
+            g[k] = jit(g[k], nogil=True, error_model="numpy")
+            _COMPILED[k] = g[k]
     return _COMPILED[name]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..chains.jit import jit
 from . import walk_likelihood
 
 
@@ -68,12 +69,7 @@ def _kernel():
     global _COMPILED
     if _COMPILED is None:
         walk_likelihood.compiled("_page_rows")
-        try:
-            import numba
-        except ImportError:
-            _COMPILED = _walk_pages
-        else:
-            _COMPILED = numba.njit(cache=True, nogil=True)(_walk_pages)
+        _COMPILED = jit(_walk_pages, nogil=True)
     return _COMPILED
 
 

@@ -29,6 +29,7 @@ import threading
 
 import numpy as np
 
+from ..chains.jit import jit
 from ..errors import ParameterError
 
 #: one kernel call at a time: the call is parallel inside, and Numba's fallback threading
@@ -51,7 +52,6 @@ def compiled_kernel():
         _KERNEL = False
         return None
 
-    @numba.njit(parallel=True, cache=True, fastmath=False)
     def kernel(relevant, gains, lengths, fwd, bwd, out, bad):
         n_lists, width = gains.shape
         n_draws = fwd.shape[2]
@@ -93,8 +93,8 @@ def compiled_kernel():
                 for k in range(k_n):
                     out[lo + k, row] = num[k] / den[k]
 
-    _KERNEL = kernel
-    return kernel
+    _KERNEL = jit(kernel, parallel=True, fastmath=False)
+    return _KERNEL
 
 
 _KERNEL = None

@@ -1,0 +1,43 @@
+"""Numba compilation with an on-disk cache that never fails a command.
+
+``numba.njit(cache=True)`` writes each compiled overload to a cache folder (``__pycache__``
+next to the module, or ``NUMBA_CACHE_DIR``).  On a full disk or a read-only installation
+that write raises ``OSError`` from inside the first call of the function (Numba guards it
+only on Windows), so a fit would fail with "File too large" for a file the user never
+asked for.  :func:`jit` compiles the same way and lets a failed cache write pass: the
+function runs, uncompiled-from-cache next time.  Numba removes its own temporary file
+when a write fails, and a cache index that names a missing data file is read as a miss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+def numba_available() -> bool:
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def jit(func: Callable, **options) -> Callable:
+    """``func`` compiled by ``numba.njit(cache=True, **options)``, or ``func`` itself when
+    Numba is not installed.  A cache that cannot be written is skipped (see the module)."""
+    try:
+        import numba
+    except ImportError:
+        return func
+    dispatcher = numba.njit(cache=True, **options)(func)
+    cache = getattr(dispatcher, "_cache", None)
+    save = getattr(cache, "save_overload", None)
+    if save is not None:
+        def save_or_skip(sig, data, _save=save):
+            try:
+                _save(sig, data)
+            except OSError:        # full disk, read-only folder: run without the cache
+                pass
+
+        cache.save_overload = save_or_skip
+    return dispatcher
