@@ -134,6 +134,10 @@ def _path(rel, m: Measure, ctx):
                             **model_params)
 
 
+#: learned jump kernels MP and MPcont take from ``context["params"]`` (posterior draws)
+_MP_KERNELS = {"jump_exponent": "exponent", "jump": "jumps"}
+
+
 def _mp(rel, m: Measure, ctx, continuous: bool = False):
     from .markov import markov_precision
 
@@ -142,6 +146,11 @@ def _mp(rel, m: Measure, ctx, continuous: bool = False):
     if continuous and rates is None:
         raise ParameterError(f"{m!r} needs holding rates (context holding_rates, or "
                              f"--holding-rates on the command line)")
+    params = dict(ctx.get("params", {}))
+    unknown = sorted(set(params) - set(_MP_KERNELS))
+    if unknown:
+        raise ParameterError(f"{m.name} takes a learned jump kernel ({', '.join(_MP_KERNELS)}) "
+                             f"as params; got {unknown}")
     if m.cutoff is not None:
         rel = classical.cut(rel, m.cutoff)
     lengths = ctx.get("lengths")
@@ -149,7 +158,8 @@ def _mp(rel, m: Measure, ctx, continuous: bool = False):
         lengths = np.minimum(lengths, rel.shape[-1])
     return markov_precision(rel, kw["model"], rates, kw["rescale"],
                             recall_base=ctx.get("recall_base"), lengths=lengths,
-                            level=ctx.get("level", 1), method=kw["method"])
+                            level=ctx.get("level", 1), method=kw["method"],
+                            **{_MP_KERNELS[k]: v for k, v in params.items()})
 
 
 def _mpcont(rel, m: Measure, ctx):
