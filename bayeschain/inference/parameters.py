@@ -11,7 +11,9 @@ A posterior says which chain it parametrises (its ``parametrises`` attr, from it
   moves one rank per examination, clicked or not, and reading click-to-click frequencies
   as per-step moves scores another chain (on TREC Session 2013 it visits rank 5 with
   probability 0.07 while 29.9% of the pages have a click at rank >= 5) and can reverse
-  the ranking of two systems.  Walk measures refuse such a posterior;
+  the ranking of two systems.  Walk measures refuse such a posterior.  A posterior of
+  ``[jumps]`` gives Markov Precision its jump kernel (:func:`jump_kernel`): the exponent
+  ``g`` of the ID / LID decay ``p_ij = w(|i - j|)^g / sum_k w(|i - k|)^g``, or free rows;
 * ``"dwell"``: holding times only.
 
 Every function returns arrays with the flattened posterior draws first.
@@ -20,6 +22,7 @@ Every function returns arrays with the flattened posterior draws first.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -139,6 +142,75 @@ def holding_rates(posterior, ranks: int | None = None) -> np.ndarray:
                              f"'walk')")
     mu = draws_of(posterior, "holding_rate")
     return mu if ranks is None else extend_ranks(mu, ranks)
+
+
+#: the posterior variables of a learned jump kernel (``[jumps]``, Markov Precision)
+JUMP_VARIABLES = ("jump_exponent", "jump")
+
+
+class JumpKernel(NamedTuple):
+    """Where the next click lands, learned from a log (``[jumps]``):
+
+    * ``kind="exponent"``: ``family`` ``"ID"`` or ``"LID"``, ``draws`` the exponents ``g``
+      ``(draws,)`` of ``p_ij = w(|i - j|)^g / sum_k w(|i - k|)^g``;
+    * ``kind="matrix"``: ``family="free"``, ``draws`` the jump rows ``(draws, R, R)``
+      between ranks ``1..R`` (row-stochastic, zero diagonal).
+    """
+
+    kind: str
+    family: str
+    draws: np.ndarray
+
+
+def has_jumps(posterior) -> bool:
+    """Whether the posterior learned a jump kernel (``jump_exponent`` or ``jump``)."""
+    return any(name in posterior.posterior for name in JUMP_VARIABLES)
+
+
+def jump_family(posterior) -> str | None:
+    """The ``[jumps]`` family (``"free"``, ``"ID"``, ``"LID"``) the posterior was fitted with:
+    its attr ``jump_family`` (:func:`posterior_from_parameters`), else the ``family`` of the
+    ``[jumps]`` table of its spec's TOML text; None when neither says."""
+    attrs = posterior.attrs
+    if attrs.get("jump_family"):
+        return str(attrs["jump_family"])
+    if not attrs.get("spec"):
+        return None
+    import tomllib
+
+    try:
+        table = tomllib.loads(str(attrs["spec"])).get("jumps", {})
+    except tomllib.TOMLDecodeError:
+        return None
+    family = table.get("family") if isinstance(table, dict) else None
+    return str(family) if family is not None else None
+
+
+def jump_kernel(posterior) -> JumpKernel:
+    """The learned jump kernel of Markov Precision, draws first (:class:`JumpKernel`).
+
+    A posterior of a distance-decay family (spec ``jumps-id``, or ``family = "LID"``)
+    gives its exponent ``jump_exponent`` (its ``jump`` matrix is that decay on the fitted
+    ranks only): the kernel holds at every rank distance, so lists of any length are
+    scored.  A free-rows posterior (spec ``jumps-free``) gives ``jump``.  Refuses a
+    posterior without jumps (a walk, click-to-click transitions, dwell times).
+    """
+    post = posterior.posterior
+    attrs = posterior.attrs
+    if not has_jumps(posterior):
+        raise ParameterError(f"the posterior (spec {attrs.get('spec_name')!r}) has no jump "
+                             f"kernel (jump_exponent or jump): Markov Precision learns where "
+                             f"the next click lands from the specs 'jumps-id' (ID decay, "
+                             f"learned exponent) or 'jumps-free' (free rows)")
+    if "jump_exponent" not in post:
+        return JumpKernel("matrix", "free", draws_of(posterior, "jump"))
+    family = jump_family(posterior)
+    if family not in ("ID", "LID"):
+        raise ParameterError(f"the posterior (spec {attrs.get('spec_name')!r}) has a jump "
+                             f"exponent but its provenance names no ID or LID decay (family "
+                             f"{family!r}), so the weights it raises to that power are "
+                             f"unknown")
+    return JumpKernel("exponent", family, draws_of(posterior, "jump_exponent"))
 
 
 def draw_indices(n_draws: int, max_draws: int | None, seed=None) -> np.ndarray:
@@ -270,7 +342,8 @@ def walk_summary(posterior, ranks: int = 10, prob: float = 0.95):
 
 
 def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
-                              boundary: str = "leave", relevance_level: int = 1):
+                              boundary: str = "leave", relevance_level: int = 1,
+                              jump_family: str | None = None):
     """A one-chain posterior of the walk from parameter arrays ``(draws, ...)`` (tests,
     what-if runs):
 
@@ -281,10 +354,16 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
       (``PatH(model='drwbm')``);
     * ``click``: ``(draws, ranks)`` click probability per examination (click prediction,
       predictive checks);
-    * ``holding_rate``: ``(draws, ranks)``.
+    * ``holding_rate``: ``(draws, ranks)``;
+    * ``jump_exponent``: ``(draws,)`` exponents ``g >= 0`` of the ``jump_family`` (``"ID"``,
+      the default, or ``"LID"``) distance decay, as the spec ``jumps-id`` learns them;
+    * ``jump``: ``(draws, R, R)`` free jump rows (row-stochastic, zero diagonal), as the
+      spec ``jumps-free`` learns them (``jump_family`` ``"free"``).
 
     ``boundary`` is the walk's rule at a page's last rank (``"rescale"``: MsM's session
-    walk), ``relevance_level`` the lowest relevant grade of ``walk_by_relevance``.
+    walk), ``relevance_level`` the lowest relevant grade of ``walk_by_relevance``.  A
+    posterior with jumps parametrises the click-to-click chain (Markov Precision's), so it
+    cannot also hold a walk.
     """
     import xarray as xr
 
@@ -325,8 +404,54 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
         c = np.asarray(parameters["click"], dtype=float)
         variables["click"] = xr.DataArray(c[None], dims=("chain", "draw", "rank"),
                                           coords={"rank": np.arange(1, c.shape[1] + 1)})
+    family = _jump_variables(parameters, jump_family, variables)
+    kind = "walk" if "walk" in variables else "click-to-click" if family else "dwell"
     tree = xr.DataTree.from_dict({"posterior": xr.Dataset(variables)})
-    tree.attrs.update({"parametrises": "walk" if "walk" in variables else "dwell",
+    tree.attrs.update({"parametrises": kind,
                        "spec_name": "posterior_from_parameters", "boundary": boundary,
                        "relevance_level": int(relevance_level)})
+    if family:
+        tree.attrs["jump_family"] = family
     return Posterior(tree)
+
+
+def _jump_variables(parameters: Mapping[str, np.ndarray], family: str | None,
+                    variables: dict) -> str | None:
+    """``jump_exponent`` / ``jump`` of :func:`posterior_from_parameters` into
+    ``variables``; their family (None without jumps)."""
+    import xarray as xr
+
+    given = [k for k in JUMP_VARIABLES if k in parameters]
+    if not given:
+        if family is not None:
+            raise ParameterError("jump_family without jump_exponent or jump")
+        return None
+    if "walk" in variables:
+        raise ParameterError("a posterior of jumps parametrises the click-to-click chain, "
+                             "not the walk: give walk or jump parameters, not both")
+    if len(given) == 2:
+        raise ParameterError("give jump_exponent (ID / LID decay) or jump (free rows), "
+                             "not both")
+    if given == ["jump_exponent"]:
+        family = "ID" if family is None else family
+        if family not in ("ID", "LID"):
+            raise ParameterError(f"jump_family of a jump exponent must be 'ID' or 'LID', "
+                                 f"got {family!r}")
+        g = np.asarray(parameters["jump_exponent"], dtype=float)
+        if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g)) or np.any(g < 0):
+            raise ParameterError("jump_exponent must be (draws,) finite numbers >= 0")
+        variables["jump_exponent"] = xr.DataArray(g[None], dims=("chain", "draw"))
+        return family
+    if family not in (None, "free"):
+        raise ParameterError(f"free jump rows are of the family 'free', not {family!r}")
+    p = np.asarray(parameters["jump"], dtype=float)
+    if p.ndim != 3 or p.shape[1] != p.shape[2] or p.shape[1] < 2:
+        raise ParameterError("jump must be (draws, R, R) with R >= 2 ranks")
+    ranks = np.arange(p.shape[1])
+    if np.any(p < 0) or not np.allclose(p.sum(-1), 1.0, rtol=0, atol=1e-9) \
+            or np.any(p[:, ranks, ranks] != 0):
+        raise ParameterError("jump: each row must be probabilities over the other ranks "
+                             "(zero diagonal) summing to 1")
+    variables["jump"] = xr.DataArray(p[None], dims=("chain", "draw", "rank", "to_rank"),
+                                     coords={"rank": ranks + 1, "to_rank": ranks + 1})
+    return "free"

@@ -214,12 +214,12 @@ register_measure(MeasureSpec(
     "MP", _mp, dict(_MP_PARAMS), "optional",
     "Markov Precision: precision of the relevant ranks weighted by the invariant distribution "
     "of the user's jump chain; rescale='recall' gives @Rec(T)",
-    "Ferrante, Ferro & Maistro, SIGIR 2014, Def. 1"))
+    "Ferrante, Ferro & Maistro, SIGIR 2014, Def. 1", posterior=("jumps",)))
 register_measure(MeasureSpec(
     "MPcont", _mpcont, dict(_MP_PARAMS), "optional",
     "continuous-time Markov Precision: MP with pi_i weighted by the mean holding time 1/mu_i "
     "(context holding_rates)",
-    "Ferrante, Ferro & Maistro, SIGIR 2014, Sec. 4.1", posterior=("holding_rates",)))
+    "Ferrante, Ferro & Maistro, SIGIR 2014, Sec. 4.1", posterior=("holding_rates", "jumps")))
 register_measure(MeasureSpec(
     "PatH", _path, {
         "model": Param.choice("sfbm", _browsing_models, names="browsing model"),

@@ -14,7 +14,22 @@ r"""Posterior scoring: every posterior draw of the user model pushed through the
   order 2 runs the compiled recurrences of :mod:`bayeschain.scoring.relevance_walk`.
 * ``RBP``: the persistence ``p`` (shared forward probability; per-rank posteriors need
   ``PatH(model='sfbm', order=2)``).
-* ``MPcont``: the holding rates ``mu`` per rank.
+* ``MP``: the jump kernel, from a posterior of jumps (specs ``jumps-id``, ``jumps-free``;
+  :func:`~bayeschain.inference.parameters.jump_kernel`).  An ID / LID exponent ``g``
+  (``jump_exponent``) gives ``alpha(i, j) = w(|i - j|)^g``, still symmetric, so every
+  model (GL / LO x AD / OR) keeps the reversible closed form ``pi_i`` proportional to the
+  row sum of ``alpha`` over the states linked to ``i`` (Ferrante, Ferro & Maistro, SIGIR
+  2014, Sec. 4.3): one ``(draws x distances)`` table times per-list distance sums, for
+  lists of any length; the model's weight family must be the posterior's.  Free rows
+  (``jump``, ``(R, R)``, not symmetric) are scored with the ``GL_AD`` models only, on
+  lists of at most ``R`` ranks (cut the others off: ``MP@R``): for each list length the
+  ``n x n`` block, rows renormalised, is solved by GTH for every draw at once; its
+  invariant law restricted to the relevant ranks is the censored chain's (Eq. 8; Meyer,
+  SIAM Review 31 (1989), Thm. 2.3), which ``method='chain'`` computes literally.  A
+  posterior without jumps (a walk) leaves MP a measure with nothing learned: refused, or
+  a fixed reference with ``fixed_reference=True``.
+* ``MPcont``: the holding rates ``mu`` per rank, and the jump kernel as for MP when the
+  posterior has one (otherwise the model's fixed ID / LID weights), paired by draw.
 
 Static browsing models use the visit-vector path of DESIGN.md section 4: for each list
 length ``L`` the chain's expected visits ``v`` (order 2) or ratio weights ``w`` (order 1)
@@ -33,7 +48,9 @@ from ..browsing import build_chain
 from ..browsing.base import extend_ranks
 from ..errors import ParameterError
 from ..inference.parameters import (
+    has_jumps,
     holding_rates,
+    jump_kernel,
     relevance_level,
     relevance_walk_parameters,
     walk_parameters,
@@ -41,6 +58,7 @@ from ..inference.parameters import (
 from ..io.lists import RankedLists, ranked_lists
 from ..measures import MEASURES, Measure, parse_measure
 from ..measures.classical import cut
+from ..measures.markov import parse_model
 from ..measures.path import apply_gains
 
 
@@ -68,10 +86,11 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
     draw_block : draws processed at a time (bounds the memory of intermediate arrays)
     client : a ``dask.distributed.Client``: run-topic blocks are scored on its workers
         (same numbers as the local path)
-    fixed_reference : score a measure with no parameter learned from clicks (MP, AP, P@k,
-        nDCG...) as a fixed reference: the same value under every draw, and
-        ``attrs["uncertainty"]`` says there is no user-model uncertainty (so do the reports
-        of :func:`bayeschain.compare`).  Without it such a measure is refused.
+    fixed_reference : score a measure with no parameter learned from clicks (AP, P@k,
+        nDCG..., MP under a posterior without jumps) as a fixed reference: the same value
+        under every draw, and ``attrs["uncertainty"]`` says there is no user-model
+        uncertainty (so do the reports of :func:`bayeschain.compare`).  Without it such a
+        measure is refused.
     """
     lists = _lists(runs, qrels, level, depth, complete)
     if len(lists) == 0:
@@ -79,9 +98,9 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
                              "that the runs and the qrels are of the same collection)")
     m = parse_measure(measure)
     post = posterior.posterior
-    if not MEASURES.get(m.name).posterior:
+    if not _learned(MEASURES.get(m.name), posterior):
         if not fixed_reference:
-            _no_posterior_parameter(m)
+            _no_posterior_parameter(m, posterior)
         from ..evaluation import evaluate_lists
 
         table = evaluate_lists([measure], lists)
@@ -162,18 +181,60 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
                                  "PatH(model='sfbm', order=2)")
         unit = Measure(m.name, m.params)              # the cut-off is applied above
         return spec.compute(rel, unit, {**ctx, "params": {"p": p[:, :1]}})
-    if m.name == "MPcont":
-        mu = holding_rates(posterior, rel.shape[1])[:, None, :]
-        return spec.compute(rel, Measure(m.name, m.params), {**ctx, "holding_rates": mu})
+    if m.name in ("MP", "MPcont"):
+        return _markov_scores(rel, m, kw, ctx, posterior)
     raise ParameterError(f"posterior scoring of {m.name} is not implemented")
 
 
-def _no_posterior_parameter(m) -> None:
+def _learned(spec, posterior) -> bool:
+    """Whether the posterior supplies a parameter the measure declares: a jump kernel
+    only when it has one (MP under a walk posterior has nothing learned)."""
+    declared = set(spec.posterior)
+    if "jumps" in declared and not has_jumps(posterior):
+        declared.discard("jumps")
+    return bool(declared)
+
+
+def _no_posterior_parameter(m, posterior=None) -> None:
+    fixed = ("evaluate it with 'bayeschain eval', or score it as a fixed reference "
+             "(fixed_reference=True, --fixed-reference)")
+    if "jumps" in MEASURES.get(m.name).posterior:
+        spec = None if posterior is None else posterior.attrs.get("spec_name")
+        raise ParameterError(f"{m.name} learns only its jump kernel from clicks (where the "
+                             f"next click lands), and this posterior (spec {spec!r}) has "
+                             f"none: fit the spec 'jumps-id' (ID decay, learned exponent) or "
+                             f"'jumps-free' (free rows) to score it under a posterior, or "
+                             f"{fixed}")
     supported = sorted(n for n in MEASURES.names() if MEASURES.get(n).posterior)
     raise ParameterError(f"{m.name} has no parameter learned from clicks, so a posterior "
-                         f"cannot change it: evaluate it with 'bayeschain eval', or score it "
-                         f"as a fixed reference (fixed_reference=True, --fixed-reference) "
-                         f"(measures scored under a posterior: {', '.join(supported)})")
+                         f"cannot change it: {fixed} (measures scored under a posterior: "
+                         f"{', '.join(supported)})")
+
+
+def _markov_scores(rel, m, kw, ctx, posterior) -> np.ndarray:
+    """MP / MPcont under every draw: the posterior's jump kernel (when it has one) and
+    MPcont's holding rates, paired by draw."""
+    ctx = dict(ctx)
+    if m.name == "MPcont":
+        ctx["holding_rates"] = holding_rates(posterior, rel.shape[1])[:, None, :]
+    params = {}
+    if has_jumps(posterior):
+        kernel = jump_kernel(posterior)
+        if kernel.kind == "exponent":
+            weights = parse_model(kw["model"])[2]
+            if weights != kernel.family:
+                raise ParameterError(
+                    f"{m!r}: the model {kw['model']!r} weighs jumps by "
+                    f"{'uniform weights' if weights == 'CONST' else f'the {weights} decay'}, "
+                    f"but the posterior learned the exponent of the {kernel.family} decay: "
+                    f"score an {kernel.family} model (e.g. "
+                    f"{m.name}(model='GL_AD_{kernel.family}'))")
+            params["jump_exponent"] = kernel.draws
+        else:
+            params["jump"] = kernel.draws
+    elif m.name == "MP":
+        _no_posterior_parameter(m, posterior)
+    return MEASURES.get(m.name).compute(rel, Measure(m.name, m.params), {**ctx, "params": params})
 
 
 def _path_scores(rel, lengths, m, kw, posterior) -> np.ndarray:
