@@ -183,3 +183,29 @@ def test_fitted_free_rows_score_with_width(trec):
         for d in (0, 399):
             assert float(got.sel(run=run, topic=topic).values.reshape(-1)[d]) == \
                 pytest.approx(dense_mp(rel, "GL_AD_ID", free=kernel.draws[d]), abs=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics")
+def test_fitted_jumps_id_posterior_scores_with_width(trec):
+    """The one small NUTS fit: jumps-id on clicks from the ID decay with g = 1.3; its
+    family comes from the spec, its exponent draws spread the scores, each draw is the
+    dense definition's MP."""
+    pytest.importorskip("pymc")
+    from bayeschain.inference.sections.jumps import decay_matrix
+    from tests.inference.test_jumps import sample_moves, stats_from_moves
+
+    qrels, runs = trec
+    post = fit(stats_from_moves(sample_moves(decay_matrix("ID", 1.3, 8), 300, 2)),
+               parse_spec(load_spec("jumps-id").text.replace("ranks = 10", "ranks = 8")),
+               draws=100, tune=200, chains=2)
+    kernel = jump_kernel(post)
+    assert (kernel.kind, kernel.family, kernel.draws.shape) == ("exponent", "ID", (200,))
+    got = score(runs, qrels, "MP(model='GL_OR_ID')", post)
+    assert_width(trec, got)
+    flat = got.stack(sample=("chain", "draw")).transpose("sample", ...)
+    for run, topic, rel in lists_of(trec):
+        for d in (0, 199):
+            assert float(flat.sel(run=run, topic=topic)[d]) == pytest.approx(
+                dense_mp(rel, "GL_OR_ID", kernel.draws[d]), abs=1e-12)
+    with pytest.raises(ParameterError, match="LID decay.*ID decay"):
+        score(runs, qrels, "MP(model='GL_OR_LID')", post)
