@@ -20,10 +20,12 @@ def add_scoring_arguments(p: argparse.ArgumentParser, *, runs_help: str) -> None
                    help="measure whose parameters come from the posterior (default "
                         "\"PatH(model='rwbm', order=2)\", the fitted walk): "
                         "PatH(model='rwbm'|'drwbm', order=1|2) (drwbm needs a posterior "
-                        "fitted with --spec walk-relevance), MPcont (holding rates); SFBM "
+                        "fitted with --spec walk-relevance), MPcont (holding rates), MP / "
+                        "MPcont (jump kernel of --spec jumps-id or jumps-free); SFBM "
                         "and RBP only for walks fitted without backward moves")
     p.add_argument("--fixed-reference", action="store_true",
-                   help="allow a measure with nothing learned from clicks (MP, AP, P@k...): "
+                   help="allow a measure with nothing learned from clicks (AP, P@k, MP "
+                        "without jumps...): "
                         "the same score under every draw, reported as such")
 
 
