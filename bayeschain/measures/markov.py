@@ -53,8 +53,11 @@ posterior of the specs ``jumps-id`` / ``jumps-free``, :mod:`bayeschain.scoring.s
   per list (prefix sums for AD, pairs of relevant ranks for OR), then one matrix product
   ``(draws x distances) @ (distances x lists)``.  The table holds ``(w(k) / w(1))^g``: a
   common factor of all weights changes no ``pi``, and the table stays in ``(0, 1]``.
-  LO_AD does not depend on ``g`` (its weights are all ``w(1)^g``).  MPcont, and
-  ``method="chain"``, are solved draw by draw.
+  LO_AD does not depend on ``g`` (its weights are all ``w(1)^g``).  MPcont of the AD
+  models: their ``pi`` depends on the list length only, so one ``(draws x n)`` table of row
+  sums over ``mu`` per length times the lists of that length; MPcont of the OR models, and
+  ``method="chain"``, are solved draw by draw (about 20 s for 1,000 draws of 5,000 lists
+  of 100 ranks, GL_OR).
 * Free jump rows ``P`` between ranks ``1..R`` (row-stochastic, zero diagonal): not
   symmetric, so not reversible.  The chain of a list of ``n <= R`` ranks is the ``n x n``
   block with its rows renormalised over the list (GL_AD models only: every document,
