@@ -45,6 +45,7 @@ class ModelData:
     first: np.ndarray | None = None      # (ranks,) first click of a page
     no_click: np.ndarray | None = None   # (2,) pages without a click: stop, reformulate
     beyond: int = 0                      # clicks deeper than `ranks` left out of `moves`
+    dwell_obs: object = None             # DwellObservations, for dwell models on each click
 
     @property
     def coords(self) -> dict:

@@ -127,8 +127,12 @@ def fit(log_or_stats, spec="walk", *, method: str | None = None,
         transitions.check_fit(trans)
     if spec.section("examination") is not None:
         return _fit_walk(log_or_stats, spec, qrels=qrels, level=level, progress=progress)
-    stats = statistics_of(log_or_stats)
-    data = model_data(stats, spec.ranks, transitions.categories(trans))
+    hold = spec.section("holding")
+    if hold is not None and holding.needs_observations(hold):
+        data = _data_with_dwell(log_or_stats, spec, trans)
+    else:
+        stats = statistics_of(log_or_stats)
+        data = model_data(stats, spec.ranks, transitions.categories(trans))
     _check_learnable(data, spec)
     if spec.sampler["method"] == "conjugate":
         return _fit_conjugate(data, spec)
@@ -143,6 +147,22 @@ def fit(log_or_stats, spec="walk", *, method: str | None = None,
     return posterior
 
 
+def _data_with_dwell(log, spec: ModelSpec, trans) -> ModelData:
+    """Per-rank counts plus each click's dwell observation (a dwell model on the log's
+    own times needs the log, not its statistics)."""
+    from dataclasses import replace
+
+    from .dwell_data import dwell_observations
+
+    if isinstance(log, ClickStats):
+        raise ParameterError("a dwell model with censoring = 'examination' is fitted to the "
+                             "click log itself (each click's times), not to aggregated "
+                             "statistics")
+    log = _as_log(log)
+    data = model_data(statistics_of(log), spec.ranks, transitions.categories(trans))
+    return replace(data, dwell_obs=dwell_observations(log, spec.ranks))
+
+
 def _check_learnable(data: ModelData, spec: ModelSpec) -> None:
     """Refuse a log with nothing for the spec to learn (before any sampling or writing):
     its posterior would be the prior."""
@@ -150,7 +170,9 @@ def _check_learnable(data: ModelData, spec: ModelSpec) -> None:
     if names & {"transitions", "jumps"} and data.transitions.sum() + data.repeats.sum() == 0:
         raise ParameterError("the click log has no clicks: nothing to learn (the posterior "
                              "would be the prior)")
-    if names == {"holding"} and data.dwell_n.sum() == 0:
+    usable = data.dwell_n.sum() if data.dwell_obs is None else \
+        sum(v for k, v in data.dwell_obs.counts().items() if k in ("exact", "gap", "query"))
+    if names == {"holding"} and usable == 0:
         raise ParameterError("the click log has no dwell times: nothing to learn for a "
                              "dwell model (the posterior would be the prior)")
 

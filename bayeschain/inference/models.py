@@ -48,8 +48,21 @@ def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Pos
         else None
     return make_posterior(variables, spec=spec, data_digest=data.digest, seed=s["seed"],
                           method="nuts", sample_stats=sample_stats,
-                          extra_attrs={"transitions_observed": int(data.transitions.sum()),
-                                       "dwell_observed": int(data.dwell_n.sum())})
+                          extra_attrs=_observed(data, spec))
+
+
+def _observed(data: ModelData, spec: ModelSpec) -> dict:
+    """What the fit learned from: transitions and dwell times (per kind of dwell
+    observation for a model on each click's times)."""
+    attrs = {"transitions_observed": int(data.transitions.sum()),
+             "dwell_observed": int(data.dwell_n.sum())}
+    if data.dwell_obs is not None:
+        spec_family = spec.section("holding")["likelihood"]
+        counts = data.dwell_obs.counts()
+        attrs["dwell_observed"] = sum(counts[k] for k in ("exact", "gap", "query"))
+        attrs.update({f"dwell_{k}": v for k, v in counts.items()})
+        attrs["dwell_family"] = spec_family
+    return attrs
 
 
 def _group(idata, name: str) -> xr.Dataset:

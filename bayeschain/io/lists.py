@@ -56,6 +56,9 @@ class RankedLists:
         ranking for nDCG.
     level : int
         Relevance level used for binary measures.
+    doc_ids : object array (R, D), optional
+        The document at each rank (``None`` beyond the list's end), kept when asked for
+        (``ranked_lists(..., docs=True)``): what per-document user models look up.
     """
 
     run_ids: np.ndarray
@@ -65,6 +68,7 @@ class RankedLists:
     recall_base: np.ndarray
     ideal: np.ndarray
     level: int = 1
+    doc_ids: np.ndarray | None = None
 
     @property
     def binary(self) -> np.ndarray:
@@ -77,7 +81,7 @@ class RankedLists:
 
 def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.DataFrame, *,
                  level: int = 1, depth: int | None = None,
-                 complete: bool = False) -> RankedLists:
+                 complete: bool = False, docs: bool = False) -> RankedLists:
     """Rank every run's documents per topic and look up their grades in ``qrels``.
 
     Parameters
@@ -92,6 +96,8 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
         Keep only the top ``depth`` documents per ranking (trec_eval ``-M``).
     complete : bool
         Score qrels topics missing from a run as empty rankings (trec_eval ``-c``).
+    docs : bool
+        Also keep the document ids in rank order (``RankedLists.doc_ids``).
 
     Runs are processed in parallel threads (Arrow's lookups and NumPy's large-array
     operations release the GIL); rows come out run by run, topics in id order.
@@ -108,7 +114,8 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
     batches = [list(range(i, n_runs, _WORKERS)) for i in range(_WORKERS)]
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         parts = [p for p in pool.map(lambda b: _rank_runs([frames[i] for i in b], b, judged,
-                                                           depth), batches) if p is not None]
+                                                           depth, docs), batches)
+                 if p is not None]
     # one row per (run, topic) present (or every qrels topic with complete=True)
     present = np.zeros((n_runs, n_topics), dtype=bool)
     for p in parts:
@@ -120,11 +127,14 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
     width = max([int(p.counts.max()) for p in parts if p.counts.size] + [1])
     relevance = np.zeros((n_rows, width))
     lengths = np.zeros(n_rows, dtype=np.int64)
+    doc_ids = np.full((n_rows, width), None, dtype=object) if docs else None
 
     def fill(p: _RankedRows) -> None:
         rows = row_index[p.runs, p.topics]
         relevance[np.repeat(rows, p.counts), p.pos] = p.grade
         lengths[rows] = p.counts
+        if docs:
+            doc_ids[np.repeat(rows, p.counts), p.pos] = p.docs
 
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         list(pool.map(fill, parts))
@@ -137,6 +147,7 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
         recall_base=judged.recall[row_topic],
         ideal=judged.ideal[row_topic],
         level=int(level),
+        doc_ids=doc_ids,
     )
 
 
@@ -203,10 +214,11 @@ class _RankedRows:
     counts: np.ndarray
     pos: np.ndarray
     grade: np.ndarray
+    docs: np.ndarray | None = None
 
 
 def _rank_runs(frames: list[pd.DataFrame], run_index: list[int], judged: _Judgements,
-               depth: int | None) -> _RankedRows | None:
+               depth: int | None, docs: bool = False) -> _RankedRows | None:
     """Rank a batch of runs with whole-batch array operations.
 
     Topic and doc ids of the batch are looked up in one Arrow call each; rows are grouped
@@ -235,8 +247,10 @@ def _rank_runs(frames: list[pd.DataFrame], run_index: list[int], judged: _Judgem
         return None
     group = run * judged.n_topics + topic
     order = _trec_order(group, score, doc)
+    names = doc.to_numpy(zero_copy_only=False) if docs else None
     if order is not None:
         group, topic, d = group[order], topic[order], d[order]
+        names = names[order] if docs else None
     grade = judged.grade(topic, d)
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     counts = np.diff(np.r_[starts, group.size])
@@ -244,9 +258,11 @@ def _rank_runs(frames: list[pd.DataFrame], run_index: list[int], judged: _Judgem
     if depth is not None:
         sel = pos < int(depth)
         grade, pos = grade[sel], pos[sel]
+        names = names[sel] if docs else None
         counts = np.minimum(counts, int(depth))
     heads = group[starts]
-    return _RankedRows(heads // judged.n_topics, heads % judged.n_topics, counts, pos, grade)
+    return _RankedRows(heads // judged.n_topics, heads % judged.n_topics, counts, pos, grade,
+                       names)
 
 
 def _positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray:

@@ -18,6 +18,16 @@ times with no known lower bound contribute a factor 1 to either likelihood.
   ``m_i ~ Normal(prior)`` and ``s_i ~ HalfNormal(1)``; the likelihood uses ``n``,
   ``sum log t`` and ``sum (log t)^2``.
 * ``likelihood = "none"``: no dwell parameters.
+
+The statistics above take the time to the next event as the dwell when the log records no
+end (``censoring = "none"``, the default of the click-to-click specs).  With
+``censoring = "examination"`` the section fits the model of
+:mod:`bayeschain.inference.dwell_model` to each click's own observation instead: an exact
+dwell where the end is recorded, dwell plus an examination time to the next click, dwell
+plus a writing time to the next query; families ``exponential``, ``lognormal``, ``gamma``,
+``weibull``; parametrisation ``per-rank``, ``shared`` or ``per-document`` (rank, query and
+(query, document) effects).  Its ``prior`` is Normal(mean, sd) on the log of the mean dwell
+in seconds, whatever the family.  NUTS only.
 """
 
 from __future__ import annotations
@@ -26,20 +36,26 @@ import numpy as np
 import xarray as xr
 
 from ...errors import FormatError, ParameterError
+from .. import dwell_model
 from ..conjugate import sample_gamma
 from ..data import ModelData
 from .keys import PARAMETRISATIONS, check_finite, check_table, is_number
 
 #: the dwell-time likelihoods; ``none`` learns no dwell parameters
-LIKELIHOODS = ("exponential", "lognormal", "none")
+LIKELIHOODS = ("exponential", "lognormal", "gamma", "weibull", "none")
+#: how a time without a recorded end is read: as the dwell (``none``), or as a dwell plus
+#: an examination time / a bound (``examination``: :mod:`~bayeschain.inference.dwell_model`)
+CENSORING = ("none", "examination")
 
 #: the keys of ``[holding]``: key -> (type, allowed values or None, default)
 KEYS = {"likelihood": (str, LIKELIHOODS, "exponential"),
-        "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
+        "parametrisation": (str, PARAMETRISATIONS + ("per-document",), "per-rank"),
+        "censoring": (str, CENSORING, "none"),
         "prior": (list, None, None)}
 
 #: posterior variables of the section
-VARIABLES = ("holding_rate", "log_dwell_mean", "log_dwell_sd")
+VARIABLES = ("holding_rate", "log_dwell_mean", "log_dwell_sd") + tuple(
+    v for v in dwell_model.VARIABLES if v != "holding_rate")
 
 
 def validate(section: dict, source: str = "<string>") -> dict:
@@ -54,14 +70,37 @@ def validate(section: dict, source: str = "<string>") -> dict:
     likelihood, prior = clean["likelihood"], clean["prior"]
     if len(prior) != 2 or not all(is_number(a) for a in prior):
         raise FormatError("[holding] prior must be two numbers: Gamma(shape, rate) for "
-                          "an exponential likelihood, Normal(mean, sd) for lognormal",
+                          "an exponential likelihood, Normal(mean, sd) for lognormal "
+                          "(and for every family with censoring = 'examination')",
                           file=source)
+    check_finite("holding", "prior", prior, source)
+    if needs_observations(clean):
+        if clean["censoring"] != "examination":
+            raise FormatError(f"[holding] {likelihood!r} dwell times and per-document rates "
+                              f"are fitted to each click's observation: add "
+                              f"censoring = \"examination\"", file=source)
+        if clean["parametrisation"] == "pooled":
+            raise FormatError("[holding] with censoring = 'examination' the parametrisation "
+                              "is per-rank, shared or per-document", file=source)
+        if not prior[1] > 0:
+            raise FormatError("[holding] Normal prior on the log mean dwell needs sd > 0",
+                              file=source)
+        return clean
     if likelihood == "exponential" and not (prior[0] > 0 and prior[1] > 0):
         raise FormatError("[holding] Gamma prior needs shape > 0 and rate > 0", file=source)
     if likelihood == "lognormal" and not prior[1] > 0:
         raise FormatError("[holding] Normal prior needs sd > 0", file=source)
     check_finite("holding", "prior", prior, source)
     return clean
+
+
+def needs_observations(section: dict) -> bool:
+    """Whether the section is fitted to each click's dwell observation
+    (:mod:`~bayeschain.inference.dwell_model`) rather than to per-rank sums."""
+    return has_parameters(section) and (
+        section.get("censoring", "none") == "examination"
+        or section["likelihood"] in ("gamma", "weibull")
+        or section["parametrisation"] == "per-document")
 
 
 def has_parameters(section: dict) -> bool:
@@ -89,6 +128,9 @@ def conjugate_draws(data: ModelData, section: dict, chains: int, draws: int,
     if not has_parameters(section):
         return {}
     likelihood, kind = section["likelihood"], section["parametrisation"]
+    if needs_observations(section):
+        raise ParameterError("dwell times with censoring = 'examination' have no conjugate "
+                             "posterior; use method='nuts'")
     if likelihood != "exponential" or kind == "pooled":
         raise ParameterError(f"{likelihood} dwell times with {kind} rates have no conjugate "
                              f"posterior; use method='nuts'")
@@ -108,6 +150,12 @@ def add_to_model(data: ModelData, section: dict) -> None:
     import pymc as pm
     import pytensor.tensor as pt
 
+    if needs_observations(section):
+        if data.dwell_obs is None:
+            raise ParameterError("this dwell model is fitted to the click log itself (each "
+                                 "click's times), not to aggregated statistics")
+        dwell_model.add_to_model(data.dwell_obs, section)
+        return
     likelihood = section["likelihood"]
     if likelihood == "exponential":
         shape, rate = (float(x) for x in section["prior"])

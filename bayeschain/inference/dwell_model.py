@@ -1,0 +1,255 @@
+r"""The dwell-time model on the log's own observations: four families, censoring as the log
+shows it, and holding rates per rank or per document.
+
+Each click ``c`` (rank ``r``, query ``q``, document ``d``) has a dwell ``D_c`` whose law is
+one of the families below, written with its **mean** ``M_c = exp(eta_c)`` and a shape
+shared by all clicks:
+
+* ``exponential``: rate ``1 / M``;
+* ``lognormal``: ``log D ~ Normal(eta - s^2 / 2, s)``;
+* ``gamma``: shape ``k``, rate ``k / M``;
+* ``weibull``: shape ``k``, scale ``M / Gamma(1 + 1/k)``.
+
+``eta_c = beta_r`` (``per-rank``), ``beta`` (``shared``), or, with ``per-document``,
+``eta_c = beta_r + tau_q u_q + tau_d v_{q,d}`` with ``u, v ~ Normal(0, 1)`` and
+``tau ~ HalfNormal(1)``: a rank effect, a query effect and a (query, document) effect, so
+documents the log shows often get their own holding time and the others are shrunk to
+their rank and query.  ``beta_r ~ Normal(prior)`` on the log mean dwell in seconds; the
+shape has ``log k ~ Normal(0, 1)`` (gamma, Weibull) or ``s ~ HalfNormal(1.5)``
+(log-normal).
+
+Likelihood per observation kind (:mod:`bayeschain.inference.dwell_data`):
+
+* ``exact`` ``t``: ``f(t)``;
+* ``gap`` ``g``: ``int_0^g f(t) lam e^{-lam (g - t)} dt``, the dwell plus an exponential
+  examination time of rate ``lam``;
+* ``query`` ``g``: the same with the rate ``lam_w`` of writing the next query
+  (``log(1 / lam_w) ~ Normal(log 20, 2)``); computed by Gauss-Legendre quadrature after
+  in two pieces (:func:`gap_terms`); for the exponential family the closed form of two
+  exponentials (:func:`exponential_gap`);
+* ``scan`` delays ``e`` (query to first click): ``lam e^{-lam e}``, with
+  ``log(1 / lam) ~ Normal(log 5, 2)``.
+
+``open`` clicks (no end and no later event) are counted, not used: the log knows nothing
+of them.  This assumes they end for reasons unrelated to their length: when the last,
+satisfied dwells are longer (informative censoring), the rates are biased upward; the
+``open`` share per rank is in the fit's attributes so that a reader can judge it.
+
+MPcont weighs a document by its **mean** holding time (for a semi-Markov chain the time
+share of a state is ``pi_i m_i / sum_j pi_j m_j`` whatever the holding law), so the
+posterior stores ``holding_rate = 1 / M`` per rank for every family, and, per document,
+the effects that :func:`document_log_means` turns into each list's rates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import xarray as xr
+
+from ..errors import ParameterError
+from .dwell_data import DwellObservations
+
+FAMILIES = ("exponential", "lognormal", "gamma", "weibull")
+QUADRATURE_NODES = 24
+
+#: the posterior variables of the observation model
+VARIABLES = ("holding_rate", "dwell_shape", "examination_rate", "writing_rate",
+             "dwell_query_sd",
+             "dwell_document_sd", "dwell_query_effect", "dwell_document_effect")
+
+
+def quadrature(nodes: int = QUADRATURE_NODES) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes ``x`` and weights on (0, 1)."""
+    x, w = np.polynomial.legendre.leggauss(nodes)
+    return (x + 1) / 2, w / 2
+
+
+def gap_terms(logpdf, g, lam, xp):
+    """Log-terms whose log-sum-exp over the last axis is
+    ``log int_0^g f(t) lam e^{-lam (g - t)} dt`` for each gap ``g`` (shape (n,)).
+
+    Two pieces split at ``t* = g - 10 / lam`` (floored at ``1e-9 g``): ``[0, t*]`` with
+    ``t = t* x^4`` (dense where ``f`` may be singular, ``t^(k-1)``), ``[t*, g]`` with
+    ``t = t* + (g - t*) x^2``, where the examination kernel lives; :data:`QUADRATURE_NODES`
+    each.  Against adaptive quadrature (tests) the log-integral is within 1e-4 in 95% of
+    a grid of families, means, examination rates and gaps, within 0.05 everywhere.
+    ``logpdf(t)`` takes ``(n, 2K)`` times; ``xp`` is NumPy or ``pytensor.tensor``."""
+    x, w = quadrature()
+    g = g[:, None]
+    split = xp.maximum(1e-9 * g, g - 10.0 / lam)
+    t = xp.concatenate([split * x**4, split + (g - split) * x**2], axis=1)
+    jac = xp.concatenate([split * (4 * w * x**3), (g - split) * (2 * w * x)], axis=1)
+    return logpdf(t) + xp.log(jac) + xp.log(lam) - lam * (g - t)
+
+
+def exponential_gap(mu, g, lam, xp):
+    """``log`` of the hypoexponential density at ``g`` (exponential dwell of rate ``mu``
+    plus exponential examination of rate ``lam``): ``log(a b / (b - a)) - a g +
+    log(1 - e^{-(b - a) g})`` with ``a = min, b = max`` of the rates (the limit ``a^2 g
+    e^{-a g}`` when they meet)."""
+    a, b = xp.minimum(mu, lam), xp.maximum(mu, lam)
+    d = b - a
+    safe = xp.where(d * g > 1e-10, d, 1.0)
+    span = xp.where(d * g > 1e-10, -xp.expm1(-safe * g) / safe, g)
+    return xp.log(a) + xp.log(b) - a * g + xp.log(span)
+
+
+def _dist(family: str, log_mean, shape):
+    """The PyMC distribution of a dwell with mean ``exp(log_mean)`` and the family's
+    ``shape`` (ignored by the exponential)."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    mean = pt.exp(log_mean)
+    if family == "exponential":
+        return pm.Exponential.dist(scale=mean)
+    if family == "lognormal":
+        return pm.LogNormal.dist(mu=log_mean - shape**2 / 2, sigma=shape)
+    if family == "gamma":
+        return pm.Gamma.dist(alpha=shape, beta=shape / mean)
+    if family == "weibull":
+        return pm.Weibull.dist(alpha=shape, beta=mean / pt.exp(pt.gammaln(1 + 1 / shape)))
+    raise ParameterError(f"dwell family must be one of {', '.join(FAMILIES)}; got {family!r}")
+
+
+def add_to_model(obs: DwellObservations, section: dict) -> None:
+    """The dwell parameters and the likelihood of ``obs`` in the current PyMC model."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    family, kind = section["likelihood"], section["parametrisation"]
+    mean, sd = (float(v) for v in section["prior"])
+    model = pm.modelcontext(None)
+    c = obs.clicks
+    used = c[c["kind"].isin(["exact", "gap", "query"])]
+    if kind == "shared":
+        one = pm.Normal("dwell_log_mean", mean, sd)
+        beta = pm.Deterministic("dwell_rank_log_mean", pt.ones(obs.ranks) * one, dims="rank")
+    elif kind in ("per-rank", "per-document"):
+        beta = pm.Normal("dwell_rank_log_mean", mean, sd, dims="rank")
+    else:
+        raise ParameterError(f"[holding] parametrisation {kind!r} is not available for the "
+                             f"dwell model on observations (per-rank, shared, per-document)")
+    pm.Deterministic("holding_rate", pt.exp(-beta), dims="rank")
+    eta = beta[used["rank"].to_numpy() - 1]
+    if kind == "per-document":
+        queries, q_index = np.unique(used["query_id"].to_numpy(), return_inverse=True)
+        pairs = used["query_id"] + "\x1f" + used["doc_id"]
+        docs, d_index = np.unique(pairs.to_numpy(), return_inverse=True)
+        model.add_coord("dwell_query", queries)
+        model.add_coord("dwell_document", docs)
+        tq = pm.HalfNormal("dwell_query_sd", 1.0)
+        td = pm.HalfNormal("dwell_document_sd", 1.0)
+        u = pm.Normal("dwell_query_z", 0, 1, dims="dwell_query")
+        v = pm.Normal("dwell_document_z", 0, 1, dims="dwell_document")
+        qe = pm.Deterministic("dwell_query_effect", tq * u, dims="dwell_query")
+        de = pm.Deterministic("dwell_document_effect", td * v, dims="dwell_document")
+        eta = eta + qe[q_index] + de[d_index]
+    if family == "exponential":
+        shape = None
+    elif family == "lognormal":
+        shape = pm.HalfNormal("dwell_shape", 1.5)
+    else:
+        shape = pm.LogNormal("dwell_shape", 0.0, 1.0)
+    kinds = used["kind"].to_numpy()
+    times = used["time"].to_numpy(dtype=float)
+    terms = []
+    exact = kinds == "exact"
+    if exact.any():
+        d = _dist(family, eta[np.flatnonzero(exact)], shape)
+        terms.append(pt.sum(pm.logp(d, times[exact])))
+    rates = {}
+    if (kinds == "gap").any() or obs.scan.size:
+        mean = pm.LogNormal("examination_time", math.log(5.0), 2.0)
+        rates["gap"] = pm.Deterministic("examination_rate", 1 / mean)
+        if obs.scan.size:
+            terms.append(pt.sum(pm.logp(pm.Exponential.dist(rates["gap"]), obs.scan)))
+    if (kinds == "query").any():
+        mean = pm.LogNormal("writing_time", math.log(20.0), 2.0)
+        rates["query"] = pm.Deterministic("writing_rate", 1 / mean)
+    for name, lam in rates.items():
+        sel = kinds == name
+        if not sel.any():
+            continue
+        idx = np.flatnonzero(sel)
+        g = pt.as_tensor(times[sel])
+        if family == "exponential":
+            terms.append(pt.sum(exponential_gap(pt.exp(-eta[idx]), g, lam, pt)))
+        else:
+            d = _dist(family, eta[idx][:, None], shape)
+            lp = gap_terms(lambda t, d=d: pm.logp(d, t), g, lam, pt)
+            terms.append(pt.sum(pm.math.logsumexp(lp, axis=1)))
+    if not terms:
+        raise ParameterError("the click log has no dwell times: nothing to learn for a "
+                             "dwell model (the posterior would be the prior)")
+    pm.Potential("dwell_likelihood", pt.sum(pt.stack(terms)))
+
+
+# ------------------------------------------------------------------ posterior side
+def log_means(posterior, ranks: np.ndarray, queries=None, docs=None, *, seed=0) -> np.ndarray:
+    """``eta = log mean dwell`` of documents at ``ranks`` (1-based, any shape ``S``) under
+    every draw, ``(draws,) + S``: the rank effect, plus the query's and (query,
+    document)'s effects when the posterior has them and ``queries`` / ``docs`` (same shape)
+    are given.  A query or document the log never showed gets a new effect drawn from its
+    population ``Normal(0, tau)`` (seeded), as the hierarchical model says."""
+    from .parameters import draws_of
+
+    post = posterior.posterior
+    rate = draws_of(posterior, "holding_rate")                      # (draws, R)
+    n_draws, n_ranks = rate.shape
+    r = np.clip(np.asarray(ranks, dtype=np.int64), 1, n_ranks) - 1
+    eta = -np.log(rate)[:, r]
+    if queries is None or "dwell_document_effect" not in post:
+        return eta
+    rng = np.random.default_rng(seed)
+    q = np.asarray(queries, dtype=object)
+    d = np.asarray(docs, dtype=object)
+    known_q = post["dwell_query"].values.astype(str)
+    known_d = post["dwell_document"].values.astype(str)
+    for name, keys, known, sd in (
+            ("dwell_query_effect", q.astype(str), known_q, "dwell_query_sd"),
+            ("dwell_document_effect", np.char.add(np.char.add(q.astype(str), "\x1f"),
+                                                  d.astype(str)), known_d,
+             "dwell_document_sd")):
+        effects = draws_of(posterior, name)                          # (draws, K)
+        pos = np.searchsorted(known, keys)
+        pos = np.clip(pos, 0, known.size - 1)
+        hit = known[pos] == keys
+        add = np.where(hit, effects[:, pos], 0.0)
+        unseen = np.unique(keys[~hit])
+        if unseen.size:
+            tau = draws_of(posterior, sd)                            # (draws,)
+            new = rng.standard_normal((n_draws, unseen.size)) * tau[:, None]
+            slot = np.searchsorted(unseen, keys[~hit])
+            add[:, ~hit] = new[:, slot]
+        eta = eta + add
+    return eta
+
+
+def family_of(posterior) -> str:
+    """The dwell family the posterior was fitted with (``exponential`` for posteriors of
+    the per-rank sufficient statistics)."""
+    return str(posterior.attrs.get("dwell_family", "exponential"))
+
+
+def sample_dwell(family: str, log_mean: np.ndarray, shape, rng) -> np.ndarray:
+    """Dwell times with the given log means (NumPy), for predictive checks."""
+    mean = np.exp(log_mean)
+    if family == "exponential":
+        return rng.exponential(mean)
+    if family == "lognormal":
+        return np.exp(rng.normal(log_mean - shape**2 / 2, shape))
+    if family == "gamma":
+        return rng.gamma(shape, mean / shape)
+    if family == "weibull":
+        scale = mean / np.exp(math.lgamma(1 + 1 / shape)) if np.isscalar(shape) else \
+            mean / np.exp(np.vectorize(math.lgamma)(1 + 1 / shape))
+        return scale * rng.weibull(shape)
+    raise ParameterError(f"dwell family must be one of {', '.join(FAMILIES)}; got {family!r}")
+
+
+def posterior_variables(post: xr.Dataset) -> dict[str, xr.DataArray]:
+    """The variables of the observation model worth keeping from a PyMC trace."""
+    return {v: post[v] for v in VARIABLES if v in post}
