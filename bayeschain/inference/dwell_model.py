@@ -228,6 +228,43 @@ def log_means(posterior, ranks: np.ndarray, queries=None, docs=None, *, seed=0) 
     return eta
 
 
+def per_document(posterior) -> bool:
+    """Whether the posterior has holding rates per (query, document)."""
+    return "dwell_document_effect" in posterior.posterior
+
+
+def document_rates(posterior, lists):
+    """The rates ``rates(rows, cols) -> (draws, K)`` of the documents of ranked ``lists``
+    (:class:`~bayeschain.io.lists.RankedLists` with ``doc_ids``) at those positions:
+    ``1 / exp(eta)`` of :func:`log_means` (rank effect + query effect + document effect;
+    queries and documents the log never showed get a population draw).  The random stream
+    of those draws is seeded by the posterior's own draws, so a score is reproducible and
+    draw blocks get independent streams."""
+    from .parameters import draws_of
+
+    tau = draws_of(posterior, "dwell_document_sd")
+    seed = np.frombuffer(np.ascontiguousarray(tau[:8]).tobytes(), dtype=np.uint32)
+
+    def rates(rows, cols):
+        queries = lists.query_ids[rows].astype(str)
+        docs = lists.doc_ids[rows, cols].astype(str)
+        return np.exp(-log_means(posterior, cols + 1, queries, docs, seed=seed))
+
+    return rates
+
+
+def unseen_documents(posterior, lists) -> tuple[int, int]:
+    """``(unseen, relevant)``: how many relevant (list, rank) entries of ``lists`` hold a
+    (query, document) the fitted log never showed (their holding rate is a draw from the
+    population of their rank and query)."""
+    rows, cols = np.nonzero(lists.binary * (np.arange(lists.relevance.shape[1])
+                                            < lists.lengths[:, None]))
+    pairs = np.char.add(np.char.add(lists.query_ids[rows].astype(str), "\x1f"),
+                        lists.doc_ids[rows, cols].astype(str))
+    known = posterior.posterior["dwell_document"].values.astype(str)
+    return int((~np.isin(pairs, known)).sum()), int(pairs.size)
+
+
 def family_of(posterior) -> str:
     """The dwell family the posterior was fitted with (``exponential`` for posteriors of
     the per-rank sufficient statistics)."""

@@ -281,7 +281,10 @@ def markov_precision(relevance, model: str = "GL_AD_ID", holding_rates=None, res
     holding_rates : array (..., N), optional
         Exponential holding-time rate ``mu`` of each rank; leading axes (posterior draws)
         broadcast against those of ``relevance``.  ``(D, 1, N)`` rates with ``(L, N)``
-        lists give ``(D, L)`` values through one matrix product.  With ``exponent`` or
+        lists give ``(D, L)`` values through one matrix product.  A callable
+        ``rates(rows, cols) -> (D, K)`` gives the rates of the documents at those positions
+        of ``(L, N)`` lists (per-document holding times; only the relevant positions are
+        asked for).  With ``exponent`` or
         ``jumps`` draws: ``(N,)``, ``(D, N)`` or ``(D, 1, N)``, paired with them by draw.
     rescale : None or "recall"
         ``"recall"`` multiplies by relevant retrieved / ``recall_base`` (``@Rec(T)``).
@@ -331,6 +334,8 @@ def markov_precision(relevance, model: str = "GL_AD_ID", holding_rates=None, res
 
 def _continuous(pi: np.ndarray, prec: np.ndarray, holding_rates) -> np.ndarray:
     """``sum pi_i prec_i / mu_i / sum pi_i / mu_i`` (SIGIR 2014, MPcont)."""
+    if callable(holding_rates):
+        return _continuous_at(pi, prec, holding_rates)
     mu = float_array(holding_rates, "holding rates", error=ParameterError)
     if mu.ndim == 0:
         raise ParameterError("holding rates must be one rate per rank (an array (..., N))")
@@ -358,12 +363,41 @@ def _continuous(pi: np.ndarray, prec: np.ndarray, holding_rates) -> np.ndarray:
                      where=den > 0)
 
 
+def _continuous_at(pi: np.ndarray, prec: np.ndarray, rates) -> np.ndarray:
+    """MPcont with rates that depend on the list, not only the rank (per-document holding
+    times): ``rates(rows, cols)`` gives ``mu`` ``(D, K)`` of the documents at ``(rows,
+    cols)``, the ``K`` entries where ``pi > 0`` (the relevant documents: nothing else enters
+    the sums, so no ``(D, L, N)`` array is made).  Values ``(D, L)`` for ``(L, N)`` lists."""
+    if pi.ndim != 2:
+        raise ParameterError("per-document holding rates score lists (L, N) of one batch")
+    rows, cols = np.nonzero(pi)
+    mu = float_array(rates(rows, cols), "holding rates", error=ParameterError)
+    if mu.ndim != 2 or mu.shape[1] != rows.size:
+        raise ParameterError(f"per-document holding rates must be (draws, {rows.size}); got "
+                             f"{mu.shape}")
+    if not np.all(np.isfinite(mu)) or np.any(mu <= 0):
+        raise ParameterError("holding rates mu must be finite and > 0")
+    from scipy.sparse import csr_matrix
+
+    shape = (rows.size, pi.shape[0])
+    weight = pi[rows, cols]
+    ones = np.arange(rows.size)
+    num = csr_matrix((weight * prec[rows, cols], (ones, rows)), shape=shape)
+    den = csr_matrix((weight, (ones, rows)), shape=shape)
+    inv = 1.0 / mu
+    top, bottom = np.asarray(num.T @ inv.T).T, np.asarray(den.T @ inv.T).T
+    return np.divide(top, bottom, out=np.zeros_like(top), where=bottom > 0)
+
+
 def _learned_precision(r: np.ndarray, model: str, holding_rates, lengths, method: str,
                        exponent, jumps) -> np.ndarray:
     """MP / MPcont under a learned jump kernel: ``(D, ...)`` values for draws, the batch's
     shape for one kernel (see the module docstring: learned jump kernels)."""
     if method not in ("closed", "chain"):
         raise ParameterError(f"method must be 'closed' or 'chain', got {plain(method)}")
+    if callable(holding_rates):
+        raise ParameterError("per-document holding rates are scored with the paper's jump "
+                             "weights; a learned jump kernel with them is not supported")
     conn, space, weights = parse_model(model)
     lead, width = r.shape[:-1], r.shape[-1]
     n = _lengths(lengths, lead, width)

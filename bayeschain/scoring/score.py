@@ -47,6 +47,7 @@ from .. import chains
 from ..browsing import build_chain
 from ..browsing.base import extend_ranks
 from ..errors import ParameterError
+from ..inference.dwell_model import document_rates, per_document, unseen_documents
 from ..inference.parameters import (
     has_jumps,
     holding_rates,
@@ -62,10 +63,13 @@ from ..measures.markov import parse_model
 from ..measures.path import apply_gains
 
 
-def _lists(runs, qrels, level, depth, complete) -> RankedLists:
+def _lists(runs, qrels, level, depth, complete, docs=False) -> RankedLists:
     if isinstance(runs, RankedLists):
+        if docs and runs.doc_ids is None:
+            raise ParameterError("per-document holding rates look the documents up: build "
+                                 "the ranked lists with ranked_lists(..., docs=True)")
         return runs
-    return ranked_lists(runs, qrels, level=level, depth=depth, complete=complete)
+    return ranked_lists(runs, qrels, level=level, depth=depth, complete=complete, docs=docs)
 
 
 #: ``attrs["uncertainty"]`` of scores whose measure learns nothing from clicks
@@ -92,11 +96,12 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
         uncertainty (so do the reports of :func:`bayeschain.compare`).  Without it such a
         measure is refused.
     """
-    lists = _lists(runs, qrels, level, depth, complete)
+    m = parse_measure(measure)
+    lists = _lists(runs, qrels, level, depth, complete,
+                   docs=m.name == "MPcont" and per_document(posterior))
     if len(lists) == 0:
         raise ParameterError("nothing to score: no topic of the runs is in the qrels (check "
                              "that the runs and the qrels are of the same collection)")
-    m = parse_measure(measure)
     post = posterior.posterior
     if not _learned(MEASURES.get(m.name), posterior):
         if not fixed_reference:
@@ -114,7 +119,13 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
         values = _score_in_blocks(lists, m, posterior, draw_block)
     else:
         values = _score_on_cluster(lists, m, posterior, draw_block, client)
-    return _to_grid(values.reshape(shape + (-1,)), lists, post)
+    grid = _to_grid(values.reshape(shape + (-1,)), lists, post)
+    if lists.doc_ids is not None and m.name == "MPcont":
+        unseen, total = unseen_documents(posterior, lists)
+        grid.attrs["documents_without_own_rate"] = (
+            f"{unseen} of {total} relevant documents retrieved were not in the fitted log: "
+            f"their holding rates are drawn from the population of their rank and query")
+    return grid
 
 
 def _draw_slice(posterior, lo: int, hi: int):
@@ -141,7 +152,8 @@ def _score_in_blocks(lists, m, posterior, draw_block: int) -> np.ndarray:
 def _subset(lists: RankedLists, rows: np.ndarray) -> RankedLists:
     return RankedLists(lists.run_ids[rows], lists.query_ids[rows], lists.relevance[rows],
                        lists.lengths[rows], lists.recall_base[rows], lists.ideal[rows],
-                       lists.level)
+                       lists.level,
+                       None if lists.doc_ids is None else lists.doc_ids[rows])
 
 
 def _score_on_cluster(lists, m, posterior, draw_block: int, client) -> np.ndarray:
@@ -182,7 +194,7 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
         unit = Measure(m.name, m.params)              # the cut-off is applied above
         return spec.compute(rel, unit, {**ctx, "params": {"p": p[:, :1]}})
     if m.name in ("MP", "MPcont"):
-        return _markov_scores(rel, m, kw, ctx, posterior)
+        return _markov_scores(rel, m, kw, ctx, posterior, lists)
     raise ParameterError(f"posterior scoring of {m.name} is not implemented")
 
 
@@ -211,11 +223,13 @@ def _no_posterior_parameter(m, posterior=None) -> None:
                          f"{', '.join(supported)})")
 
 
-def _markov_scores(rel, m, kw, ctx, posterior) -> np.ndarray:
+def _markov_scores(rel, m, kw, ctx, posterior, lists) -> np.ndarray:
     """MP / MPcont under every draw: the posterior's jump kernel (when it has one) and
-    MPcont's holding rates, paired by draw."""
+    MPcont's holding rates, paired by draw (per document when the posterior has them)."""
     ctx = dict(ctx)
-    if m.name == "MPcont":
+    if m.name == "MPcont" and per_document(posterior):
+        ctx["holding_rates"] = document_rates(posterior, lists)
+    elif m.name == "MPcont":
         ctx["holding_rates"] = holding_rates(posterior, rel.shape[1])[:, None, :]
     params = {}
     if has_jumps(posterior):

@@ -1,0 +1,108 @@
+"""MPcont under per-document holding rates (issue 17, the structure of the MP paper's
+Table 4): each run's relevant documents are weighed by their own mean holding time, so
+runs that differ only in which documents they rank score differently; scores equal the
+definition recomputed here (dense censored chain of :mod:`tests.reference.markov_jumps`)
+with ``mu = exp(-(beta_rank + u_query + v_(query, document)))``."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import bayeschain as bc
+from bayeschain.inference import Posterior
+
+from ..reference.markov_jumps import dense_mp
+
+RANKS = 10
+
+
+def _posterior(beta, query_effects: dict, doc_effects: dict, draws: int = 1,
+               tau=(0.3, 0.5)) -> Posterior:
+    """A per-document dwell posterior whose every draw has the given effects (log mean
+    dwell: ``beta[rank] + u[query] + v[query, doc]``)."""
+    def grid(values, dim=None, coords=None):
+        v = np.broadcast_to(np.asarray(values, float), (1, draws) + np.shape(values))
+        dims = ("chain", "draw") + ((dim,) if dim else ())
+        return xr.DataArray(v, dims=dims, coords={dim: coords} if dim else None)
+
+    queries = sorted(query_effects)
+    docs = sorted(doc_effects)
+    ds = xr.Dataset({
+        "holding_rate": grid(np.exp(-np.asarray(beta)), "rank", np.arange(1, RANKS + 1)),
+        "dwell_query_effect": grid([query_effects[q] for q in queries], "dwell_query",
+                                   queries),
+        "dwell_document_effect": grid([doc_effects[d] for d in docs], "dwell_document",
+                                      docs),
+        "dwell_query_sd": grid(tau[0]), "dwell_document_sd": grid(tau[1])})
+    return Posterior(xr.DataTree.from_dict({"posterior": ds}))
+
+
+def _run(name, ranking: dict) -> pd.DataFrame:
+    rows = [(q, d, float(len(docs) - i)) for q, docs in ranking.items()
+            for i, d in enumerate(docs)]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]).assign(run_id=name)
+
+
+QRELS = pd.DataFrame({"query_id": ["1"] * 6 + ["2"] * 4,
+                      "doc_id": ["a", "b", "c", "x", "y", "z", "a", "b", "k", "m"],
+                      "relevance": [1, 1, 1, 0, 0, 0, 1, 1, 0, 0]})
+#: three runs with the same relevance pattern (R N R N R N / R N N R) and other documents
+RUNS = {"A": _run("A", {"1": ["a", "x", "b", "y", "c", "z"], "2": ["a", "k", "m", "b"]}),
+        "B": _run("B", {"1": ["b", "x", "c", "y", "a", "z"], "2": ["b", "k", "m", "a"]}),
+        "C": _run("C", {"1": ["c", "y", "a", "z", "b", "x"], "2": ["a", "m", "k", "b"]})}
+BETA = np.log(30.0) - 0.1 * np.arange(RANKS)
+
+
+def _effects(long_doc: str) -> dict:
+    """Document effects: ``long_doc`` holds users 4x longer than the others."""
+    out = {f"{q}\x1f{d}": 0.0 for q in ("1", "2") for d in "abcxyzkm"}
+    for q in ("1", "2"):
+        out[f"{q}\x1f{long_doc}"] = np.log(4.0)
+    return out
+
+
+def test_scores_equal_the_definition_with_each_documents_rate():
+    post = _posterior(BETA, {"1": 0.2, "2": -0.1}, _effects("b"))
+    got = bc.score(RUNS, QRELS, "MPcont(model='GL_AD_ID')", post)
+    for run, table in RUNS.items():
+        for q, docs in table.groupby("query_id")["doc_id"]:
+            docs = list(docs)
+            rel = np.array([QRELS.set_index(["query_id", "doc_id"]).loc[(q, d), "relevance"]
+                            for d in docs], dtype=float)
+            log_mean = np.array([BETA[i] + {"1": 0.2, "2": -0.1}[q]
+                                 + _effects("b")[f"{q}\x1f{d}"] for i, d in enumerate(docs)])
+            want = dense_mp(rel, "GL_AD_ID", mu=np.exp(-log_mean))
+            assert float(got.sel(run=run, topic=q).values.ravel()[0]) == \
+                pytest.approx(want, abs=1e-12)
+
+
+def test_runs_that_differ_only_in_their_documents_are_told_apart():
+    """Per-rank rates tie the three runs (same relevance pattern); each of three
+    per-document posteriors, favouring another document, orders them differently."""
+    flat = _posterior(BETA, {"1": 0.0, "2": 0.0},
+                      {f"{q}\x1f{d}": 0.0 for q in ("1", "2") for d in "abcxyzkm"})
+    tied = bc.score(RUNS, QRELS, "MPcont(model='GL_AD_ID')", flat).mean("topic")
+    assert np.ptp(tied.values) < 1e-12
+    orders = set()
+    for long_doc in "abc":
+        post = _posterior(BETA, {"1": 0.0, "2": 0.0}, _effects(long_doc))
+        means = bc.score(RUNS, QRELS, "MPcont(model='GL_AD_ID')", post).mean(
+            ("chain", "draw", "topic"))
+        assert np.ptp(means.values) > 1e-3
+        orders.add(tuple(means["run"].values[np.argsort(-means.values)]))
+    assert len(orders) == 3, orders
+
+
+def test_documents_the_log_never_showed_get_the_population():
+    """A document without its own effect draws one from Normal(0, tau): its scores spread
+    over the draws, those of documents with an effect do not; the scores say how many."""
+    effects = _effects("b")
+    del effects["1\x1fc"]
+    post = _posterior(BETA, {"1": 0.0, "2": 0.0}, effects, draws=400)
+    got = bc.score(RUNS, QRELS, "MPcont(model='GL_AD_ID')", post)
+    assert float(got.sel(topic="1", run="A").std()) > 1e-3          # c is relevant there
+    assert float(got.sel(topic="2", run="A").std()) < 1e-12         # a, b known
+    assert got.attrs["documents_without_own_rate"].startswith("3 of 15 ")
+    again = bc.score(RUNS, QRELS, "MPcont(model='GL_AD_ID')", post)
+    np.testing.assert_array_equal(got.values, again.values)           # reproducible
