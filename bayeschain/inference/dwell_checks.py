@@ -7,7 +7,9 @@ click, click ranks) replay the fitted walk (:mod:`~bayeschain.inference.walk_che
 this module holds the dwell-time check:
 
 * :func:`predictive_dwell_distribution`: every observed dwell time is replicated from the
-  draw's dwell law of its rank (exponential ``mu_i``, or log-normal ``(m_i, s_i)``) and
+  draw's dwell law of its rank (exponential ``mu_i``, or log-normal ``(m_i, s_i)``; for the
+  model on each click's observation, the time the log shows: dwell of the click's rank,
+  query and document in the fitted family, plus the examination or writing time) and
   the empirical CDF of the replicated times is compared with the observed one on a
   log-spaced time grid, with the median and 90th percentile as summary checks.
 """
@@ -73,22 +75,57 @@ def _dwell_sampler(posterior):
                          "posterior")
 
 
-def predictive_dwell_distribution(posterior, log, *, grid=None, max_draws: int | None = 200,
-                                  seed=None) -> DistributionCheck:
-    """Empirical CDF of dwell times, observed vs replicated under each posterior draw."""
+def _observed_times(posterior, log, rng, max_draws):
+    """The times the log shows and their replications ``(draws, times)``.
+
+    Sufficient-statistics posteriors: the dwell (or the time to the next event) of each
+    click, replicated from the draw's law of its rank.  Posteriors of the model on each
+    click's observation (:mod:`~bayeschain.inference.dwell_model`): each exact dwell, gap
+    and query gap as the log shows it, replicated as the model says it arises: the dwell
+    of the click's rank, query and document, plus an examination (gap) or writing (query)
+    time."""
+    from .dwell_model import family_of, log_means, sample_dwell
+    from .parameters import draws_of
+
     post = posterior.posterior
     r = int(post.sizes["rank"])
+    if "examination_rate" in post or "writing_rate" in post:
+        from .dwell_data import dwell_observations
+
+        obs = dwell_observations(log, r).clicks
+        obs = obs[obs["kind"].isin(["exact", "gap", "query"])]
+        if obs.empty:
+            raise ParameterError("the log has no observed dwell times")
+        n_draws = int(post.sizes["chain"] * post.sizes["draw"])
+        rows = draw_indices(n_draws, max_draws, rng)
+        eta = log_means(posterior, obs["rank"].to_numpy(), obs["query_id"].to_numpy(),
+                        obs["doc_id"].to_numpy(), seed=rng)[rows]
+        shape = draws_of(posterior, "dwell_shape")[rows][:, None] \
+            if "dwell_shape" in post else None
+        rep = sample_dwell(family_of(posterior), eta, shape, rng)
+        for kind, rate in (("gap", "examination_rate"), ("query", "writing_rate")):
+            sel = (obs["kind"] == kind).to_numpy()
+            if sel.any():
+                lam = draws_of(posterior, rate)[rows][:, None]
+                rep[:, sel] += rng.exponential(1.0 / np.broadcast_to(lam, (rows.size,
+                                                                           sel.sum())))
+        return obs["time"].to_numpy(dtype=float), rep
     clicks = _observations(log)
     d = clicks["dwell"].to_numpy(dtype=float)
     ok = np.isfinite(d) & (d > 0)
     if not ok.any():
         raise ParameterError("the log has no observed dwell times")
-    times = d[ok]
     ranks = np.minimum(clicks.loc[ok, "rank"].to_numpy(dtype=int), r) - 1
-    rng = np.random.default_rng(seed)
     n_draws, sample = _dwell_sampler(posterior)
     rows = draw_indices(n_draws, max_draws, rng)
-    rep = sample(rows, ranks, rng)                            # (draws, clicks)
+    return d[ok], sample(rows, ranks, rng)
+
+
+def predictive_dwell_distribution(posterior, log, *, grid=None, max_draws: int | None = 200,
+                                  seed=None) -> DistributionCheck:
+    """Empirical CDF of dwell times, observed vs replicated under each posterior draw."""
+    rng = np.random.default_rng(seed)
+    times, rep = _observed_times(posterior, log, rng, max_draws)   # rep: (draws, times)
     if grid is None:
         lo, hi = np.quantile(times, [0.01, 0.99])
         grid = np.geomspace(max(lo, 1e-3), max(hi, 2 * max(lo, 1e-3)), 60)

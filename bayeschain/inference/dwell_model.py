@@ -110,8 +110,29 @@ def _dist(family: str, log_mean, shape):
     if family == "gamma":
         return pm.Gamma.dist(alpha=shape, beta=shape / mean)
     if family == "weibull":
-        return pm.Weibull.dist(alpha=shape, beta=mean / pt.exp(pt.gammaln(1 + 1 / shape)))
+        return _Weibull(shape, mean / pt.exp(pt.gammaln(1 + 1 / shape)))
     raise ParameterError(f"dwell family must be one of {', '.join(FAMILIES)}; got {family!r}")
+
+
+class _Weibull:
+    """The Weibull log density written out (PyMC's ``Weibull.dist`` refuses to broadcast
+    ``(n, 1)`` parameters against ``(n, K)`` quadrature nodes):
+    ``log k - log l + (k - 1) log(t / l) - (t / l)^k``."""
+
+    def __init__(self, k, scale):
+        self.k, self.scale = k, scale
+
+    def logp(self, t):
+        import pytensor.tensor as pt
+
+        z = t / self.scale
+        return pt.log(self.k) - pt.log(self.scale) + (self.k - 1) * pt.log(z) - z**self.k
+
+
+def _logp(dist, t):
+    import pymc as pm
+
+    return dist.logp(t) if isinstance(dist, _Weibull) else pm.logp(dist, t)
 
 
 def add_to_model(obs: DwellObservations, section: dict) -> None:
@@ -159,7 +180,7 @@ def add_to_model(obs: DwellObservations, section: dict) -> None:
     exact = kinds == "exact"
     if exact.any():
         d = _dist(family, eta[np.flatnonzero(exact)], shape)
-        terms.append(pt.sum(pm.logp(d, times[exact])))
+        terms.append(pt.sum(_logp(d, times[exact])))
     rates = {}
     if (kinds == "gap").any() or obs.scan.size:
         mean = pm.LogNormal("examination_time", math.log(5.0), 2.0)
@@ -179,7 +200,7 @@ def add_to_model(obs: DwellObservations, section: dict) -> None:
             terms.append(pt.sum(exponential_gap(pt.exp(-eta[idx]), g, lam, pt)))
         else:
             d = _dist(family, eta[idx][:, None], shape)
-            lp = gap_terms(lambda t, d=d: pm.logp(d, t), g, lam, pt)
+            lp = gap_terms(lambda t, d=d: _logp(d, t), g, lam, pt)
             terms.append(pt.sum(pm.math.logsumexp(lp, axis=1)))
     if not terms:
         raise ParameterError("the click log has no dwell times: nothing to learn for a "
@@ -203,7 +224,7 @@ def log_means(posterior, ranks: np.ndarray, queries=None, docs=None, *, seed=0) 
     eta = -np.log(rate)[:, r]
     if queries is None or "dwell_document_effect" not in post:
         return eta
-    rng = np.random.default_rng(seed)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     q = np.asarray(queries, dtype=object)
     d = np.asarray(docs, dtype=object)
     known_q = post["dwell_query"].values.astype(str)
@@ -265,6 +286,83 @@ def unseen_documents(posterior, lists) -> tuple[int, int]:
     return int((~np.isin(pairs, known)).sum()), int(pairs.size)
 
 
+def _scipy_law(family: str, eta, shape):
+    from scipy import stats
+    from scipy.special import gammaln
+
+    mean = np.exp(eta)
+    if family == "exponential":
+        return stats.expon(scale=mean)
+    if family == "lognormal":
+        return stats.lognorm(shape, scale=np.exp(eta - shape**2 / 2))
+    if family == "gamma":
+        return stats.gamma(shape, scale=mean / shape)
+    if family == "weibull":
+        return stats.weibull_min(shape, scale=mean / np.exp(gammaln(1 + 1 / shape)))
+    raise ParameterError(f"dwell family must be one of {', '.join(FAMILIES)}; got {family!r}")
+
+
+def _gap_logpdf(family: str, eta, shape, t, lam) -> np.ndarray:
+    """``log`` density of dwell + exponential(``lam``) at each ``t`` (one draw)."""
+    from scipy.special import logsumexp
+
+    law = _scipy_law(family, eta[:, None], shape)
+    return logsumexp(gap_terms(law.logpdf, t, lam, np), axis=1)
+
+
+def heldout_loglik(posterior, obs: DwellObservations, *, max_draws: int | None = 200,
+                   seed=0) -> dict[str, float]:
+    """Log predictive density of held-out dwell observations (``obs`` from a log the fit
+    did not see): per observation ``log mean_draws p(y | draw)`` with ``p`` the model's
+    likelihood of its kind (exact, gap, query; scan delays included), averaged per kind
+    and over all (``"all"``, nats per observation).  Documents and queries the fit never
+    saw get population draws, as in scoring."""
+    from scipy.special import logsumexp
+
+    from .parameters import draw_indices, draws_of
+
+    post = posterior.posterior
+    family = family_of(posterior)
+    rng = np.random.default_rng(seed)
+    n = int(post.sizes["chain"] * post.sizes["draw"])
+    rows = draw_indices(n, max_draws, rng)
+    c = obs.clicks[obs.clicks["kind"].isin(["exact", "gap", "query"])]
+    eta = log_means(posterior, c["rank"].to_numpy(), c["query_id"].to_numpy(),
+                    c["doc_id"].to_numpy(), seed=rng)[rows]                   # (D, n)
+    shape = draws_of(posterior, "dwell_shape")[rows][:, None] if "dwell_shape" in post \
+        else None
+    kinds = c["kind"].to_numpy()
+    times = c["time"].to_numpy(dtype=float)
+    out, parts = {}, []
+    for kind in ("exact", "gap", "query"):
+        sel = kinds == kind
+        if not sel.any():
+            continue
+        e, t = eta[:, sel], times[sel]
+        if kind == "exact":
+            lp = _scipy_law(family, e, shape).logpdf(t)
+        else:
+            rate = "examination_rate" if kind == "gap" else "writing_rate"
+            lam = draws_of(posterior, rate)[rows]
+            if family == "exponential":
+                lp = exponential_gap(np.exp(-e), t, lam[:, None], np)
+            else:
+                lp = np.stack([_gap_logpdf(family, e[i], None if shape is None else
+                                           shape[i], t, lam[i]) for i in range(rows.size)])
+        point = logsumexp(lp, axis=0) - np.log(rows.size)
+        out[kind] = float(point.mean())
+        parts.append(point)
+    if obs.scan.size and "examination_rate" in post:
+        lam = draws_of(posterior, "examination_rate")[rows][:, None]
+        point = logsumexp(np.log(lam) - lam * obs.scan, axis=0) - np.log(rows.size)
+        out["scan"] = float(point.mean())
+        parts.append(point)
+    if not parts:
+        raise ParameterError("the held-out log has no dwell observations")
+    out["all"] = float(np.concatenate(parts).mean())
+    return out
+
+
 def family_of(posterior) -> str:
     """The dwell family the posterior was fitted with (``exponential`` for posteriors of
     the per-rank sufficient statistics)."""
@@ -272,18 +370,20 @@ def family_of(posterior) -> str:
 
 
 def sample_dwell(family: str, log_mean: np.ndarray, shape, rng) -> np.ndarray:
-    """Dwell times with the given log means (NumPy), for predictive checks."""
+    """Dwell times with the given log means (NumPy; ``shape`` broadcasts), for predictive
+    checks."""
+    from scipy.special import gammaln
+
     mean = np.exp(log_mean)
     if family == "exponential":
         return rng.exponential(mean)
+    shape = np.broadcast_to(shape, np.shape(log_mean))
     if family == "lognormal":
         return np.exp(rng.normal(log_mean - shape**2 / 2, shape))
     if family == "gamma":
         return rng.gamma(shape, mean / shape)
     if family == "weibull":
-        scale = mean / np.exp(math.lgamma(1 + 1 / shape)) if np.isscalar(shape) else \
-            mean / np.exp(np.vectorize(math.lgamma)(1 + 1 / shape))
-        return scale * rng.weibull(shape)
+        return mean / np.exp(gammaln(1 + 1 / shape)) * rng.weibull(shape)
     raise ParameterError(f"dwell family must be one of {', '.join(FAMILIES)}; got {family!r}")
 
 

@@ -141,12 +141,22 @@ def test_per_rank_and_per_document_rates_are_recovered():
     assert np.corrcoef(eta.mean(axis=0), true)[0, 1] > 0.8
 
 
-@pytest.mark.filterwarnings("ignore:NUTS diagnostics")
-def test_lognormal_rates_and_shape_are_recovered_through_the_gaps():
+LOGNORMAL = truth(5, queries=8, family="lognormal", shape=1.0, doc_sd=0.0, query_sd=0.0)
+
+
+@pytest.fixture(scope="module")
+def lognormal_fit():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "NUTS diagnostics")
+        return _fit(LOGNORMAL, 450, "lognormal", "per-rank", 400)
+
+
+def test_lognormal_rates_and_shape_are_recovered_through_the_gaps(lognormal_fit):
     """Log-normal dwells (the gaps go through the quadrature): rank rates, shape and
     examination rate inside their 99% intervals."""
-    t = truth(5, queries=8, family="lognormal", shape=1.0, doc_sd=0.0, query_sd=0.0)
-    post = _fit(t, 450, "lognormal", "per-rank", 400)
+    t, post = LOGNORMAL, lognormal_fit
     rate = post.posterior["holding_rate"].values.reshape(-1, RANKS)
     # 10 ranks at 1%: 3 or more outside has probability 1e-4 (this log has two ranks,
     # 6 and 10, whose own exact dwells alone put the truth 2.5 and 2 s.e. away)
@@ -168,3 +178,24 @@ def test_the_time_to_the_next_event_is_not_the_dwell():
     gaps = dwell_observations(log, RANKS).of_kind("gap")
     naive = 1 / gaps.groupby("rank")["time"].mean().to_numpy()
     assert np.all(naive < np.exp(-t.beta))
+
+
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics")
+def test_heldout_likelihood_and_the_cdf_check_find_the_true_family(lognormal_fit):
+    """Log-normal truth: the log-normal fit has the higher held-out log-likelihood (per
+    observation, on a log the fits did not see) than a Weibull fit, its dwell-CDF
+    predictive check holds everywhere, and the Weibull's leaves its band."""
+    from bayeschain.inference.dwell_checks import predictive_dwell_distribution
+    from bayeschain.inference.dwell_model import heldout_loglik
+
+    t = LOGNORMAL
+    held_out_log = simulate_log(t, 300, seed=9)
+    held_out = dwell_observations(held_out_log, RANKS)
+    got = {}
+    for family, post in (("lognormal", lognormal_fit),
+                         ("weibull", _fit(t, 450, "weibull", "per-rank", 200))):
+        got[family] = heldout_loglik(post, held_out, max_draws=100)["all"]
+        check = predictive_dwell_distribution(post, held_out_log, seed=0)
+        got[family + " outside"] = check.outside(0.99).size
+    assert got["lognormal"] > got["weibull"] + 0.01, got
+    assert got["lognormal outside"] == 0 and got["weibull outside"] > 10, got
