@@ -81,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         d = mean.sel(run=run)
         lo, hi = d.quantile([0.025, 0.975]).values
         print(f"  {run}: {float(d.mean()):.4f} [{lo:.4f}, {hi:.4f}]")
+    if "documents_without_own_rate" in scores.attrs:
+        print(f"  note: {scores.attrs['documents_without_own_rate']}")
     if args.output:
         target = Path(args.output)
         with atomic_output(target, force=args.force,

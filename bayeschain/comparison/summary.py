@@ -228,6 +228,8 @@ def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.
                               "hdi_width": hi_s - lo_s})
     best, ties = _p_best(means, names)
     source = scores.attrs.get("uncertainty", "user-model posterior")
+    if "documents_without_own_rate" in scores.attrs:     # per-document holding rates
+        source += f" ({scores.attrs['documents_without_own_rate']})"
     return Comparison(pd.DataFrame(rows), best, float(rope), float(ci_prob), topics, source,
                       ties, pd.DataFrame(parts))
 

@@ -106,3 +106,13 @@ def test_documents_the_log_never_showed_get_the_population():
     assert got.attrs["documents_without_own_rate"].startswith("3 of 15 ")
     again = bc.score(RUNS, QRELS, "MPcont(model='GL_AD_ID')", post)
     np.testing.assert_array_equal(got.values, again.values)           # reproducible
+
+
+def test_the_comparison_says_which_documents_had_no_rate_of_their_own():
+    effects = _effects("b")
+    del effects["1\x1fc"]
+    scores = bc.score(RUNS, QRELS, "MPcont(model='GL_AD_ID')",
+                      _posterior(BETA, {"1": 0.0, "2": 0.0}, effects, draws=50))
+    result = bc.compare(scores, topics="fixed")
+    assert "3 of 15 relevant documents retrieved were not in the fitted log" in \
+        result.uncertainty
