@@ -123,6 +123,8 @@ def test_real_data_demo_writes_its_outputs(tmp_path, capsys):
     assert "E[H] on a 10-result page" in text and "pages with a click at rank >= 5" in text
     assert "P(A dom B)" in text and "How to read these numbers" in text
     assert "under the relevance-dependent walk" in text and "walk-session" in text
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "did reformulating help?" in report and "E[H] on a 10-result page" in report
 
 
 def test_demo_never_overwrites_an_output_folder(tmp_path):

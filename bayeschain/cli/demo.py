@@ -13,8 +13,9 @@
    qrels, ``PatH(model='drwbm')``);
 5. compare: mean difference with its credible interval, P(A > B), P(practically equal),
    and the posterior probability that A's law of P@H dominates B's;
-6. write the posterior, the tables and the figure to an output folder: all of them, or
-   (after an error or an interrupt) nothing at all.
+6. write the posterior, the tables, the figure and ``report.html`` (all of it on one page
+   a browser opens) to an output folder: all of them, or (after an error or an interrupt)
+   nothing at all.
 """
 
 from __future__ import annotations
@@ -36,8 +37,13 @@ DOMINANCE_DRAWS = 20
 LAW_TOL = 1e-6
 
 
+#: the steps printed by this run, for report.html
+_STEPS: list[str] = []
+
+
 def _step(t0: float, text: str) -> None:
     print(f"[{time.perf_counter() - t0:5.1f} s] {text}", flush=True)
+    _STEPS.append(text)
 
 
 def _output_folder(base: Path, force: bool) -> Path:
@@ -94,10 +100,11 @@ def run(args: argparse.Namespace) -> int:
     from ..io.write import naming_os_errors, staging_folder
 
     t0 = time.perf_counter()
+    _STEPS.clear()
     base = Path(args.out)
     with staging_folder(base) as stage:      # checks now that the folder can be written
         results = _analyse(args, t0)
-        outputs = _outputs(results)
+        outputs = _outputs(results, args.rope, args.seed)
         for name, write in outputs.items():
             with naming_os_errors(base / name):
                 write(stage / name)
@@ -108,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _outputs(results: Results) -> dict[str, Callable[[Path], object]]:
+def _outputs(results: Results, rope: float = 0.01,
+             seed=None) -> dict[str, Callable[[Path], object]]:
     """File name -> the function that writes it to a path (in the staging folder)."""
 
     def csv(frame):
@@ -122,7 +130,22 @@ def _outputs(results: Results) -> dict[str, Callable[[Path], object]]:
     }
     if importlib.util.find_spec("matplotlib") is not None:
         outputs["demo.png"] = lambda path: _figure(path, results.scores, results.check)
+        outputs["report.html"] = lambda path: _report(path, results, rope, seed)
     return outputs
+
+
+def _report(path: Path, results: Results, rope: float, seed) -> None:
+    """report.html: the steps, the walk, the comparisons, figures, meanings, provenance."""
+    from ..recipes.reports import demo_report
+
+    report = demo_report(steps=list(_STEPS), post=results.post, scores=results.scores,
+                         table=results.table, check=results.check,
+                         explanation=EXPLANATION.format(measure=MEASURE, rope=f"{rope:g}",
+                                                        draws=DOMINANCE_DRAWS,
+                                                        law_tol=LAW_TOL),
+                         data_source="the TREC Session 2013 log (data/trec_session_2013)",
+                         seed=seed)
+    path.write_text(report.to_html(), encoding="utf-8")
 
 
 def _analyse(args: argparse.Namespace, t0: float) -> Results:

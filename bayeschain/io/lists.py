@@ -2,7 +2,8 @@
 
 :func:`ranked_lists` turns one or many runs and a qrels table into a :class:`RankedLists`:
 one row per (run, topic), the judged grade of the document at each rank (unjudged and
-padding = 0), plus each topic's recall base and ideal gains.  Everything is vectorised:
+padding = 0) and whether it has a judgement at all, plus each topic's recall base, count of
+judged non-relevant documents and ideal gains.  Everything is vectorised:
 doc ids are factorised once, looked up through an integer hash index, and ranked with one
 ``np.lexsort`` (skipped when the file is already in trec_eval's order).
 
@@ -13,7 +14,8 @@ trec_eval conventions followed:
 * ranking by score descending, then doc id descending; the rank column is ignored;
 * ``depth`` (``trec_eval -M``) keeps the first ``depth`` documents of each ranking;
 * relevant means ``grade >= level`` (``trec_eval -l``); negative grades are judged
-  non-relevant and contribute no gain;
+  non-relevant and contribute no gain (the measures that tell judged from unjudged
+  documents, bpref and rbp_resid, see them as trec_eval does: in the pool but unjudged);
 * a document judged twice for a topic is refused (trec_eval aborts on it), and so are
   non-finite grades and scores (a NaN would silently give NaN topic scores): frames built
   in memory get the checks the readers give files.
@@ -59,6 +61,12 @@ class RankedLists:
     doc_ids : object array (R, D), optional
         The document at each rank (``None`` beyond the list's end), kept when asked for
         (``ranked_lists(..., docs=True)``): what per-document user models look up.
+    judged : bool array (R, D), optional
+        Whether the document at each rank has a line in the qrels (any grade, negative
+        ones too; False beyond the list's end): what Judged@k, bpref and rbp_resid need.
+    nonrelevant_base : int array (R,), optional
+        Number of documents of the topic judged non-relevant, ``0 <= grade < level``
+        (bpref's N; trec_eval counts negative grades as unjudged).
     """
 
     run_ids: np.ndarray
@@ -69,6 +77,8 @@ class RankedLists:
     ideal: np.ndarray
     level: int = 1
     doc_ids: np.ndarray | None = None
+    judged: np.ndarray | None = None
+    nonrelevant_base: np.ndarray | None = None
 
     @property
     def binary(self) -> np.ndarray:
@@ -128,10 +138,12 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
     relevance = np.zeros((n_rows, width))
     lengths = np.zeros(n_rows, dtype=np.int64)
     doc_ids = np.full((n_rows, width), None, dtype=object) if docs else None
+    judged_mask = np.zeros((n_rows, width), dtype=bool)
 
     def fill(p: _RankedRows) -> None:
         rows = row_index[p.runs, p.topics]
         relevance[np.repeat(rows, p.counts), p.pos] = p.grade
+        judged_mask[np.repeat(rows, p.counts), p.pos] = p.judged
         lengths[rows] = p.counts
         if docs:
             doc_ids[np.repeat(rows, p.counts), p.pos] = p.docs
@@ -148,6 +160,8 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
         ideal=judged.ideal[row_topic],
         level=int(level),
         doc_ids=doc_ids,
+        judged=judged_mask,
+        nonrelevant_base=judged.nonrelevant[row_topic],
     )
 
 
@@ -181,33 +195,44 @@ class _Judgements:
                                  f"{topic_col[i].as_py()!r}; trec_eval refuses duplicate "
                                  "judgements")
         if self.n_topics * self.n_docs <= _DENSE_LOOKUP_LIMIT:
-            self.table = np.zeros(self.n_topics * self.n_docs)
+            self.table = np.full(self.n_topics * self.n_docs, np.nan)    # NaN: unjudged
             self.table[keys] = grades
             self.keys = self.grades = None
         else:
             order = np.argsort(keys, kind="stable")
             self.table, self.keys, self.grades = None, keys[order], grades[order]
-        self.recall, self.ideal = _topic_summaries(q_topic, grades, self.n_topics, level)
+        self.recall, self.ideal, self.nonrelevant = _topic_summaries(
+            q_topic, grades, self.n_topics, level)
 
     def grade(self, topic: np.ndarray, d: np.ndarray) -> np.ndarray:
-        """Grade of each (topic, judged-doc position) pair, 0 when unjudged (``d = -1``).
+        """Grade of each (topic, judged-doc position) pair, 0 when unjudged (``d = -1``)."""
+        return self.lookup(topic, d)[0]
+
+    def lookup(self, topic: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Grade of each (topic, judged-doc position) pair (0 when unjudged) and whether
+        the pair has a qrels line.
 
         The integer keys index a dense topic x judged-doc table (up to
-        :data:`_DENSE_LOOKUP_LIMIT` cells) or are matched against the sorted qrels keys.
+        :data:`_DENSE_LOOKUP_LIMIT` cells, NaN where unjudged) or are matched against the
+        sorted qrels keys.
         """
         keys = topic * self.n_docs + d
         if self.table is not None:
-            return np.where(d >= 0, self.table[np.maximum(keys, 0)], 0.0)
+            grade = np.where(d >= 0, self.table[np.maximum(keys, 0)], np.nan)
+            judged = ~np.isnan(grade)
+            return np.where(judged, grade, 0.0), judged
         if self.keys.size == 0:
-            return np.zeros(topic.size)
+            return np.zeros(topic.size), np.zeros(topic.size, dtype=bool)
         at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
-        return np.where((d >= 0) & (self.keys[at] == keys), self.grades[at], 0.0)
+        judged = (d >= 0) & (self.keys[at] == keys)
+        return np.where(judged, self.grades[at], 0.0), judged
 
 
 @dataclass(frozen=True)
 class _RankedRows:
     """Ranked rows of a batch of runs: per (run, topic) group its run and topic index and
-    list length, and per document its rank position and grade (groups in order)."""
+    list length, and per document its rank position, grade and whether it is judged (groups
+    in order)."""
 
     runs: np.ndarray
     topics: np.ndarray
@@ -215,6 +240,7 @@ class _RankedRows:
     pos: np.ndarray
     grade: np.ndarray
     docs: np.ndarray | None = None
+    judged: np.ndarray | None = None
 
 
 def _rank_runs(frames: list[pd.DataFrame], run_index: list[int], judged: _Judgements,
@@ -251,18 +277,18 @@ def _rank_runs(frames: list[pd.DataFrame], run_index: list[int], judged: _Judgem
     if order is not None:
         group, topic, d = group[order], topic[order], d[order]
         names = names[order] if docs else None
-    grade = judged.grade(topic, d)
+    grade, is_judged = judged.lookup(topic, d)
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     counts = np.diff(np.r_[starts, group.size])
     pos = np.arange(group.size) - np.repeat(starts, counts)
     if depth is not None:
         sel = pos < int(depth)
-        grade, pos = grade[sel], pos[sel]
+        grade, pos, is_judged = grade[sel], pos[sel], is_judged[sel]
         names = names[sel] if docs else None
         counts = np.minimum(counts, int(depth))
     heads = group[starts]
     return _RankedRows(heads // judged.n_topics, heads % judged.n_topics, counts, pos, grade,
-                       names)
+                       names, is_judged)
 
 
 def _positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray:
@@ -307,8 +333,11 @@ def _trec_order(group: np.ndarray, score: np.ndarray,
 
 
 def _topic_summaries(topic: np.ndarray, grade: np.ndarray, n_topics: int, level: int):
-    """Recall base (count of grade >= level) and sorted positive grades per topic."""
+    """Recall base (count of grade >= level), sorted positive grades and the count of judged
+    non-relevant documents (``0 <= grade < level``, trec_eval's bpref N) per topic."""
     recall = np.bincount(topic, weights=(grade >= level).astype(float), minlength=n_topics)
+    nonrelevant = np.bincount(topic, weights=((grade >= 0) & (grade < level)).astype(float),
+                              minlength=n_topics)
     positive = grade > 0
     tp, gp = topic[positive], grade[positive]
     order = np.lexsort((-gp, tp))
@@ -318,4 +347,4 @@ def _topic_summaries(topic: np.ndarray, grade: np.ndarray, n_topics: int, level:
     starts = np.r_[0, np.cumsum(counts)[:-1]]
     ideal = np.zeros((n_topics, width))
     ideal[tp, np.arange(tp.size) - starts[tp]] = gp
-    return recall.astype(np.int64), ideal
+    return recall.astype(np.int64), ideal, nonrelevant.astype(np.int64)

@@ -11,6 +11,18 @@ to 1e-12.
 * ``RBP(N) = K(p, N)^-1 sum_{i<=N} r[i] p^(i-1)``, ``K(p, N) = (1 - p^N) / (1 - p)``  (Sec. 6.3)
 * ``DCG@k = sum_{i<=k} w(r[i]) / log_b(i + 1)`` (trec_eval) or ``/ max(1, log_b i)`` (Eq. 10)
 * ``ERR@k = sum_{i<=k} (1/i) prod_{j<i} (1 - R_j) R_i``, ``R = (2^g - 1) / 2^g_max``  (Eq. 11)
+
+trec_eval's set and rank measures (trec_eval 10, ``m_recip_rank.c``, ``m_recall.c``,
+``m_Rprec.c``, ``m_success.c``; missing ranks count as non-relevant, a recall base of 0
+scores 0):
+
+* ``RR@k = 1 / min{i <= k : r[i] > 0}`` (0 when no relevant document is in the top k)
+* ``R@k = (1/RB) sum_{i<=k} r[i]``                                 (recall at cut-off)
+* ``Rprec = (1/RB) sum_{i<=RB} r[i]``                              (precision at rank RB)
+* ``Success@k = 1 if sum_{i<=k} r[i] > 0 else 0``
+
+These have no P@H chain form here (RR is ERR's walk with binary satisfaction; the others
+are not expectations of a stopping walk).
 """
 
 from __future__ import annotations
@@ -58,6 +70,63 @@ def cut(rel, k: int | None) -> np.ndarray:
                  itemsize=8 * WORKING_ARRAYS, error=ParameterError)
     pad = [(0, 0)] * (rel.ndim - 1) + [(0, k - rel.shape[-1])]
     return np.pad(rel, pad)
+
+
+def top(rel, k: int | None) -> np.ndarray:
+    """The first ``k`` ranks of each row, without padding (for measures to which missing
+    ranks add nothing); ``k`` as for :func:`cut`."""
+    rel = np.asarray(rel)
+    if k is None:
+        return rel
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= MAX_CUTOFF:
+        raise ParameterError(f"cut-off must be an integer from 1 to {MAX_CUTOFF:,}, got "
+                             f"{plain(k)}")
+    return rel[..., :int(k)]
+
+
+def _base(recall_base, found: np.ndarray, shape: tuple) -> np.ndarray:
+    """The recall base of each list: given, or the relevant documents retrieved."""
+    if recall_base is None:
+        return found.astype(float)
+    return np.broadcast_to(_per_list(recall_base, "recall_base", shape), shape)
+
+
+def _over_base(count: np.ndarray, rb: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(rb > 0, count / np.where(rb > 0, rb, 1), 0.0)
+
+
+def reciprocal_rank(binary, k: int | None = None) -> np.ndarray:
+    """``RR@k``: one over the rank of the first relevant document in the top ``k`` (0 when
+    there is none), trec_eval's ``recip_rank`` without a cut-off."""
+    rel = top(ranked(binary), k) > 0
+    first = np.argmax(rel, axis=-1)
+    return np.where(rel.any(axis=-1), 1.0 / (first + 1.0), 0.0)
+
+
+def recall_at(binary, recall_base=None, k: int | None = None) -> np.ndarray:
+    """``R@k``: relevant documents in the top ``k`` over the recall base ``RB`` (default: the
+    relevant documents retrieved); 0 when ``RB = 0`` (trec_eval's ``recall_k``)."""
+    rel = ranked(binary) > 0
+    found = top(rel, k).sum(axis=-1)
+    rb = _base(recall_base, rel.sum(axis=-1), found.shape)
+    return _over_base(found, rb)
+
+
+def r_precision(binary, recall_base=None) -> np.ndarray:
+    """``Rprec``: relevant documents in the top ``RB`` over ``RB`` (precision at the rank that
+    equals the recall base, where it also equals recall); 0 when ``RB = 0``."""
+    rel = ranked(binary) > 0
+    cum = np.cumsum(rel, axis=-1)
+    rb = _base(recall_base, cum[..., -1], cum.shape[:-1])
+    at = np.clip(rb, 1, rel.shape[-1]).astype(np.int64) - 1
+    found = np.take_along_axis(cum, at[..., None], axis=-1)[..., 0]
+    return _over_base(np.where(rb > 0, found, 0), rb)
+
+
+def success_at(binary, k: int | None = None) -> np.ndarray:
+    """``Success@k``: 1 when a relevant document is in the top ``k``, else 0."""
+    return (top(ranked(binary), k) > 0).any(axis=-1).astype(float)
 
 
 def precision_at(binary, k: int) -> np.ndarray:

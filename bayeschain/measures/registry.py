@@ -4,7 +4,9 @@ A measure string is a name, optional keyword parameters and an optional cut-off:
 ``AP``, ``P@10``, ``RBP(p=0.8)``, ``nDCG@10``, ``ERR@20``,
 ``PatH(model='rwbm', p=0.5, q=0.25, loss=0.25)``.  :func:`parse_measure` turns it into a
 :class:`Measure` whose ``repr`` gives the string back.  trec_eval names are accepted as
-aliases (``map``, ``P_10``, ``ndcg_cut_10``, ``map_cut_5``, ``rbp``).
+aliases (``map``, ``P_10``, ``ndcg_cut_10``, ``map_cut_5``, ``rbp``, ``recip_rank``, ``Rprec``,
+``bpref``, ``recall_100``, ``success_10``, ``rbp_resid``), and :func:`trec_name` gives a
+measure's trec_eval name back where trec_eval computes the same number.
 
 Measures register a :class:`MeasureSpec` in :data:`MEASURES`; each parameter is declared
 once, as a :class:`Param`: its default and the values it accepts (a number or an integer
@@ -270,16 +272,41 @@ def arguments(measure: Measure) -> dict[str, Any]:
     return MEASURES.get(measure.name).arguments(measure)
 
 
+#: trec_eval names without a cut-off -> measure strings (trec_eval 10's defaults: rbp and
+#: rbp_resid use p = 0.9, rbp rescales graded gains into [0, 1])
+TREC_NAMES = {"map": "AP", "ndcg": "nDCG", "rbp": "RBP(p=0.9, gains='graded')",
+              "recip_rank": "RR", "Rprec": "Rprec", "bpref": "Bpref",
+              "rbp_resid": "RBPresid(p=0.9)"}
+#: trec_eval name prefixes of measures at a cut-off (``P_10``) -> measure names (``P@10``)
+TREC_CUTOFF_NAMES = {"P_": "P", "ndcg_cut_": "nDCG", "map_cut_": "AP", "recall_": "R",
+                     "success_": "Success"}
+
+
 def _trec_alias(text: str) -> str | None:
     """trec_eval measure names -> measure strings (``P_10`` -> ``P@10``)."""
-    simple = {"map": "AP", "ndcg": "nDCG", "rbp": "RBP(p=0.9, gains='graded')"}
-    if text in simple:
-        return simple[text]
-    for prefix, name in (("P_", "P"), ("ndcg_cut_", "nDCG"), ("map_cut_", "AP")):
+    if text in TREC_NAMES:
+        return TREC_NAMES[text]
+    for prefix, name in TREC_CUTOFF_NAMES.items():
         rest = text[len(prefix):]
         if text.startswith(prefix) and rest.isdigit():
             return f"{name}@{int(rest)}"
     return None
+
+
+def trec_name(measure: str | Measure) -> str | None:
+    """trec_eval's name of a measure (``AP@10`` -> ``map_cut_10``, ``RR`` -> ``recip_rank``),
+    or None when trec_eval has no measure that computes the same number."""
+    m = parse_measure(measure)
+
+    def same(text: str) -> bool:         # the same measure, parameters given or defaulted
+        other = parse_measure(text)
+        return other.name == m.name and arguments(other) == arguments(m)
+
+    if m.cutoff is None:
+        return next((name for name, text in TREC_NAMES.items() if same(text)), None)
+    defaults = arguments(m) == MEASURES.get(m.name).params
+    return next((f"{prefix}{m.cutoff}" for prefix, name in TREC_CUTOFF_NAMES.items()
+                 if name == m.name and defaults), None)
 
 
 def parse_measure(text: str | Measure) -> Measure:
@@ -365,7 +392,7 @@ def _validated(measure: Measure) -> Measure:
 
 #: Context keys :func:`evaluate` accepts (see its docstring).
 CONTEXT = ("recall_base", "ideal", "lengths", "level", "max_grade", "users", "seed",
-           "holding_rates", "params")
+           "holding_rates", "params", "judged", "nonrelevant_base")
 
 
 def _context(context: Mapping[str, Any], single: bool, rows: int, width: int) -> dict:
@@ -392,6 +419,19 @@ def _context(context: Mapping[str, Any], single: bool, rows: int, width: int) ->
         if np.any(ctx["recall_base"] != np.round(ctx["recall_base"])):
             raise ParameterError(f"recall_base must be whole numbers (relevant documents of "
                                  f"each topic); got {plain(ctx['recall_base'])}")
+    if "nonrelevant_base" in ctx:
+        ctx["nonrelevant_base"] = per_list("nonrelevant_base", low=0.0)
+        if np.any(ctx["nonrelevant_base"] != np.round(ctx["nonrelevant_base"])):
+            raise ParameterError(f"nonrelevant_base must be whole numbers (judged non-relevant "
+                                 f"documents of each topic); got "
+                                 f"{plain(ctx['nonrelevant_base'])}")
+    if "judged" in ctx:
+        mask = np.asarray(ctx["judged"])
+        want = (width,) if single else (rows, width)
+        if mask.dtype != bool or mask.shape != want:
+            raise ParameterError(f"judged must be booleans, one per rank of each list (shape "
+                                 f"{want}); got {plain(ctx['judged'])}")
+        ctx["judged"] = mask[None] if single else mask
     if "max_grade" in ctx:
         ctx["max_grade"] = per_list("max_grade", low=0.0)
     if "lengths" in ctx:
@@ -443,8 +483,12 @@ def evaluate(measure: str | Measure, relevance, **context) -> np.ndarray | float
         ``recall_base`` (AP; default: relevant documents retrieved), ``ideal`` (nDCG: the
         topic's judged grades; default: the list's own grades), ``lengths`` (list lengths
         of padded rows), ``level`` (minimum relevant grade, default 1), ``max_grade`` (ERR),
-        ``users``/``seed`` (Monte-Carlo estimates), ``holding_rates`` (MPcont).  One value
-        per list (a number for a 1-D list); any other key is refused.
+        ``users``/``seed`` (Monte-Carlo estimates), ``holding_rates`` (MPcont),
+        ``judged`` (Judged, Bpref, RBPresid: whether each ranked document has a qrels line,
+        booleans shaped like ``relevance``; default: every rank of the list) and
+        ``nonrelevant_base`` (Bpref: the topic's judged non-relevant documents; default:
+        those retrieved).  One value per list (a number for a 1-D list); any other key is
+        refused.
 
     Returns
     -------

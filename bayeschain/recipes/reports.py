@@ -1,5 +1,5 @@
-"""The reports the commands write: ``report.html`` for ``compare`` and ``fit`` (and the
-demo's sections), built with :class:`bayeschain.report.Report`."""
+"""The reports the commands write: ``report.html`` for ``compare``, ``fit`` and ``demo``,
+built with :class:`bayeschain.report.Report`."""
 
 from __future__ import annotations
 
@@ -107,6 +107,49 @@ def fit_report(posterior, *, log_source: str = "", checks=None,
                            "in 95% of posterior draws; the observed value outside it is a "
                            "misfit"})
     _provenance(r, posterior, [log_source] if log_source else [])
+    return r
+
+
+def demo_report(*, steps, post, scores, table, check, explanation: str,
+                data_source: str, seed=None, title: str = "bayeschain demo") -> Report:
+    """The demo's results in one page: what it did and found (its printed steps), the walk
+    learned from the log, the comparisons with every probability, the figures and what
+    each number means, and the provenance (data digest, spec, seed, version)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..plots import plot_distribution_check, plot_forest
+
+    r = Report(title, intro=f"The walk that P@H scores, fitted to the clicks of "
+                            f"{data_source}, and the systems built from the log compared "
+                            f"under every posterior draw.")
+    r.section("What the demo did and found")
+    for line in steps:
+        r.paragraph(line)
+    walk = fit_report(post, log_source=data_source)
+    for section in walk.sections[:1]:               # the walk: E[H] and per-rank table
+        r.sections.append(section)
+    r.section("Comparisons").table(table, caption="each question: A - B with its 95% "
+                                                  "HDI, the probabilities of the "
+                                                  "difference, and the laws of P@H over "
+                                                  "users")
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    plot_forest(ax, scores, title="P@H (fitted walk, order 2): mean over sessions")
+    fig.tight_layout()
+    r.section("Figures").figure(fig, caption="mean score of each system over the sessions, "
+                                             "95% interval under the user model")
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    plot_distribution_check(ax, check)
+    fig.tight_layout()
+    r.figure(fig, caption="deepest clicked rank per page: the log against the 95% band of "
+                          "pages replayed by the fitted walk")
+    r.section("How to read these numbers").paragraph(" ".join(explanation.split()))
+    r.definitions(COMPARISON_TERMS)
+    _provenance(r, post, [data_source])
+    if seed is not None:
+        r.provenance_of(**{"demo seed": seed})
     return r
 
 

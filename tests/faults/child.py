@@ -119,6 +119,7 @@ def _fake_demo() -> None:
                               coords={"chain": [0], "draw": np.arange(20), "run": ["a", "b"],
                                       "topic": ["1", "2", "3"]}, name="score")
         table = pd.DataFrame({"A": ["a"], "B": ["b"], "mean_diff": [0.1]})
+        demo._step(t0, "fake analysis: two runs on three topics")
         print("ANALYSED", flush=True)
         return demo.Results(post=post, scores=scores, rel_scores=scores, table=table,
                             check=check)

@@ -56,13 +56,14 @@ def test_report_is_valid_html(tmp_path):
     parser.parse(path.read_text(encoding="utf-8"))
 
 
-def test_report_renders_in_headless_chromium_without_console_errors(tmp_path):
+def render(path, tmp_path):
+    """Open ``path`` in headless Chromium: ``(console errors, natural widths of the images,
+    screenshot pixels)``; skipped with the reason when Chromium or playwright is missing."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         pytest.skip("headless Chromium is not installed (apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api",
                                    reason="playwright is not installed (pip install playwright)")
-    path = _report(tmp_path)
     errors = []
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=[
@@ -76,11 +77,15 @@ def test_report_renders_in_headless_chromium_without_console_errors(tmp_path):
         page.screenshot(path=str(png), full_page=True)
         natural = page.evaluate("Array.from(document.images).map(i => i.naturalWidth)")
         browser.close()
-    assert errors == []
-    assert natural and all(w > 0 for w in natural)             # the figure decoded
     import matplotlib.image as mpimg
 
-    pixels = mpimg.imread(png)[..., :3]
+    return errors, natural, mpimg.imread(png)[..., :3]
+
+
+def test_report_renders_in_headless_chromium_without_console_errors(tmp_path):
+    errors, natural, pixels = render(_report(tmp_path), tmp_path)
+    assert errors == []
+    assert natural and all(w > 0 for w in natural)             # the figure decoded
     assert pixels.std() > 0.05                                  # not a blank page
     red = (pixels[..., 0] > 0.7) & (pixels[..., 1] < 0.4) & (pixels[..., 2] < 0.4)
     assert red.sum() > 50                                       # the figure's red curve
