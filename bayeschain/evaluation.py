@@ -25,7 +25,8 @@ def evaluate_lists(measures: Iterable[str], lists: RankedLists, **context) -> pd
     """
     parsed = [parse_measure(m) for m in measures]
     ctx = {"recall_base": lists.recall_base, "ideal": lists.ideal, "lengths": lists.lengths,
-           "level": lists.level, **context}
+           "level": lists.level, "judged": lists.judged,
+           "nonrelevant_base": lists.nonrelevant_base, **context}
 
     def one(m):
         return np.asarray(MEASURES.get(m.name).compute(lists.relevance, m, ctx), dtype=float)

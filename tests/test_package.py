@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import xarray as xr
 
 import bayeschain
 from bayeschain.cli import main
@@ -75,8 +76,9 @@ def _check_demo_outputs(out: Path) -> None:
     assert post.attrs["clicks"] == 586
     systems = {"first query", "last query", "engine", "baseline"}
     tables = {}
-    for name in ("scores.csv", "scores_drwbm.csv"):
-        t = pd.read_csv(out / name, dtype={"topic": str})
+    for name in ("scores.nc", "scores_drwbm.nc"):
+        with xr.open_dataset(out / name, engine="h5netcdf") as ds:
+            t = ds["score"].load().to_dataframe().reset_index()
         assert set(t["run"]) == systems, name
         topics = t.groupby("run")["topic"].apply(frozenset)
         assert len(set(topics)) == 1 and len(topics.iloc[0]) > 100, name   # same sessions
@@ -86,7 +88,8 @@ def _check_demo_outputs(out: Path) -> None:
         assert np.isfinite(t["score"]).all() and t["score"].between(0, top).all(), name
         assert t["score"].std() > 0, name
         tables[name] = t
-    assert tables["scores.csv"].groupby(["chain", "draw"]).ngroups == post.n_draws
+    assert tables["scores.nc"].groupby(["chain", "draw"]).ngroups == post.n_draws
+    assert not (out / "scores.csv").exists()                  # CSV only with --csv
     comp = pd.read_csv(out / "comparisons.csv")
     assert {(a, b) for a, b in zip(comp["A"], comp["B"], strict=True)} == \
         {("first query", "last query"), ("baseline", "engine")}
@@ -100,7 +103,7 @@ def _check_demo_outputs(out: Path) -> None:
     # or Bayesian-bootstrap Dirichlet(1, ..., 1) weights whose mean is equal weights): its
     # mean over draws is the equal-weight mean within Monte-Carlo error, and the interval
     # lies within the range of the sessions' differences
-    wide = tables["scores.csv"].pivot_table(index=["chain", "draw", "topic"], columns="run",
+    wide = tables["scores.nc"].pivot_table(index=["chain", "draw", "topic"], columns="run",
                                             values="score")
     for _, row in comp.iterrows():
         pair = (row["A"], row["B"])

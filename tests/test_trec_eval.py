@@ -1,8 +1,8 @@
 """``bayeschain eval`` against trec_eval's own expected outputs (data/trec_eval/expected).
 
-Every per-topic and overall value of map, map_cut_k, P_k, ndcg, ndcg_cut_k and (v10) rbp
-must agree to the printed 4 decimals (half a unit of the last printed digit, plus
-floating-point slack)."""
+Every per-topic and overall value of map, map_cut_k, P_k, ndcg, ndcg_cut_k, recall_k,
+recip_rank, Rprec, success_k, bpref and (v10) rbp and rbp_resid must agree to the printed 4
+decimals (half a unit of the last printed digit, plus floating-point slack)."""
 
 import re
 from pathlib import Path
@@ -12,7 +12,8 @@ import pytest
 from bayeschain.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
-CHECKED = re.compile(r"^(map|map_cut_\d+|P_\d+|ndcg|ndcg_cut_\d+|rbp)$")
+CHECKED = re.compile(r"^(map|map_cut_\d+|P_\d+|ndcg|ndcg_cut_\d+|rbp|recall_\d+|recip_rank|"
+                     r"Rprec|success_\d+|bpref|rbp_resid)$")
 
 CASES = [
     # (version, expected file, qrels, run, extra options)
@@ -25,6 +26,10 @@ CASES = [
     ("v9.0.8", "out.test.aql", "qrels.rel_level", "results.test", ["-l", "2"]),
     ("v10.0", "out.test", "qrels.test.with-comments", "results.test", []),
     ("v10.0", "out.comment.test", "qrels.comment.test", "results.comment.test", []),
+    # P_3, P_5, P_7, ndcg_cut_10/20/23, recall_20/2000, success_2/5/20 (the other lines of
+    # this file are measures with trec_eval parameters that bayeschain does not name)
+    ("v10.0", "out.test.meas_params", "qrels.test", "results.test", []),
+    ("v9.0.8", "out.test.meas_params", "qrels.test", "results.test", []),
 ]
 
 

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     base = Path(args.out)
     with staging_folder(base) as stage:      # checks now that the folder can be written
         results = _analyse(args, t0)
-        outputs = _outputs(results, args.rope, args.seed)
+        outputs = _outputs(results, args.rope, args.seed, csv=args.csv)
         for name, write in outputs.items():
             with naming_os_errors(base / name):
                 write(stage / name)
@@ -115,19 +115,29 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _outputs(results: Results, rope: float = 0.01,
-             seed=None) -> dict[str, Callable[[Path], object]]:
-    """File name -> the function that writes it to a path (in the staging folder)."""
+def _outputs(results: Results, rope: float = 0.01, seed=None, *,
+             csv: bool = False) -> dict[str, Callable[[Path], object]]:
+    """File name -> the function that writes it to a path (in the staging folder).  Every
+    draw's scores as netCDF (``(chain, draw, run, topic)``, compressed; a few MB), and as
+    long CSV tables too with ``--csv`` (tens of MB)."""
 
-    def csv(frame):
+    def table(frame):
         return lambda path: frame.to_csv(path, index=False)
+
+    def grid(scores):
+        from ..io.write import netcdf_bytes
+
+        return lambda path: path.write_bytes(netcdf_bytes(scores.rename("score")))
 
     outputs = {
         "posterior.nc": lambda path: path.write_bytes(results.post.to_netcdf_bytes()),
-        "scores.csv": csv(results.scores.to_dataframe().reset_index()),
-        "scores_drwbm.csv": csv(results.rel_scores.to_dataframe().reset_index()),
-        "comparisons.csv": csv(results.table),
+        "scores.nc": grid(results.scores),
+        "scores_drwbm.nc": grid(results.rel_scores),
+        "comparisons.csv": table(results.table),
     }
+    if csv:
+        outputs["scores.csv"] = table(results.scores.to_dataframe().reset_index())
+        outputs["scores_drwbm.csv"] = table(results.rel_scores.to_dataframe().reset_index())
     if importlib.util.find_spec("matplotlib") is not None:
         outputs["demo.png"] = lambda path: _figure(path, results.scores, results.check)
         outputs["report.html"] = lambda path: _report(path, results, rope, seed)
@@ -335,6 +345,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=seed, default=2026, help="random seed")
     p.add_argument("--rope", type=float, default=0.01,
                    help="region of practical equivalence (default 0.01)")
+    p.add_argument("--csv", action="store_true",
+                   help="also write every draw's scores as CSV tables (scores.csv, "
+                        "scores_drwbm.csv; tens of MB) next to the netCDF files")
     p.add_argument("--toy", action="store_true",
                    help="instead, run the engine on the paper's two toy runs (no fitting)")
     p.add_argument("--users", type=int, default=100_000,

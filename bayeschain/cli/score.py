@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..errors import ParameterError
-    from ..io.write import atomic_output, check_output_path
+    from ..io.write import atomic_output, check_output_path, netcdf_bytes
     from ..scoring import score
 
     if args.output:
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         with atomic_output(target, force=args.force,
                            protected=[args.qrels, args.posterior, *args.runs]) as tmp:
             if target.suffix == ".nc":    # in memory first: HDF5 never meets a full disk
-                tmp.write_bytes(bytes(scores.to_netcdf(engine="h5netcdf")))
+                tmp.write_bytes(netcdf_bytes(scores))
             else:
                 scores.to_dataframe().reset_index().to_csv(tmp, index=False)
         print(f"wrote {target}")

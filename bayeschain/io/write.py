@@ -176,6 +176,17 @@ class OutputSet:
                     pass
 
 
+def netcdf_bytes(data) -> bytes:
+    """A Dataset or a named DataArray as netCDF bytes (HDF5 by h5netcdf, written in memory
+    so that a full disk fails in a plain write, not inside HDF5), float variables
+    gzip-compressed."""
+    ds = data.to_dataset() if hasattr(data, "to_dataset") and not hasattr(data, "data_vars") \
+        else data
+    encoding = {name: {"compression": "gzip", "compression_opts": 4}
+                for name, var in ds.data_vars.items() if var.dtype.kind == "f" and var.ndim}
+    return bytes(ds.to_netcdf(engine="h5netcdf", encoding=encoding))
+
+
 @contextmanager
 def atomic_outputs(*, force: bool = False, protected: Iterable = ()) -> Iterator[OutputSet]:
     """Several outputs of one command, all or none: ``with atomic_outputs() as out:`` and

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..browsing.dynamic import top_grade
 from ..errors import ParameterError
-from . import classical
+from . import classical, judged
 from .markov import MODELS as MP_MODELS
 from .path import apply_gains, path_expectation
 from .registry import (
@@ -44,6 +44,35 @@ def _precision(rel, m: Measure, ctx):
 
 def _ap(rel, m: Measure, ctx):
     return classical.average_precision(_binary(rel, ctx), ctx.get("recall_base"), m.cutoff)
+
+
+def _rr(rel, m: Measure, ctx):
+    return classical.reciprocal_rank(_binary(rel, ctx), m.cutoff)
+
+
+def _recall(rel, m: Measure, ctx):
+    return classical.recall_at(_binary(rel, ctx), ctx.get("recall_base"), m.cutoff)
+
+
+def _rprec(rel, m: Measure, ctx):
+    return classical.r_precision(_binary(rel, ctx), ctx.get("recall_base"))
+
+
+def _success(rel, m: Measure, ctx):
+    return classical.success_at(_binary(rel, ctx), m.cutoff)
+
+
+def _judged_at(rel, m: Measure, ctx):
+    return judged.judged_at(rel, ctx.get("judged"), m.cutoff, ctx.get("lengths"))
+
+
+def _bpref(rel, m: Measure, ctx):
+    return judged.bpref(rel, ctx.get("judged"), ctx.get("level", 1), ctx.get("recall_base"),
+                        ctx.get("nonrelevant_base"), ctx.get("lengths"))
+
+
+def _rbp_resid(rel, m: Measure, ctx):
+    return judged.rbp_residual(rel, arguments(m)["p"], ctx.get("judged"), ctx.get("lengths"))
 
 
 def _rbp_gains(rel, gains, ctx):
@@ -243,3 +272,37 @@ register_measure(MeasureSpec(
         "seed": Param.integer(None, 0, what="the simulation's seed")}, "optional",
     "P@H of a browsing model: order 1 E[T/f(H)] or order 2 E[T]/E[f(H)]",
     "Ferrante & Ferro, ICTIR 2020, Eq. 2-4", posterior=("p", "q", "p_rel", "q_rel")))
+register_measure(MeasureSpec(
+    "RR", _rr, {}, "optional",
+    "reciprocal rank: 1 / rank of the first relevant document (0 if none in the top k)",
+    "trec_eval recip_rank (m_recip_rank.c); ir_measures RR"))
+register_measure(MeasureSpec(
+    "R", _recall, {}, "optional",
+    "recall at cut-off k: relevant in top k / recall base (context recall_base)",
+    "trec_eval recall_k (m_recall.c); ir_measures R@k"))
+register_measure(MeasureSpec(
+    "Rprec", _rprec, {}, "none",
+    "R-precision: relevant in top R / R, R the recall base (context recall_base)",
+    "Buckley & Voorhees, in TREC: Experiment and Evaluation in IR, 2005; trec_eval Rprec "
+    "(m_Rprec.c)"))
+register_measure(MeasureSpec(
+    "Success", _success, {}, "optional",
+    "success at cut-off k: 1 if a relevant document is in the top k, else 0",
+    "trec_eval success_k (m_success.c, Tomlinson); ir_measures Success@k"))
+register_measure(MeasureSpec(
+    "Judged", _judged_at, {}, "optional",
+    "judged at cut-off k: the fraction of the top min(k, N) documents with a qrels line "
+    "(any grade; context judged)",
+    "ir_measures Judged@k (judged_provider, after OpenNIR)"))
+register_measure(MeasureSpec(
+    "Bpref", _bpref, {}, "none",
+    "binary preference: (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R), "
+    "n_r judged non-relevant above r, N the topic's judged non-relevant (context judged, "
+    "nonrelevant_base)",
+    "Buckley & Voorhees, SIGIR 2004; trec_eval bpref (m_bpref.c)"))
+register_measure(MeasureSpec(
+    "RBPresid", _rbp_resid, {"p": Param.number(0.8, 0.0, 1.0, high_open=True,
+                                               what="the persistence")}, "none",
+    "RBP's residual: p^N + (1 - p) sum over unjudged ranks i of p^(i-1), 0 when no retrieved "
+    "document is unjudged (context judged)",
+    "Moffat & Zobel, TOIS 2008, Sec. 5; trec_eval 10 rbp_resid (m_rbp_resid.c)"))

@@ -116,8 +116,8 @@ def test_demo_through_the_child_writes_its_folder(tmp_path):
     assert code == 0, err
     assert sorted(snapshot(tmp_path)) == ["demo-out", "demo-out/comparisons.csv",
                                           "demo-out/demo.png", "demo-out/posterior.nc",
-                                          "demo-out/report.html", "demo-out/scores.csv",
-                                          "demo-out/scores_drwbm.csv"]
+                                          "demo-out/report.html", "demo-out/scores.nc",
+                                          "demo-out/scores_drwbm.nc"]
 
 
 def test_issue16_d6_concurrent_runs_never_overwrite_each_other(inputs, tmp_path):

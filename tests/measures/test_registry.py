@@ -29,7 +29,7 @@ def test_trec_eval_names(alias, canonical):
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("Foo", "unknown measure 'Foo'; valid names: AP, DCG, ERR"),
+    ("Foo", "unknown measure 'Foo'; valid names: AP, Bpref, DCG, ERR"),
     ("RBP(x=1)", "no parameter"),
     ("P", "needs a cut-off"),
     ("P@0", "positive integer"),
