@@ -19,7 +19,7 @@ import numpy as np
 
 from ..browsing.dynamic import top_grade
 from ..errors import ParameterError
-from . import classical, judged
+from . import classical, cwl, judged
 from .markov import MODELS as MP_MODELS
 from .path import apply_gains, path_expectation
 from .registry import (
@@ -73,6 +73,17 @@ def _bpref(rel, m: Measure, ctx):
 
 def _rbp_resid(rel, m: Measure, ctx):
     return judged.rbp_residual(rel, arguments(m)["p"], ctx.get("judged"), ctx.get("lengths"))
+
+
+def _inst(rel, m: Measure, ctx):
+    kw = arguments(m)
+    low, high = float(kw["min_rel"]), kw["max_rel"]
+    if high is None:        # the topic's top grade (judged grades when qrels are known)
+        high = np.maximum(top_grade(_ideal(rel, ctx)), low + 1)
+    elif float(high) <= low:
+        raise ParameterError(f"INST max_rel={high} must exceed min_rel={kw['min_rel']}")
+    return cwl.inst(rel, float(kw["T"]), m.cutoff, min_rel=low, max_rel=high,
+                    value=kw["value"])
 
 
 def _rbp_gains(rel, gains, ctx):
@@ -306,3 +317,16 @@ register_measure(MeasureSpec(
     "RBP's residual: p^N + (1 - p) sum over unjudged ranks i of p^(i-1), 0 when no retrieved "
     "document is unjudged (context judged)",
     "Moffat & Zobel, TOIS 2008, Sec. 5; trec_eval 10 rbp_resid (m_rbp_resid.c)"))
+register_measure(MeasureSpec(
+    "INST", _inst, {
+        "T": Param.number(1.0, 0.5, what="the target gain"),
+        "min_rel": Param.number(0.0, what="the grade of gain 0"),
+        "max_rel": Param.number(None, what="the grade of gain 1"),
+        "value": Param.choice("EU", cwl.QUANTITIES,
+                              what="the C/W/L quantity: rate of gain, total gain or depth")},
+    "optional",
+    "INST, the adaptive C/W/L measure: continuation C(i) = ((i + T + T_i - 1) / "
+    "(i + T + T_i))^2, T_i = T - gain collected to rank i; value EU (expected rate of gain), "
+    "ETU (expected total gain) or ED (expected depth); @k reads k ranks",
+    "Moffat, Bailey, Scholer & Thomas, ADCS 2015; Azzopardi, Thomas & Moffat, SIGIR 2019 "
+    "(cwl_eval)"))
