@@ -82,3 +82,21 @@ def test_matches_trec_eval(capsys, version, expected, qrels, run, options):
         assert want_topics <= got_topics
         if version == "v10.0":
             assert got_topics == want_topics
+
+
+@pytest.mark.parametrize(("version", "expected", "qrels", "run", "options"), CASES,
+                         ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in CASES])
+def test_trec_names_print_trec_eval_lines(capsys, version, expected, qrels, run, options):
+    """With --trec-names the text output's lines are trec_eval's own lines, character for
+    character, for every checked measure (name padded to 22, topic, 4 decimals)."""
+    lines = (DATA / "expected" / version / expected).read_text().splitlines()
+    want = {line for line in lines if CHECKED.match(line.split("\t")[0].strip())}
+    names = sorted({line.split("\t")[0].strip() for line in want})
+    args = ["eval", str(DATA / qrels), str(DATA / run), "-q", "--trec-names", *options]
+    for name in names:
+        args += ["-m", name]
+    assert main(args) == 0
+    got = set(capsys.readouterr().out.splitlines())
+    if version == "v9.0.8" and "-c" in options:      # v9 prints no rows for topic 302
+        got = {line for line in got if line.split("\t")[1] != "302"}
+    assert want <= got, sorted(want - got)[:10]

@@ -3,8 +3,11 @@
     bayeschain eval QRELS RUN [RUN ...] -m AP -m P@10 -m "RBP(p=0.8)" [-q] [--format tsv]
 
 Runs are named by their run id (the 6th column), made unique with the file name when two
-files share one.  Output goes to standard output, or atomically to ``-o FILE`` (never
-overwriting an existing file without ``--force``).
+files share one.  Rows are named by the canonical measure string (``-m map`` prints ``AP``);
+with ``--trec-names`` every measure that trec_eval computes is named as trec_eval names it
+(``map``, ``P_10``, ``recip_rank``, ``Rprec``, ``bpref``, ``recall_100``, ``rbp_resid``...),
+so that the text output lines up with trec_eval's.  Output goes to standard output, or
+atomically to ``-o FILE`` (never overwriting an existing file without ``--force``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"or P_10 work too (default: {' '.join(DEFAULT_MEASURES)})")
     p.add_argument("-q", "--per-topic", action="store_true",
                    help="print each topic's value as well as the mean")
+    p.add_argument("--trec-names", action="store_true",
+                   help="name each measure that trec_eval computes as trec_eval does (map, "
+                        "P_10, ndcg_cut_10, recip_rank, Rprec, bpref, recall_100, success_10, "
+                        "rbp, rbp_resid); the others keep their measure strings")
     p.add_argument("--format", choices=["text", "tsv", "json"], default="text",
                    help="output format (default text, trec_eval style)")
     p.add_argument("-c", "--complete", action="store_true",
@@ -117,6 +124,11 @@ def run(args: argparse.Namespace) -> int:
         context["holding_rates"] = parse_rates(args.holding_rates)
     per_topic = evaluate_runs(qrels, runs, measures, level=args.level, depth=args.depth,
                               complete=args.complete, **context)
+    if args.trec_names:
+        from ..measures.registry import trec_name
+
+        names = {m: trec_name(m) or m for m in per_topic["measure"].unique()}
+        per_topic["measure"] = per_topic["measure"].map(names)
     if args.format == "text":
         text = format_text(per_topic, args.per_topic)
     else:
