@@ -198,6 +198,8 @@ def as_block(transient, *, check: bool = True) -> Block:
         return transient
     if isinstance(transient, Tridiagonal):
         block: Block = TridiagonalBlock(transient)
+        if not check:
+            return block
         entries = np.stack([transient.lower, transient.diag, transient.upper])
     else:
         m = float_array(transient, "transient block", finite=False)

@@ -112,10 +112,16 @@ class Tridiagonal:
 
     def transpose(self) -> Tridiagonal:
         """The transposed block (bands swapped and shifted)."""
-        lower = np.zeros_like(self.lower)
-        upper = np.zeros_like(self.upper)
+        lower = np.empty_like(self.lower)
+        lower[..., 0] = 0.0
         lower[..., 1:] = self.upper[..., :-1]
-        upper[..., :-1] = self.lower[..., 1:]
+        if not self.lower.any():                 # forward-only: the transpose has no upper
+            upper = np.zeros(self.lower.shape[:-1] + (1,))
+            upper = np.broadcast_to(upper, self.lower.shape)
+        else:
+            upper = np.empty_like(self.upper)
+            upper[..., -1] = 0.0
+            upper[..., :-1] = self.lower[..., 1:]
         return Tridiagonal(lower, self.diag, upper)
 
 
@@ -126,11 +132,20 @@ def solve_identity_minus(block: Tridiagonal, rhs: np.ndarray) -> np.ndarray:
     The loop runs over the N states; every step is one vector operation over the batch.
     """
     n = block.n_states
+    b = np.asarray(rhs, dtype=float)
+    if n > 1 and not block.upper.any() and not b[..., 1:].any():
+        # lower bidiagonal with its right-hand side at state 0 only (a walk that moves only
+        # forward, started at rank 1): x_0 = b_0 / d_0, x_i = x_(i-1) l_i / d_i with
+        # d = 1 - diag, one cumulative product instead of the two sweeps
+        shape = np.broadcast_shapes(block.lower.shape, b.shape)
+        x = np.empty(shape)
+        np.divide(block.lower, 1.0 - block.diag, out=x)
+        x[..., 0] = b[..., 0] / (1.0 - block.diag[..., 0])
+        return np.cumprod(x, axis=-1, out=x)
     # Bands of A = I - P~: a = sub-diagonal (A[i, i-1]), d = diagonal, c = super-diagonal.
     a = -block.lower
     d = 1.0 - block.diag
     c = -block.upper
-    b = np.asarray(rhs, dtype=float)
     shape = np.broadcast_shapes(a.shape, b.shape)
     # State axis first: each step then touches one contiguous row of the batch.
     a, d, c, b = (np.ascontiguousarray(np.moveaxis(np.broadcast_to(v, shape), -1, 0))

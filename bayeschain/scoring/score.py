@@ -293,23 +293,27 @@ def _static_scores(gains: np.ndarray, lengths: np.ndarray, model: str, p: np.nda
                    q: np.ndarray, order: int) -> np.ndarray:
     """Visit-vector path: one chain solve per (draw, list length), then matrix products."""
     draws = p.shape[0]
-    out = np.zeros((draws, gains.shape[0]))
+    out = np.empty((draws, gains.shape[0]))
     for length in np.unique(lengths):
-        rows = np.flatnonzero(lengths == length)
+        every = bool(np.all(lengths == length))
+        rows = slice(None) if every else np.flatnonzero(lengths == length)
         n = max(int(length), 1)
         params = {"p": extend_ranks(p, n)}
         if model == "rwbm":
             params["q"] = extend_ranks(q, n)
         chain = build_chain(model, n, **params)
-        sub = gains[rows, :n]
         if order == 2:
             visits = chains.expected_visits(chain, check=False)           # (draws, n)
-            out[:, rows] = (visits @ sub.T) / visits.sum(axis=1, keepdims=True)
+            weights = visits / visits.sum(axis=1, keepdims=True)
         elif order == 1:
             weights = chains.ratio_weights(chain, check=False)            # (draws, n)
-            out[:, rows] = weights @ sub.T
         else:
             raise ParameterError(f"order must be 1 or 2, got {order}")
+        sub = gains[rows, :n]                 # a view when every list has this length
+        if every:
+            np.matmul(weights, sub.T, out=out)
+        else:
+            out[:, rows] = weights @ sub.T
     return out
 
 

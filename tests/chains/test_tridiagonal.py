@@ -57,3 +57,20 @@ def test_reachability_sweeps_match_dense_reachability(rng):
         fast = tri.can_reach_exit(walk, exits, 1e-12)
         slow = ch.blocks.DenseBlock(walk.to_dense()).can_reach_exit(exits, 1e-12)
         np.testing.assert_array_equal(fast, slow)
+
+
+def test_forward_only_walk_from_rank_one_is_the_dense_solve():
+    """The cumulative-product path (no backward move, right-hand side at state 0 only)
+    equals numpy.linalg.solve, batched and broadcast against an unbatched rhs."""
+    from bayeschain.chains.tridiagonal import Tridiagonal, solve_identity_minus
+
+    rng = np.random.default_rng(3)
+    lower = rng.random((4, 6)) * 0.5
+    lower[:, 0] = 0
+    diag = rng.random((4, 6)) * 0.3
+    for rhs in (np.eye(6)[0], np.eye(6)[0] * 2.5 + np.zeros((4, 6))):
+        x = solve_identity_minus(Tridiagonal(lower, diag, np.zeros((4, 6))), rhs)
+        for k in range(4):
+            a = np.eye(6) - np.diag(diag[k]) - np.diag(lower[k, 1:], -1)
+            np.testing.assert_allclose(x[k], np.linalg.solve(a, np.broadcast_to(
+                rhs, (4, 6))[k]), rtol=1e-13, atol=1e-15)
