@@ -224,6 +224,8 @@ def log_means(posterior, ranks: np.ndarray, queries=None, docs=None, *, seed=0) 
     eta = -np.log(rate)[:, r]
     if queries is None or "dwell_document_effect" not in post:
         return eta
+    import pandas as pd
+
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     q = np.asarray(queries, dtype=object)
     d = np.asarray(docs, dtype=object)
@@ -235,9 +237,8 @@ def log_means(posterior, ranks: np.ndarray, queries=None, docs=None, *, seed=0) 
                                                   d.astype(str)), known_d,
              "dwell_document_sd")):
         effects = draws_of(posterior, name)                          # (draws, K)
-        pos = np.searchsorted(known, keys)
-        pos = np.clip(pos, 0, known.size - 1)
-        hit = known[pos] == keys
+        pos = pd.Index(known).get_indexer(keys)          # -1: not in the fitted log
+        hit = pos >= 0
         add = np.where(hit, effects[:, pos], 0.0)
         unseen = np.unique(keys[~hit])
         if unseen.size:
