@@ -114,7 +114,7 @@ def main() -> None:
     free[:, np.arange(10), np.arange(10)] = 0
     free /= free.sum(-1, keepdims=True)
     jfree = posterior_from_parameters({"jump": free})
-    mp_free = best_of(lambda: bc.score(lists, None, "MP@10(model='GL_AD_ID')", jfree))
+    mp_free = best_of(lambda: bc.score(lists, None, "MP(model='GL_AD_ID')@10", jfree))
     print(table([
         ("MPcont, per-document rates (score)", f"{doc:.2f}"),
         ("MPcont, per-rank rates (score; peer)", f"{rank:.2f}"),
@@ -125,9 +125,9 @@ def main() -> None:
 
 
 def bc_slice(post, lo, hi):
-    from bayeschain.scoring.score import _draw_slice
+    from bayeschain.inference.parameters import draw_slice
 
-    return _draw_slice(post, lo, hi)
+    return draw_slice(post, lo, hi)
 
 
 if __name__ == "__main__":

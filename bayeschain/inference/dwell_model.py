@@ -213,8 +213,14 @@ def log_means(posterior, ranks: np.ndarray, queries=None, docs=None, *, seed=0) 
     """``eta = log mean dwell`` of documents at ``ranks`` (1-based, any shape ``S``) under
     every draw, ``(draws,) + S``: the rank effect, plus the query's and (query,
     document)'s effects when the posterior has them and ``queries`` / ``docs`` (same shape)
-    are given.  A query or document the log never showed gets a new effect drawn from its
-    population ``Normal(0, tau)`` (seeded), as the hierarchical model says."""
+    are given.  A query or document the log never showed gets a new effect from its
+    population ``Normal(0, tau)``, as the hierarchical model says: ``tau z`` with ``z`` a
+    standard normal keyed on the (query, document) and the draw's index among all the
+    posterior's draws (:func:`population_normals`), so that a score does not depend on
+    which other lists are scored with it or on how the draws are blocked.  ``seed`` salts
+    those normals (an int; a Generator gives one)."""
+    import pandas as pd
+
     from .parameters import draws_of
 
     post = posterior.posterior
@@ -224,30 +230,43 @@ def log_means(posterior, ranks: np.ndarray, queries=None, docs=None, *, seed=0) 
     eta = -np.log(rate)[:, r]
     if queries is None or "dwell_document_effect" not in post:
         return eta
-    import pandas as pd
-
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    q = np.asarray(queries, dtype=object)
-    d = np.asarray(docs, dtype=object)
-    known_q = post["dwell_query"].values.astype(str)
-    known_d = post["dwell_document"].values.astype(str)
-    for name, keys, known, sd in (
-            ("dwell_query_effect", q.astype(str), known_q, "dwell_query_sd"),
-            ("dwell_document_effect", np.char.add(np.char.add(q.astype(str), "\x1f"),
-                                                  d.astype(str)), known_d,
-             "dwell_document_sd")):
+    salt = int(seed.integers(2**62)) if isinstance(seed, np.random.Generator) else int(seed)
+    draw = int(posterior.attrs.get("draw_offset", 0)) + np.arange(n_draws)
+    q = np.asarray(queries, dtype=object).astype(str)
+    keys_d = np.char.add(np.char.add(q, "\x1f"), np.asarray(docs, dtype=object).astype(str))
+    for name, keys, coord, sd in (("dwell_query_effect", q, "dwell_query", "dwell_query_sd"),
+                                  ("dwell_document_effect", keys_d, "dwell_document",
+                                   "dwell_document_sd")):
         effects = draws_of(posterior, name)                          # (draws, K)
-        pos = pd.Index(known).get_indexer(keys)          # -1: not in the fitted log
+        pos = pd.Index(post[coord].values.astype(str)).get_indexer(keys)   # -1: unseen
         hit = pos >= 0
         add = np.where(hit, effects[:, pos], 0.0)
-        unseen = np.unique(keys[~hit])
-        if unseen.size:
-            tau = draws_of(posterior, sd)                            # (draws,)
-            new = rng.standard_normal((n_draws, unseen.size)) * tau[:, None]
-            slot = np.searchsorted(unseen, keys[~hit])
-            add[:, ~hit] = new[:, slot]
+        if not hit.all():
+            unseen, slot = np.unique(keys[~hit], return_inverse=True)
+            z = population_normals([f"{name}\x1f{k}" for k in unseen], draw, salt)
+            add[:, ~hit] = (z * draws_of(posterior, sd)[:, None])[:, slot]
         eta = eta + add
     return eta
+
+
+def population_normals(keys, draws: np.ndarray, salt: int = 0) -> np.ndarray:
+    """Standard normals ``(len(draws), len(keys))``, a fixed function of each key's text,
+    the draw index and ``salt``: a SplitMix64 hash of (BLAKE2 of the key, draw, salt) gives
+    a uniform in (0, 1), its normal quantile the value."""
+    import hashlib
+
+    from scipy.special import ndtri
+
+    k = np.array([int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(),
+                                 "little") for key in keys], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        x = k[None, :] ^ (np.asarray(draws, dtype=np.uint64)[:, None]
+                          * np.uint64(0x9E3779B97F4A7C15)) ^ np.uint64(salt % 2**64)
+        for shift, mult in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+            x = (x ^ (x >> np.uint64(shift))) * np.uint64(mult)
+        x = x ^ (x >> np.uint64(31))
+    u = ((x >> np.uint64(11)).astype(np.float64) + 0.5) / 2.0**53
+    return ndtri(u)
 
 
 def per_document(posterior) -> bool:
@@ -259,18 +278,13 @@ def document_rates(posterior, lists):
     """The rates ``rates(rows, cols) -> (draws, K)`` of the documents of ranked ``lists``
     (:class:`~bayeschain.io.lists.RankedLists` with ``doc_ids``) at those positions:
     ``1 / exp(eta)`` of :func:`log_means` (rank effect + query effect + document effect;
-    queries and documents the log never showed get a population draw).  The random stream
-    of those draws is seeded by the posterior's own draws, so a score is reproducible and
-    draw blocks get independent streams."""
-    from .parameters import draws_of
-
-    tau = draws_of(posterior, "dwell_document_sd")
-    seed = np.frombuffer(np.ascontiguousarray(tau[:8]).tobytes(), dtype=np.uint32)
+    queries and documents the log never showed get population draws keyed on the document
+    and the draw, so the same document gets the same draws in every list and call)."""
 
     def rates(rows, cols):
         queries = lists.query_ids[rows].astype(str)
         docs = lists.doc_ids[rows, cols].astype(str)
-        return np.exp(-log_means(posterior, cols + 1, queries, docs, seed=seed))
+        return np.exp(-log_means(posterior, cols + 1, queries, docs))
 
     return rates
 

@@ -213,6 +213,23 @@ def jump_kernel(posterior) -> JumpKernel:
     return JumpKernel("exponent", family, draws_of(posterior, "jump_exponent"))
 
 
+def draw_slice(posterior, lo: int, hi: int):
+    """The posterior restricted to flattened draws ``lo:hi`` (as one chain); its
+    ``draw_offset`` attr keeps where they start among all the draws (what per-draw random
+    streams are keyed on, so that a score does not depend on how draws are blocked)."""
+    import xarray as xr
+
+    from .posterior import Posterior
+
+    flat = posterior.posterior.stack(sample=("chain", "draw")).isel(sample=slice(lo, hi))
+    ds = flat.drop_vars(["sample", "chain", "draw"]).rename(sample="draw") \
+        .expand_dims("chain").transpose("chain", "draw", ...)
+    tree = xr.DataTree.from_dict({"posterior": ds})
+    tree.attrs.update(posterior.attrs)         # which chain it parametrises, its boundary
+    tree.attrs["draw_offset"] = int(posterior.attrs.get("draw_offset", 0)) + int(lo)
+    return Posterior(tree)
+
+
 def draw_indices(n_draws: int, max_draws: int | None, seed=None) -> np.ndarray:
     """The flattened draws to use: all, or ``max_draws`` of them at random (sorted)."""
     idx = np.arange(n_draws)

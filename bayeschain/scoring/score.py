@@ -49,6 +49,7 @@ from ..browsing.base import extend_ranks
 from ..errors import ParameterError
 from ..inference.dwell_model import document_rates, per_document, unseen_documents
 from ..inference.parameters import (
+    draw_slice,
     has_jumps,
     holding_rates,
     jump_kernel,
@@ -120,7 +121,7 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
     else:
         values = _score_on_cluster(lists, m, posterior, draw_block, client)
     grid = _to_grid(values.reshape(shape + (-1,)), lists, post)
-    if lists.doc_ids is not None and m.name == "MPcont":
+    if lists.doc_ids is not None and m.name == "MPcont" and per_document(posterior):
         unseen, total = unseen_documents(posterior, lists)
         grid.attrs["documents_without_own_rate"] = (
             f"{unseen} of {total} relevant documents retrieved were not in the fitted log: "
@@ -128,23 +129,11 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
     return grid
 
 
-def _draw_slice(posterior, lo: int, hi: int):
-    """The posterior restricted to flattened draws ``lo:hi`` (as one chain)."""
-    from ..inference.posterior import Posterior
-
-    flat = posterior.posterior.stack(sample=("chain", "draw")).isel(sample=slice(lo, hi))
-    ds = flat.drop_vars(["sample", "chain", "draw"]).rename(sample="draw") \
-        .expand_dims("chain").transpose("chain", "draw", ...)
-    tree = xr.DataTree.from_dict({"posterior": ds})
-    tree.attrs.update(posterior.attrs)         # which chain it parametrises, its boundary
-    return Posterior(tree)
-
-
 def _score_in_blocks(lists, m, posterior, draw_block: int) -> np.ndarray:
     total = _n_draws(posterior)
     if total <= draw_block:
         return _score_rows(lists, m, posterior)
-    blocks = [_score_rows(lists, m, _draw_slice(posterior, lo, min(lo + draw_block, total)))
+    blocks = [_score_rows(lists, m, draw_slice(posterior, lo, min(lo + draw_block, total)))
               for lo in range(0, total, draw_block)]
     return np.concatenate(blocks, axis=0)
 

@@ -116,3 +116,48 @@ def test_the_comparison_says_which_documents_had_no_rate_of_their_own():
     result = bc.compare(scores, topics="fixed")
     assert "3 of 15 relevant documents retrieved were not in the fitted log" in \
         result.uncertainty
+
+
+def test_population_draws_are_normal_with_the_posteriors_spread():
+    """An unseen document's log mean dwell is the rank effect plus ``tau z``: over 4,000
+    draws its mean and standard deviation are those of Normal(0, tau) (5 s.e.)."""
+    from bayeschain.inference.dwell_model import log_means
+
+    post = _posterior(BETA, {"1": 0.0}, {"1\x1fa": 0.0}, draws=4000, tau=(0.3, 0.5))
+    eta = log_means(post, np.array([3]), ["1"], ["never-seen"])[:, 0] - BETA[2]
+    assert abs(eta.mean()) < 5 * 0.5 / np.sqrt(4000)
+    assert abs(eta.std() - 0.5) < 5 * 0.5 / np.sqrt(2 * 4000)
+    other = log_means(post, np.array([3]), ["1"], ["another"])[:, 0] - BETA[2]
+    assert abs(np.corrcoef(eta, other)[0, 1]) < 5 / np.sqrt(4000)   # independent documents
+    new_query = log_means(post, np.array([3]), ["9"], ["x"])[:, 0] - BETA[2]
+    assert abs(new_query.std() - np.hypot(0.3, 0.5)) < 5 * 0.58 / np.sqrt(2 * 4000)
+
+
+def test_scores_do_not_depend_on_the_company_or_the_blocking():
+    """A run scored alone equals its scores among others; draw blocks of any size give the
+    same numbers (population draws are keyed on the document and the draw)."""
+    effects = _effects("b")
+    del effects["1\x1fc"], effects["2\x1fa"]
+    post = _posterior(BETA, {"1": 0.0}, effects, draws=300)
+    m = "MPcont(model='GL_AD_ID')"
+    together = bc.score(RUNS, QRELS, m, post, draw_block=250)
+    alone = bc.score({"A": RUNS["A"]}, QRELS, m, post, draw_block=64)
+    np.testing.assert_array_equal(together.sel(run="A").values, alone.sel(run="A").values)
+
+
+def test_unsorted_coordinates_and_per_rank_posteriors():
+    """The effects are looked up by name, whatever the order of the coordinates; lists
+    that carry document ids score a per-rank posterior as without them."""
+    from bayeschain.inference import posterior_from_parameters
+    from bayeschain.io.lists import ranked_lists
+
+    post = _posterior(BETA, {"1": 0.2, "2": -0.1}, _effects("b"))
+    shuffled = Posterior(xr.DataTree.from_dict({"posterior": post.posterior.isel(
+        dwell_document=np.random.default_rng(0).permutation(16), dwell_query=[1, 0])}))
+    m = "MPcont(model='GL_AD_ID')"
+    np.testing.assert_array_equal(bc.score(RUNS, QRELS, m, post).values,
+                                  bc.score(RUNS, QRELS, m, shuffled).values)
+    per_rank = posterior_from_parameters({"holding_rate": np.exp(-BETA)[None]})
+    lists = ranked_lists(RUNS, QRELS, docs=True)
+    np.testing.assert_array_equal(bc.score(lists, None, m, per_rank).values,
+                                  bc.score(RUNS, QRELS, m, per_rank).values)
