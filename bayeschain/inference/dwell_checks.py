@@ -84,12 +84,12 @@ def _observed_times(posterior, log, rng, max_draws):
     and query gap as the log shows it, replicated as the model says it arises: the dwell
     of the click's rank, query and document, plus an examination (gap) or writing (query)
     time."""
-    from .dwell_model import family_of, log_means, sample_dwell
+    from .dwell_model import click_log_means, family_of, missing_rate, sample_dwell
     from .parameters import draws_of
 
     post = posterior.posterior
     r = int(post.sizes["rank"])
-    if "examination_rate" in post or "writing_rate" in post:
+    if "dwell_family" in posterior.attrs:          # the model on each click's observation
         from .dwell_data import dwell_observations
 
         obs = dwell_observations(log, r).clicks
@@ -98,14 +98,14 @@ def _observed_times(posterior, log, rng, max_draws):
             raise ParameterError("the log has no observed dwell times")
         n_draws = int(post.sizes["chain"] * post.sizes["draw"])
         rows = draw_indices(n_draws, max_draws, rng)
-        eta = log_means(posterior, obs["rank"].to_numpy(), obs["query_id"].to_numpy(),
-                        obs["doc_id"].to_numpy(), seed=rng)[rows]
+        eta = click_log_means(posterior, obs, seed=rng)[rows]
         shape = draws_of(posterior, "dwell_shape")[rows][:, None] \
             if "dwell_shape" in post else None
         rep = sample_dwell(family_of(posterior), eta, shape, rng)
         for kind, rate in (("gap", "examination_rate"), ("query", "writing_rate")):
             sel = (obs["kind"] == kind).to_numpy()
             if sel.any():
+                missing_rate(posterior, rate, kind, int(sel.sum()))
                 lam = draws_of(posterior, rate)[rows][:, None]
                 rep[:, sel] += rng.exponential(1.0 / np.broadcast_to(lam, (rows.size,
                                                                            sel.sum())))

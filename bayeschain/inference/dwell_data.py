@@ -12,9 +12,17 @@ kind       when                                     what it says about the dwell
                                                     scanning snippets to the next click)
 ``query``  no end; the next event is a new query    ``next - time = D + W``: the dwell plus the
                                                     time ``W`` to write the next query
-``open``   no end and no later event (the           nothing: a right-censored time with lower
-           session's last click)                    bound 0, counted and left out
+``open``   no end and no later event (the           nothing about its length: a right-censored
+           session's last click)                    time with lower bound 0
 ========== ======================================= ============================================
+
+Every click is also marked ``last`` when nothing followed it in its session (no later
+click, no new query): the session's last click, after which the user stopped searching
+(satisfied, or gave up).  Those clicks' dwells are longer in real logs; the model gives
+them their own shift and weighs the two kinds of click by their share at each rank
+(:mod:`bayeschain.inference.dwell_model`), so dropping the ``open`` ones no longer biases
+the rates upward: the share of last clicks is known from the log even where their times
+are not.
 
 Taking ``next - time`` as the dwell (what the sufficient statistics of
 :mod:`bayeschain.inference.data` do) counts the examination and the writing of the next
@@ -49,7 +57,8 @@ KINDS = ("exact", "gap", "query", "open")
 @dataclass(frozen=True)
 class DwellObservations:
     """One row per click in ``clicks`` (``rank`` capped at the model's ranks, ``query_id``,
-    ``doc_id``, ``kind``, ``time``: the dwell or the time to the next event in seconds;
+    ``doc_id``, ``kind``, ``last`` (nothing followed it in its session), ``time``: the
+    dwell or the time to the next event in seconds;
     NaN for ``open``) and the examination delays ``scan`` (seconds, one per timed page)."""
 
     clicks: pd.DataFrame
@@ -60,9 +69,18 @@ class DwellObservations:
         return self.clicks[self.clicks["kind"] == kind]
 
     def counts(self) -> dict[str, int]:
-        """Clicks of each kind, and the timed pages."""
+        """Clicks of each kind, the sessions' last clicks, and the timed pages."""
         got = self.clicks["kind"].value_counts()
-        return {**{k: int(got.get(k, 0)) for k in KINDS}, "scan": int(self.scan.size)}
+        return {**{k: int(got.get(k, 0)) for k in KINDS}, "last": int(self.clicks["last"].sum()),
+                "scan": int(self.scan.size)}
+
+    def last_share(self) -> np.ndarray:
+        """Per rank (1..ranks), the share of clicks that were their session's last."""
+        ranks = self.clicks["rank"].to_numpy() - 1
+        total = np.bincount(ranks, minlength=self.ranks)
+        last = np.bincount(ranks, weights=self.clicks["last"].to_numpy(float),
+                           minlength=self.ranks)
+        return np.divide(last, total, out=np.zeros(self.ranks), where=total > 0)
 
 
 def dwell_observations(log: ClickLog, ranks: int) -> DwellObservations:
@@ -77,6 +95,10 @@ def dwell_observations(log: ClickLog, ranks: int) -> DwellObservations:
     next_rank = clicks["next_rank"].to_numpy(dtype=float)
     timed = np.isfinite(start)
     kind = np.full(len(clicks), "open", dtype=object)
+    # the session's last click: no later click on its page, and the page ended the session
+    # (or, in a log without sessions, the page's last click)
+    last = ~np.isfinite(next_rank) & (clicks["outcome"].to_numpy() != "next_query") \
+        & ~(timed & np.isfinite(after))          # nothing at all came after it
     value = np.full(len(clicks), np.nan)
     exact = timed & np.isfinite(end)
     gap = timed & ~exact & np.isfinite(after) & np.isfinite(next_rank)
@@ -93,7 +115,7 @@ def dwell_observations(log: ClickLog, ranks: int) -> DwellObservations:
         "rank": np.minimum(clicks["rank"].to_numpy(dtype=np.int64), int(ranks)),
         "query_id": clicks["query_id"].astype(str).to_numpy(),
         "doc_id": clicks["doc_id"].astype(str).to_numpy(),
-        "kind": kind, "time": value})
+        "kind": kind, "last": last, "time": value})
     return DwellObservations(table, _scan_delays(log.events, clicks), int(ranks))
 
 

@@ -55,8 +55,8 @@ FAMILIES = ("exponential", "lognormal", "gamma", "weibull")
 QUADRATURE_NODES = 24
 
 #: the posterior variables of the observation model
-VARIABLES = ("holding_rate", "dwell_shape", "examination_rate", "writing_rate",
-             "dwell_query_sd",
+VARIABLES = ("holding_rate", "dwell_rank_log_mean", "dwell_last_shift", "dwell_last_share",
+             "dwell_shape", "examination_rate", "writing_rate", "dwell_query_sd",
              "dwell_document_sd", "dwell_query_effect", "dwell_document_effect")
 
 
@@ -153,8 +153,18 @@ def add_to_model(obs: DwellObservations, section: dict) -> None:
     else:
         raise ParameterError(f"[holding] parametrisation {kind!r} is not available for the "
                              f"dwell model on observations (per-rank, shared, per-document)")
-    pm.Deterministic("holding_rate", pt.exp(-beta), dims="rank")
     eta = beta[used["rank"].to_numpy() - 1]
+    share = obs.last_share()
+    if c["last"].any():
+        # the session's last clicks (satisfied, or giving up) have their own log shift;
+        # a rank's holding time is the mixture over its share of last clicks
+        delta = pm.Normal("dwell_last_shift", 0.0, 1.0)
+        pm.Deterministic("dwell_last_share", pt.as_tensor(share), dims="rank")
+        eta = eta + delta * used["last"].to_numpy(float)
+        beta_all = beta + pt.log((1 - share) + share * pt.exp(delta))
+    else:
+        beta_all = beta
+    pm.Deterministic("holding_rate", pt.exp(-beta_all), dims="rank")
     if kind == "per-document":
         queries, q_index = np.unique(used["query_id"].to_numpy(), return_inverse=True)
         pairs = used["query_id"] + "\x1f" + used["doc_id"]
@@ -249,6 +259,25 @@ def log_means(posterior, ranks: np.ndarray, queries=None, docs=None, *, seed=0) 
     return eta
 
 
+def click_log_means(posterior, clicks, *, seed=0) -> np.ndarray:
+    """``(draws, clicks)``: the log mean dwell of each click of a
+    :class:`~bayeschain.inference.dwell_data.DwellObservations` table: its rank, query and
+    document (:func:`log_means`, which gives a rank's mixture over its share of sessions'
+    last clicks), then the click's own kind of click: ``+ delta`` for a session's last
+    click, ``+ 0`` for the others."""
+    from .parameters import draws_of
+
+    ranks = clicks["rank"].to_numpy()
+    eta = log_means(posterior, ranks, clicks["query_id"].to_numpy(),
+                    clicks["doc_id"].to_numpy(), seed=seed)
+    if "dwell_last_shift" not in posterior.posterior:
+        return eta
+    delta = draws_of(posterior, "dwell_last_shift")[:, None]
+    share = draws_of(posterior, "dwell_last_share")
+    s = share[:, np.clip(ranks, 1, share.shape[1]) - 1]
+    return eta - np.log((1 - s) + s * np.exp(delta)) + delta * clicks["last"].to_numpy(float)
+
+
 def population_normals(keys, draws: np.ndarray, salt: int = 0) -> np.ndarray:
     """Standard normals ``(len(draws), len(keys))``, a fixed function of each key's text,
     the draw index and ``salt``: a SplitMix64 hash of (BLAKE2 of the key, draw, salt) gives
@@ -325,6 +354,16 @@ def _gap_logpdf(family: str, eta, shape, t, lam) -> np.ndarray:
     return logsumexp(gap_terms(law.logpdf, t, lam, np), axis=1)
 
 
+def missing_rate(posterior, rate: str, kind: str, count: int) -> None:
+    """Refuse to judge ``count`` observations of ``kind`` with a posterior fitted to a log
+    that had none (it learned no ``rate``)."""
+    if rate not in posterior.posterior:
+        what = "gaps to the next click" if kind == "gap" else "gaps to the next query"
+        raise ParameterError(f"this log has {count} {what}, but the log the posterior was "
+                             f"fitted to had none: it learned no {rate.replace('_', ' ')} "
+                             f"to judge them with")
+
+
 def heldout_loglik(posterior, obs: DwellObservations, *, max_draws: int | None = 200,
                    seed=0) -> dict[str, float]:
     """Log predictive density of held-out dwell observations (``obs`` from a log the fit
@@ -342,8 +381,7 @@ def heldout_loglik(posterior, obs: DwellObservations, *, max_draws: int | None =
     n = int(post.sizes["chain"] * post.sizes["draw"])
     rows = draw_indices(n, max_draws, rng)
     c = obs.clicks[obs.clicks["kind"].isin(["exact", "gap", "query"])]
-    eta = log_means(posterior, c["rank"].to_numpy(), c["query_id"].to_numpy(),
-                    c["doc_id"].to_numpy(), seed=rng)[rows]                   # (D, n)
+    eta = click_log_means(posterior, c, seed=rng)[rows]                        # (D, n)
     shape = draws_of(posterior, "dwell_shape")[rows][:, None] if "dwell_shape" in post \
         else None
     kinds = c["kind"].to_numpy()
@@ -358,6 +396,7 @@ def heldout_loglik(posterior, obs: DwellObservations, *, max_draws: int | None =
             lp = _scipy_law(family, e, shape).logpdf(t)
         else:
             rate = "examination_rate" if kind == "gap" else "writing_rate"
+            missing_rate(posterior, rate, kind, int(sel.sum()))
             lam = draws_of(posterior, rate)[rows]
             if family == "exponential":
                 lp = exponential_gap(np.exp(-e), t, lam[:, None], np)

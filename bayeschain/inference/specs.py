@@ -227,6 +227,11 @@ def _validate(data: dict, source: str) -> dict[str, dict[str, Any]]:
     for sec, table in data.items():
         if sec in SECTIONS:
             out[sec] = SECTIONS[sec].validate(table, source)
+    if "examination" in out and "holding" in out and \
+            SECTIONS["holding"].needs_observations(out["holding"]):
+        raise FormatError("[holding] with censoring = 'examination' (the dwell model on each "
+                          "click's observation) is its own spec: fit it separately from the "
+                          "walk (e.g. spec 'dwell' or 'dwell-document')", file=source)
     return {sec: out[sec] for sec in data}
 
 

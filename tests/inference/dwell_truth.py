@@ -8,8 +8,8 @@ first click; each click's dwell has mean ``exp(beta[rank] + u[query] + v[query, 
 (the family chosen); the log records the click's end with probability ``p_end``; the next
 click comes an examination time after the dwell; after the page's last click the user
 writes the next query (``Exp(mean write)``, another law than the examination) or, on the
-session's last page, leaves (the satisfied last click: no later event, no end time unless
-recorded).
+session's last page, leaves: that last click is the satisfied one, its mean dwell
+``last`` times longer (no later event; no end time unless recorded).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class DwellTruth:
     shape: float
     exam: float               # mean examination time (s)
     write: float              # mean time to write the next query (s)
+    last: float = 3.0         # the session's last click stays this many times longer
 
     def log_mean(self, q: int, r: int, doc: int) -> float:
         """Document ``doc`` (0-based) of query ``q`` shown at rank ``r``."""
@@ -84,10 +85,12 @@ def simulate_log(t: DwellTruth, sessions: int, seed: int, p_end: float = 0.3) ->
             clicks = int(rng.integers(1, 4))
             ranks = rng.choice(np.arange(1, RANKS + 1), size=clicks, replace=False,
                                p=np.linspace(2, 1, RANKS) / np.linspace(2, 1, RANKS).sum())
-            for r in ranks:
+            for k, r in enumerate(ranks):
                 now += rng.exponential(t.exam)
                 doc = int(order[r - 1])
-                dwell = _dwell(rng, t, t.log_mean(q, int(r), doc))
+                final = page == pages - 1 and k == len(ranks) - 1
+                dwell = _dwell(rng, t, t.log_mean(q, int(r), doc)
+                               + (math.log(t.last) if final else 0.0))
                 end = now + dwell if rng.random() < p_end else np.nan
                 add(f"s{s}", f"q{q}", serp, "click", int(r), f"d{doc}", now, end)
                 now += dwell

@@ -97,6 +97,8 @@ def _spec(body, method="conjugate"):
      r"\[holding\] Normal prior on the log mean dwell needs sd > 0"),
     ("[holding]\nprior = [3, 1]\nlikelihood = 'gamma'\ncensoring = 'examination'\n"
      "parametrisation = 'pooled'", "nuts", r"per-rank, shared or per-document"),
+    ("[examination]\n[holding]\nprior = [3, 1]\nlikelihood = 'lognormal'\n"
+     "censoring = 'examination'", "nuts", r"is its own spec: fit it separately"),
     ("[holding]\nprior = [1, 20]\nparametrisation = 'global'", "conjugate",
      r"\[holding\] parametrisation: \['global'\] not allowed"),
     ("[holding]\nprior = [1, 2, 3]", "conjugate", r"\[holding\] prior must be two numbers"),
