@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         if post.parametrises == "walk":
             replayed = _report_walk(post, log, qrels, args, out)
         else:
-            print(post.summary().round(4).to_string(index=False))
+            _print_summary(post)
             if "backward_share" in checks:
                 _report_click_to_click(post, log, spec, args, out)
         if "dwell" in checks:
@@ -228,6 +228,19 @@ def _report_heldout(post, train, test, qrels) -> None:
         print(f"held-out click prediction, {label} ({m.pages:,} pages with >= 10 results): "
               f"log-likelihood {m.log_likelihood:.4f} nats/rank, perplexity "
               f"{m.perplexity:.4f}, conditional perplexity {m.conditional_perplexity:.4f}")
+
+
+def _print_summary(post) -> None:
+    """The posterior summary; per-(query, document) effects are counted, not listed (a
+    real log has thousands: they are in the posterior file)."""
+    table = post.summary()
+    per_item = table["parameter"].str.startswith(("dwell_query_effect[",
+                                                  "dwell_document_effect["))
+    print(table[~per_item].round(4).to_string(index=False))
+    if per_item.any():
+        p = post.posterior
+        print(f"effects of {p.sizes['dwell_document']:,} (query, document) pairs and "
+              f"{p.sizes['dwell_query']:,} queries: in the posterior file")
 
 
 def _print_check(check, skip=()) -> None:

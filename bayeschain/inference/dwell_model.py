@@ -35,6 +35,21 @@ of them.  This assumes they end for reasons unrelated to their length: when the 
 satisfied dwells are longer (informative censoring), the rates are biased upward; the
 ``open`` share per rank is in the fit's attributes so that a reader can judge it.
 
+The session's last clicks (``last``: nothing followed them) are the satisfied ones, or
+those after which the user gave up; their dwells get a shift ``delta ~ Normal(0, 1)`` on
+the log scale (``dwell_last_shift``), learned from the last clicks whose end is recorded;
+where none is (a log without end times) ``delta`` stays its prior, and that uncertainty
+goes into every rate.  A rank's holding time is the mixture over its share ``s_r`` of
+last clicks (``dwell_last_share``, counted in the log whether or not their times are
+known): ``holding_rate_r = exp(-beta_r) / ((1 - s_r) + s_r e^delta)``.  With per-document
+effects this is the rate of the rank's *typical* document (``u = v = 0``), not the mean
+rate over documents (larger by ``exp((tau_q^2 + tau_d^2) / 2)``).
+
+Documents are keyed by the log's ``(query_id, doc_id)``: runs scored with per-document
+rates must use the same query ids as the log (on TREC Session 2013 the log's queries are
+their texts and the runs' topics are numbers, so every document there is new to the fit;
+CLARA2 logs and runs share query ids).
+
 MPcont weighs a document by its **mean** holding time (for a semi-Markov chain the time
 share of a state is ``pi_i m_i / sum_j pi_j m_j`` whatever the holding law), so the
 posterior stores ``holding_rate = 1 / M`` per rank for every family, and, per document,

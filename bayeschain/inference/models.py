@@ -1,9 +1,11 @@
 """The PyMC model of a click-to-click or dwell spec, sampled with NUTS.
 
 Each section of the spec adds its variables and likelihood
-(:mod:`bayeschain.inference.sections`, where the formulas are); all likelihoods use the
+(:mod:`bayeschain.inference.sections`, where the formulas are).  The likelihoods use the
 sufficient statistics of :mod:`bayeschain.inference.data`, so the cost of a gradient does
-not grow with the size of the log.
+not grow with the size of the log, except the dwell model on each click's observation
+(``[holding] censoring = "examination"``, :mod:`bayeschain.inference.dwell_model`), whose
+cost grows with the number of timed clicks.
 """
 
 from __future__ import annotations

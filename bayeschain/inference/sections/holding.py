@@ -43,8 +43,8 @@ from .keys import PARAMETRISATIONS, check_finite, check_table, is_number
 
 #: the dwell-time likelihoods; ``none`` learns no dwell parameters
 LIKELIHOODS = ("exponential", "lognormal", "gamma", "weibull", "none")
-#: how a time without a recorded end is read: as the dwell (``none``), or as a dwell plus
-#: an examination time / a bound (``examination``: :mod:`~bayeschain.inference.dwell_model`)
+#: how a time without a recorded end is read: as the dwell (``none``), or as the dwell plus
+#: an examination or writing time (``examination``: :mod:`~bayeschain.inference.dwell_model`)
 CENSORING = ("none", "examination")
 
 #: the keys of ``[holding]``: key -> (type, allowed values or None, default)
