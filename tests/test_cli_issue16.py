@@ -112,7 +112,7 @@ def _fake_demo(monkeypatch):
 
 @pytest.mark.parametrize("fault", [KeyboardInterrupt, OSError, RuntimeError])
 def test_issue16_d5_demo_writes_all_or_nothing(tmp_path, monkeypatch, capsys, fault):
-    """A fault while the demo writes its 4th file leaves neither the output folder nor
+    """A fault while the demo writes one of its files leaves neither the output folder nor
     its hidden staging sibling (the demo used to write in place: a partial folder)."""
     _fake_demo(monkeypatch)
     real = pd.DataFrame.to_csv
@@ -134,7 +134,8 @@ def test_issue16_d5_demo_writes_all_or_nothing(tmp_path, monkeypatch, capsys, fa
     monkeypatch.setattr(pd.DataFrame, "to_csv", real)
     assert main(["demo", "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        "comparisons.csv", "demo.png", "posterior.nc", "scores.csv", "scores_drwbm.csv"]
+        "comparisons.csv", "demo.png", "posterior.nc", "report.html", "scores.nc",
+        "scores_drwbm.nc"]
     assert Posterior.load(out / "posterior.nc").n_draws == 20
     assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~_umask()    # not mkdtemp's 0700
     assert [p.name for p in tmp_path.iterdir()] == ["demo-out"]

@@ -133,7 +133,7 @@ def test_per_rank_and_per_document_rates_are_recovered():
     document) lie inside their 99% intervals (at most a binomial allowance outside), and
     so do the examination rate and the last clicks' shift."""
     t = truth(3, queries=8, family="exponential")
-    post = _fit(t, 700, "exponential", "per-document", 600)
+    post = _fit(t, 600, "exponential", "per-document", 400)
     mix = _mixture(t, post.share)
     rate = post.posterior["holding_rate"].values.reshape(-1, RANKS)
     assert _outside(rate, np.exp(-(t.beta + mix))) <= 2     # P(3 or more of 10) = 1e-4
@@ -162,7 +162,7 @@ def lognormal_fit():
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "NUTS diagnostics")
-        return _fit(LOGNORMAL, 450, "lognormal", "per-rank", 400)
+        return _fit(LOGNORMAL, 400, "lognormal", "per-rank", 300)
 
 
 def test_lognormal_rates_and_shape_are_recovered_through_the_gaps(lognormal_fit):
@@ -208,7 +208,7 @@ def test_heldout_likelihood_and_the_cdf_check_find_the_true_family(lognormal_fit
     held_out = dwell_observations(held_out_log, RANKS)
     got = {}
     for family, post in (("lognormal", lognormal_fit),
-                         ("weibull", _fit(t, 450, "weibull", "per-rank", 200))):
+                         ("weibull", _fit(t, 300, "weibull", "per-rank", 150))):
         got[family] = heldout_loglik(post, held_out, max_draws=100)["all"]
         check = predictive_dwell_distribution(post, held_out_log, seed=0)
         got[family + " outside"] = check.outside(0.99).size
