@@ -61,7 +61,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import xarray as xr
 
 from ..errors import ParameterError
 from .dwell_data import DwellObservations
@@ -333,12 +332,13 @@ def document_rates(posterior, lists):
     return rates
 
 
-def unseen_documents(posterior, lists) -> tuple[int, int]:
-    """``(unseen, relevant)``: how many relevant (list, rank) entries of ``lists`` hold a
-    (query, document) the fitted log never showed (their holding rate is a draw from the
-    population of their rank and query)."""
+def unseen_documents(posterior, lists, cutoff: int | None = None) -> tuple[int, int]:
+    """``(unseen, relevant)``: how many relevant (list, rank) entries of ``lists`` (within
+    the measure's ``cutoff``) hold a (query, document) the fitted log never showed (their
+    holding rate is a draw from the population of their rank and query)."""
+    depth = lists.lengths if cutoff is None else np.minimum(lists.lengths, cutoff)
     rows, cols = np.nonzero(lists.binary * (np.arange(lists.relevance.shape[1])
-                                            < lists.lengths[:, None]))
+                                            < depth[:, None]))
     pairs = np.char.add(np.char.add(lists.query_ids[rows].astype(str), "\x1f"),
                         lists.doc_ids[rows, cols].astype(str))
     known = posterior.posterior["dwell_document"].values.astype(str)
@@ -439,23 +439,6 @@ def family_of(posterior) -> str:
 
 
 def sample_dwell(family: str, log_mean: np.ndarray, shape, rng) -> np.ndarray:
-    """Dwell times with the given log means (NumPy; ``shape`` broadcasts), for predictive
-    checks."""
-    from scipy.special import gammaln
-
-    mean = np.exp(log_mean)
-    if family == "exponential":
-        return rng.exponential(mean)
-    shape = np.broadcast_to(shape, np.shape(log_mean))
-    if family == "lognormal":
-        return np.exp(rng.normal(log_mean - shape**2 / 2, shape))
-    if family == "gamma":
-        return rng.gamma(shape, mean / shape)
-    if family == "weibull":
-        return mean / np.exp(gammaln(1 + 1 / shape)) * rng.weibull(shape)
-    raise ParameterError(f"dwell family must be one of {', '.join(FAMILIES)}; got {family!r}")
-
-
-def posterior_variables(post: xr.Dataset) -> dict[str, xr.DataArray]:
-    """The variables of the observation model worth keeping from a PyMC trace."""
-    return {v: post[v] for v in VARIABLES if v in post}
+    """Dwell times with the given log means (``shape`` broadcasts), for predictive checks:
+    draws of the same SciPy law the held-out likelihood uses (:func:`_scipy_law`)."""
+    return _scipy_law(family, np.asarray(log_mean, dtype=float), shape).rvs(random_state=rng)

@@ -60,10 +60,7 @@ def cut(rel, k: int | None) -> np.ndarray:
     rel = np.asarray(rel)
     if k is None:
         return rel
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= MAX_CUTOFF:
-        raise ParameterError(f"cut-off must be an integer from 1 to {MAX_CUTOFF:,}, got "
-                             f"{plain(k)}")
-    k = int(k)
+    k = _cutoff(k)
     if rel.shape[-1] >= k:
         return rel[..., :k]
     check_memory(rel.shape[:-1] + (k,), f"the first {k:,} ranks of {rel.shape[:-1]} lists",
@@ -76,12 +73,15 @@ def top(rel, k: int | None) -> np.ndarray:
     """The first ``k`` ranks of each row, without padding (for measures to which missing
     ranks add nothing); ``k`` as for :func:`cut`."""
     rel = np.asarray(rel)
-    if k is None:
-        return rel
+    return rel if k is None else rel[..., :_cutoff(k)]
+
+
+def _cutoff(k) -> int:
+    """``k`` as a cut-off: an integer from 1 to :data:`MAX_CUTOFF`."""
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= MAX_CUTOFF:
         raise ParameterError(f"cut-off must be an integer from 1 to {MAX_CUTOFF:,}, got "
                              f"{plain(k)}")
-    return rel[..., :int(k)]
+    return int(k)
 
 
 def _base(recall_base, found: np.ndarray, shape: tuple) -> np.ndarray:

@@ -122,7 +122,7 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
         values = _score_on_cluster(lists, m, posterior, draw_block, client)
     grid = _to_grid(values.reshape(shape + (-1,)), lists, post)
     if lists.doc_ids is not None and m.name == "MPcont" and per_document(posterior):
-        unseen, total = unseen_documents(posterior, lists)
+        unseen, total = unseen_documents(posterior, lists, m.cutoff)
         grid.attrs["documents_without_own_rate"] = (
             f"{unseen} of {total} relevant documents retrieved were not in the fitted log: "
             f"their holding rates are drawn from the population of their rank and query")

@@ -161,3 +161,13 @@ def test_unsorted_coordinates_and_per_rank_posteriors():
     lists = ranked_lists(RUNS, QRELS, docs=True)
     np.testing.assert_array_equal(bc.score(lists, None, m, per_rank).values,
                                   bc.score(RUNS, QRELS, m, per_rank).values)
+
+
+def test_the_unseen_count_stays_within_the_cutoff():
+    """MPcont@2 looks up only the first two ranks: the count names those documents."""
+    effects = _effects("b")
+    del effects["1\x1fc"]                     # c sits at rank 5, 3 and 1 in runs A, B, C
+    post = _posterior(BETA, {"1": 0.0, "2": 0.0}, effects, draws=20)
+    got = bc.score(RUNS, QRELS, "MPcont(model='GL_AD_ID')@2", post)
+    # relevant in the top 2: A: a (1), a (2); B: b (1), b (2); C: c (1), a (2) -> 6, 1 unseen
+    assert got.attrs["documents_without_own_rate"].startswith("1 of 6 ")
