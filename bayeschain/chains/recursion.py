@@ -324,11 +324,17 @@ def _joint_law(start, exit_p, src, dst, prob, rho, tol, max_steps):
         if step >= cap:                        # grow the buffers
             cap *= 2
             new_width = top * cap + 1
+            # element by element: a slice assignment would compile NumPy's shape checks
+            # and their error messages, seconds of compilation for a line
             grown = np.zeros((cap, new_width))
-            grown[:rows.shape[0], :rows.shape[1]] = rows
+            for r in range(rows.shape[0]):
+                for t in range(rows.shape[1]):
+                    grown[r, t] = rows[r, t]
             rows = grown
             bigger = np.zeros((n, new_width))
-            bigger[:, :width] = a
+            for i in range(n):
+                for t in range(width):
+                    bigger[i, t] = a[i, t]
             a = bigger
             nxt = np.zeros((n, new_width))
             width = new_width
@@ -417,7 +423,7 @@ def ratio_laws(upper, lower, rewards, *, tol: float = 1e-10,
     index[1:] = np.where(reachable, np.searchsorted(values, ratio), -1)
     out = np.zeros((rho.shape[0], up.shape[0], values.size))
     bad = np.zeros((rho.shape[0], up.shape[0]), dtype=np.bool_)
-    _ratio_kernel()(up, lo, rho, index, float(tol), int(max_steps), out, bad)
+    _run_ratio_laws(up, lo, rho, index, float(tol), int(max_steps), out, bad)
     if np.any(bad):
         raise ChainError("ratio_laws: a walk needed more steps than its survival bound")
     return values, out
@@ -437,17 +443,20 @@ def _steps_needed(up, lo, tol, max_steps) -> int:
     raise ChainError(f"ratio_laws: P(H > n) still above tol after {max_steps} steps")
 
 
-def _ratio_laws(up, lo, rho, index, tol, max_steps, out, bad):
-    """Every (list, walk) pair: the joint law by ``_joint_law``, summed onto the support."""
-    n_lists, n = rho.shape
+def _ratio_laws(up, lo, rho, index, tol, max_steps, out, bad, first, last):
+    """(list, walk) pairs ``first .. last - 1`` (job = list * walks + walk): the joint law
+    by ``_joint_law``, summed onto the support."""
+    n = rho.shape[1]
     draws = up.shape[0]
-    for job in _prange(n_lists * draws):
+    src = np.empty(2 * n, dtype=np.int64)
+    dst = np.empty(2 * n, dtype=np.int64)
+    prob = np.empty(2 * n)
+    exit_p = np.empty(n)
+    start = np.zeros(n)
+    start[0] = 1.0
+    for job in range(first, last):
         li = job // draws
         d = job % draws
-        src = np.empty(2 * n, dtype=np.int64)
-        dst = np.empty(2 * n, dtype=np.int64)
-        prob = np.empty(2 * n)
-        exit_p = np.empty(n)
         m = 0
         for i in range(n):
             exit_p[i] = max(1.0 - up[d, i] - lo[d, i], 0.0)
@@ -457,8 +466,6 @@ def _ratio_laws(up, lo, rho, index, tol, max_steps, out, bad):
             if lo[d, i] > 0.0:
                 src[m], dst[m], prob[m] = i, i - 1, lo[d, i]
                 m += 1
-        start = np.zeros(n)
-        start[0] = 1.0
         law = _JOINT_FOR_LAWS(start, exit_p, src[:m], dst[:m], prob[:m], rho[li], tol,
                               max_steps)
         if law.shape[0] == 0 or law.shape[0] >= index.shape[0] or \
@@ -476,21 +483,36 @@ _RATIO = None
 _JOINT_FOR_LAWS = None
 
 
-def _prange(n):
-    return range(n)
-
-
 def _ratio_kernel():
-    """The driver, compiled with the joint recursion inlined (Numba), or plain Python."""
-    global _RATIO, _JOINT_FOR_LAWS, _prange
+    """The driver, compiled with the joint recursion as its callee (Numba, without the
+    GIL), or plain Python."""
+    global _RATIO, _JOINT_FOR_LAWS
     if _RATIO is None:
         _JOINT_FOR_LAWS = _joint_kernel()
-        if numba_available():
-            import numba
-
-            _prange = numba.prange
-        _RATIO = jit(_ratio_laws, parallel=True)
+        _RATIO = jit(_ratio_laws, nogil=True)
     return _RATIO
+
+
+def _run_ratio_laws(up, lo, rho, index, tol, max_steps, out, bad) -> None:
+    """Every (list, walk) pair, in threads over contiguous ranges of pairs (each pair
+    writes its own row of ``out``).  Threads rather than Numba's ``prange``: the same speed
+    here, and seconds less of compilation on a cold cache."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    kernel = _ratio_kernel()
+    jobs = rho.shape[0] * up.shape[0]
+    workers = max(1, min(os.cpu_count() or 1, jobs))
+    if workers == 1 or not numba_available():
+        kernel(up, lo, rho, index, tol, max_steps, out, bad, 0, jobs)
+        return
+    # small chunks, taken in turn: the pairs' costs differ (their walks' lengths)
+    chunk = max(1, jobs // (8 * workers))
+    bounds = [(a, min(a + chunk, jobs)) for a in range(0, jobs, chunk)]
+    with ThreadPoolExecutor(workers) as pool:
+        for f in [pool.submit(kernel, up, lo, rho, index, tol, max_steps, out, bad, a, b)
+                  for a, b in bounds]:
+            f.result()
 
 
 def ratio_distribution(joint: np.ndarray, effort: Effort = "h", *,

@@ -196,8 +196,8 @@ def _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits):
 
 
 def _logp(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd,
-          n_groups, n_ranks, free, n_move_coords, lengths, move_index, click_index, rescale,
-          state_ptr, states, term_ptr, targets, counts, grad):
+          n_groups, n_ranks, free, n_move_coords, lengths, items, starts, move_index,
+          click_index, rescale, state_ptr, states, term_ptr, targets, counts, grad):
     """Log posterior density of the walk; its gradient is written into ``grad``.
 
     The logits are laid out as: the move families (``n_move_coords``), the repeat family
@@ -222,8 +222,8 @@ def _logp(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_
     g_repeat = np.zeros(n_groups * n_ranks)
     for j in range(grad.size):
         grad[j] = 0.0
-    ll = _table_loglik(lengths, move_index, click_index, rows, click, repeat, rescale,
-                       state_ptr, states, term_ptr, targets, counts, g_rows, g_click,
+    ll = _table_loglik(lengths, items, starts, move_index, click_index, rows, click, repeat,
+                       rescale, state_ptr, states, term_ptr, targets, counts, g_rows, g_click,
                        g_repeat)
     if ll == -math.inf:
         return ll
@@ -348,13 +348,14 @@ class WalkModel:
         self._a0 = np.array([f.prior_mean for f in fams])
         self.ndim = int(n_params.sum())
         self._n_move_coords = int(self._n_coord[:-2].sum())
+        self._blocks = walk_likelihood.blocks(data.lengths, data.counts.state_ptr)
 
     def _args(self):
         d = self.data
         return (self._kind, self._p_start, self._c_start, self._n_coord, self._x,
                 self._centred, self._a0, self.prior_sd, self.deviation_sd, d.classes,
-                d.ranks, self.free, self._n_move_coords, d.lengths, d.move_index,
-                d.click_index, self.boundary == "rescale", *d.counts.arrays())
+                d.ranks, self.free, self._n_move_coords, d.lengths, *self._blocks,
+                d.move_index, d.click_index, self.boundary == "rescale", *d.counts.arrays())
 
     def logp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Log posterior density (up to a constant) and its gradient."""
@@ -414,10 +415,24 @@ class WalkModel:
         return out
 
 
+#: seconds between two looks at the draws when sampling stops on its diagnostics
+CHECK_EVERY = 0.5
+#: the fewest draws per chain looked at
+FIRST_CHECK = 100
+
+
 def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int = 2,
            seed: int = 2026, progress: bool = False, low_rank: bool = True,
-           target_accept: float = 0.8):
+           target_accept: float = 0.8, min_ess: int = 0, max_rhat: float = 1.01,
+           report=None):
     """NUTS (nutpie) on the model's exact log density.
+
+    ``min_ess = 0``: ``draws`` per chain.  ``min_ess > 0``: ``draws`` is the most per chain;
+    every ``CHECK_EVERY`` seconds the sampler is paused and its draws so far (the same
+    number in every chain) are looked at, and sampling stops as soon as every stored
+    quantity has rank R-hat <= ``max_rhat`` and bulk ESS >= ``min_ess``
+    (:mod:`~bayeschain.inference.diagnostics`); the draws returned are exactly those
+    checked.  ``report(done, total)`` is called with the draws per chain so far.
 
     Returns ``(draws, sample_stats)``: a dict name -> ``(chain, draw, ...)`` array of the
     expanded quantities (:meth:`WalkModel.expand`) and the sampler's statistics (an
@@ -440,10 +455,70 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
     compiled = from_pyfunc(
         model.ndim, make_logp, make_expand, [np.dtype("float64")] * len(names), shapes,
         names, make_initial_point_fn=lambda s: model.initial_point(np.random.default_rng(s)))
-    trace = nutpie.sample(compiled, draws=draws, tune=tune, chains=chains,
-                          cores=min(chains, 2), seed=seed, progress_bar=progress,
-                          low_rank_modified_mass_matrix=low_rank, target_accept=target_accept,
-                          save_warmup=False)
-    post = trace.posterior
-    stats = trace.sample_stats
+    options = dict(draws=draws, tune=tune, chains=chains, cores=min(chains, 2), seed=seed,
+                   progress_bar=progress, low_rank_modified_mass_matrix=low_rank,
+                   target_accept=target_accept, save_warmup=False)
+    if min_ess <= 0:
+        trace = nutpie.sample(compiled, **options)
+        kept = draws
+    else:
+        trace, kept = _sample_until(nutpie.sample(compiled, blocking=False,
+                                                  **options),
+                                    names, draws, min_ess, max_rhat, report)
+    post = trace.posterior.isel(draw=slice(0, kept))
+    stats = trace.sample_stats.isel(draw=slice(0, kept))
     return {n: post[n].values for n in names}, stats
+
+
+def _sample_until(sampler, names, draws, min_ess, max_rhat, report):
+    """Run a background nutpie sampler until the diagnostics of its draws so far pass
+    (see :func:`sample`); returns ``(trace, draws kept per chain)``."""
+    import time
+    import warnings
+
+    from .diagnostics import bulk_ess, rank_rhat
+
+    try:
+        while not _finished(sampler):
+            time.sleep(CHECK_EVERY)
+            if _finished(sampler):
+                break
+            sampler.pause()
+            with warnings.catch_warnings():    # ArviZ: "more chains than draws" early on
+                warnings.simplefilter("ignore")
+                trace = sampler.inspect()
+            first = trace.posterior[names[0]].values
+            done = int(np.isfinite(first.reshape(first.shape[0], first.shape[1], -1)[..., 0])
+                       .sum(axis=1).min()) if first.shape[1] else 0
+            if report is not None:
+                report(done, draws)
+            if done >= FIRST_CHECK and _converged(trace.posterior, names, done, min_ess,
+                                                  max_rhat, rank_rhat, bulk_ess):
+                return sampler.abort(), done
+            sampler.resume()
+        return sampler.wait(), draws
+    except BaseException:
+        sampler.cancel()
+        raise
+
+
+def _finished(sampler) -> bool:
+    """Whether a background nutpie sampler is done (nutpie 0.16 answers "not yet" by
+    raising ``TimeoutError``)."""
+    try:
+        return bool(sampler.is_finished)
+    except TimeoutError:
+        return False
+
+
+def _converged(posterior, names, done, min_ess, max_rhat, rank_rhat, bulk_ess) -> bool:
+    """Every quantity's rank R-hat <= max_rhat and bulk ESS >= min_ess on the first
+    ``done`` draws of every chain (constant quantities, e.g. structural zeros, pass)."""
+    for name in names:
+        x = posterior[name].values[:, :done]
+        rhat, ess = rank_rhat(x), bulk_ess(x)
+        if np.nanmax(rhat, initial=0.0) > max_rhat or np.nanmin(ess, initial=np.inf) < min_ess:
+            return False
+        if np.isnan(ess).any():
+            return False
+    return True

@@ -106,7 +106,8 @@ AUTO_DOCUMENT_RECURRENCE = 20.0
 def fit(log_or_stats, spec="walk", *, method: str | None = None,
         draws: int | None = None, chains: int | None = None, seed: int | None = None,
         tune: int | None = None, progress: bool = False, qrels=None,
-        level: int = 1) -> Posterior:
+        level: int = 1, min_ess: int | None = None, target_accept: float | None = None,
+        report=None) -> Posterior:
     """Fit a user model to a click log.
 
     Parameters
@@ -115,18 +116,23 @@ def fit(log_or_stats, spec="walk", *, method: str | None = None,
         the click-to-click and dwell specs: the walk needs the pages themselves)
     spec : ModelSpec, path to a TOML spec, or the name of a built-in spec (default
         ``"walk"``: the examination walk that P@H scores)
-    method, draws, chains, seed, tune : override the spec's sampler settings
+    method, draws, chains, seed, tune, min_ess, target_accept : override the spec's sampler
+        settings (``min_ess > 0``, walk specs: ``draws`` is the most per chain and sampling
+        stops once every quantity has R-hat <= 1.01 and bulk ESS >= ``min_ess``)
+    report : ``report(draws_done, draws_max)`` while a walk is sampled (a progress display)
     progress : show the sampler's progress bar (NUTS)
     qrels, level : relevance judgements (``query_id, doc_id, relevance``) and the lowest
         relevant grade, for specs whose moves are ``by_relevance``
     """
     spec = spec if isinstance(spec, ModelSpec) else load_spec(spec)
-    spec = spec.with_sampler(method=method, draws=draws, chains=chains, seed=seed, tune=tune)
+    spec = spec.with_sampler(method=method, draws=draws, chains=chains, seed=seed, tune=tune,
+                             min_ess=min_ess, target_accept=target_accept)
     trans = spec.section("transitions")
     if trans is not None:
         transitions.check_fit(trans)
     if spec.section("examination") is not None:
-        return _fit_walk(log_or_stats, spec, qrels=qrels, level=level, progress=progress)
+        return _fit_walk(log_or_stats, spec, qrels=qrels, level=level, progress=progress,
+                         report=report)
     hold = spec.section("holding")
     if hold is not None and holding.needs_observations(hold):
         data = _data_with_dwell(log_or_stats, spec, trans)
@@ -202,7 +208,8 @@ def _as_log(log) -> ClickLog:
     return read_clicks(log)
 
 
-def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool) -> Posterior:
+def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
+              report=None) -> Posterior:
     """The examination walk (:mod:`bayeschain.inference.examination`) by NUTS (nutpie),
     with the spec's dwell rates drawn from their exact posterior alongside."""
     from .examination import WalkModel, sample
@@ -232,8 +239,10 @@ def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool) -> Pos
     with _interrupt_watch() as seen:
         draws, stats = sample(model, draws=s["draws"], tune=s["tune"], chains=s["chains"],
                               seed=s["seed"], progress=progress,
-                              target_accept=s["target_accept"])
-    _check_complete(seen, draws.values(), s["chains"], s["draws"])
+                              target_accept=s["target_accept"], min_ess=s["min_ess"],
+                              report=report)
+    kept = next(iter(draws.values())).shape[1]
+    _check_complete(seen, draws.values(), s["chains"], kept)
     ranks = np.arange(1, data.ranks + 1)
     walk = draws["walk"]
     if data.classes == 1:

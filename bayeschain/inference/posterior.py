@@ -139,23 +139,21 @@ class Posterior:
         return pd.DataFrame(rows)
 
     def diagnostics(self) -> pd.DataFrame:
-        """R-hat and bulk ESS per parameter (ArviZ), and divergences (NUTS fits)."""
-        import warnings
+        """Rank-normalised R-hat and bulk ESS per parameter
+        (:mod:`~bayeschain.inference.diagnostics`, ArviZ's definitions), and divergences
+        (NUTS fits).  Constant parameters (structural zeros) have no R-hat: left out of the
+        maximum."""
+        from .diagnostics import bulk_ess, rank_rhat
 
-        import arviz as az
-
-        # constant parameters (structural zeros) have no R-hat or ESS: ArviZ returns NaN
-        # for them, which is left out of the max / min below
-        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)
-            rhat = az.rhat(self.posterior)
-            ess = az.ess(self.posterior, method="bulk")
         rows = []
-        rhat_ds = rhat["posterior"].to_dataset() if isinstance(rhat, xr.DataTree) else rhat
-        ess_ds = ess["posterior"].to_dataset() if isinstance(ess, xr.DataTree) else ess
-        for name in self.posterior.data_vars:
-            rows.append({"parameter": name, "max_rhat": float(rhat_ds[name].max(skipna=True)),
-                         "min_ess": float(ess_ds[name].min(skipna=True))})
+        for name, da in self.posterior.data_vars.items():
+            values = da.transpose("chain", "draw", ...).values
+            rhat, ess = rank_rhat(values), bulk_ess(values)
+            rows.append({"parameter": name,
+                         "max_rhat": float(np.nanmax(rhat)) if np.isfinite(rhat).any()
+                         else float("nan"),
+                         "min_ess": float(np.nanmin(ess)) if np.isfinite(ess).any()
+                         else float("nan")})
         table = pd.DataFrame(rows)
         table.attrs["divergences"] = self.divergences()
         return table

@@ -52,6 +52,8 @@ Layout::
     tune = 1000
     seed = 2026
     target_accept = 0.9
+    min_ess = 0                      # > 0 (walk specs): draws is the most per chain; stop
+                                     # once R-hat <= 1.01 and bulk ESS >= min_ess
 
 Which chain a posterior parametrises (its ``parametrises`` attr, :func:`parametrises`):
 ``[examination]`` the walk that P@H, RBP, drwbm and MsM score; ``[transitions]`` and
@@ -86,7 +88,7 @@ EXAMINATION_KEYS = {"moves": (str, ("pooled", "shared"), "pooled"),
 SAMPLER_KEYS = {"method": (str, ("conjugate", "nuts"), "conjugate"),
                 "draws": (int, None, 1000), "chains": (int, None, 4),
                 "tune": (int, None, 1000), "seed": (int, None, 2026),
-                "target_accept": (float, None, 0.9)}
+                "target_accept": (float, None, 0.9), "min_ess": (int, None, 0)}
 
 #: every section a spec may have, with its keys (in the order error messages list them)
 SCHEMA: dict[str, dict[str, tuple]] = {
@@ -245,6 +247,11 @@ def _check_numbers(spec: dict, source: str) -> None:
         raise FormatError("[sampler] draws and chains must be >= 1, tune >= 0", file=source)
     if not 0 < s["target_accept"] < 1:
         raise FormatError("[sampler] target_accept must lie in (0, 1)", file=source)
+    if s["min_ess"] < 0:
+        raise FormatError("[sampler] min_ess must be >= 0", file=source)
+    if s["min_ess"] > 0 and "examination" not in spec:
+        raise FormatError("[sampler] min_ess (stop on the diagnostics) is for the walk specs "
+                          "([examination]); set draws instead", file=source)
     e = spec.get("examination")
     if e is not None:
         for key in ("prior_sd", "deviation_sd"):

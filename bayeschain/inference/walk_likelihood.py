@@ -259,23 +259,39 @@ def _block_loglik(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targets, co
     return total
 
 
-def _blocks(lengths, state_ptr):
-    """Configurations ordered by length and number of left states (those without
-    observations left out) and the start of each block of ``LANES`` of them (the last may
-    be shorter): ``(order, starts)``.  A block runs at its longest page; the positions a
-    shorter page does not have are cut off by zero moves, so they are never reached."""
-    n_states = state_ptr[1:] - state_ptr[:-1]
-    keep = np.flatnonzero((lengths > 0) & (n_states > 0))
-    # by length, then by number of left states (lanes of a block then do similar work)
-    key = lengths[keep] * (n_states.max() + 1) + n_states[keep]
-    order = keep[np.argsort(key, kind="mergesort")]
-    starts = np.arange(0, order.size + LANES, LANES)
-    starts[-1] = order.size
-    return order, starts[:(order.size + LANES - 1) // LANES + 1]
+#: left states per work item (a lane of a block): a configuration's states are split into
+#: items of at most this many, so that a page with many states fills several lanes
+STATES_PER_ITEM = 4
 
 
-def _loglik(lengths, f, b, r, s, c, q, state_ptr, states, term_ptr, targets, counts,
-            gf, gb, gr, gs, gc, gq):
+def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
+    """Work items and blocks: ``items (K, 3)`` rows ``(configuration, first state, end
+    state)`` ordered by page length and number of states, and ``starts`` the first item of
+    each block of ``LANES`` (the last may be shorter).  A configuration's left states are
+    split into items of at most :data:`STATES_PER_ITEM` (the log-likelihood and its
+    gradient are sums over left states, so a configuration may run in several lanes: each
+    lane factors the page's matrix for its own states).  A block runs at its longest page;
+    the positions a shorter page does not have are cut off by zero moves, so they are never
+    reached.  Computed once per page data, outside the compiled drivers."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    state_ptr = np.asarray(state_ptr, dtype=np.int64)
+    rows = []
+    for g in np.flatnonzero((lengths > 0) & (np.diff(state_ptr) > 0)):
+        lo, hi = int(state_ptr[g]), int(state_ptr[g + 1])
+        k = -(-(hi - lo) // STATES_PER_ITEM)
+        cuts = lo + np.round(np.linspace(0, hi - lo, k + 1)).astype(np.int64)
+        rows += [(g, a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    items = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    key = np.lexsort((items[:, 2] - items[:, 1], lengths[items[:, 0]]))
+    items = np.ascontiguousarray(items[key])
+    starts = np.arange(0, items.shape[0] + LANES, LANES)
+    starts[-1] = items.shape[0]
+    return items, np.ascontiguousarray(starts[:(items.shape[0] + LANES - 1) // LANES + 1],
+                                       dtype=np.int64)
+
+
+def _loglik(lengths, items, starts, f, b, r, s, c, q, state_ptr, states, term_ptr, targets,
+            counts, gf, gb, gr, gs, gc, gq):
     """Per-position driver: rows ``f .. q`` of shape (G, N), gradients added to ``g*``."""
     n_cfg, width = f.shape
     wk = np.zeros((_WORK_ROWS, width, LANES))
@@ -283,16 +299,15 @@ def _loglik(lengths, f, b, r, s, c, q, state_ptr, states, term_ptr, targets, cou
     grads = np.zeros((6, width, LANES))
     s_lo = np.zeros(LANES, dtype=np.int64)
     s_hi = np.zeros(LANES, dtype=np.int64)
-    order, starts = _blocks(lengths, state_ptr)
     total = 0.0
     for blk in range(starts.size - 1):
-        n = lengths[order[starts[blk + 1] - 1]]         # the block's longest page
+        n = lengths[items[starts[blk + 1] - 1, 0]]      # the block's longest page
         for w in range(LANES):
             k = starts[blk] + w
             on = k < starts[blk + 1]
-            g = order[k] if on else 0
+            g = items[k, 0] if on else 0
             nw = lengths[g] if on else 0
-            s_lo[w], s_hi[w] = (state_ptr[g], state_ptr[g + 1]) if on else (0, 0)
+            s_lo[w], s_hi[w] = (items[k, 1], items[k, 2]) if on else (0, 0)
             for i in range(n):
                 inside = i < nw
                 rows[0, i, w] = f[g, i] if inside and i < nw - 1 else 0.0
@@ -310,7 +325,7 @@ def _loglik(lengths, f, b, r, s, c, q, state_ptr, states, term_ptr, targets, cou
             return ll
         total += ll
         for w in range(starts[blk + 1] - starts[blk]):
-            g = order[starts[blk] + w]
+            g = items[starts[blk] + w, 0]
             for i in range(lengths[g]):
                 gf[g, i] += grads[0, i, w]
                 gb[g, i] += grads[1, i, w]
@@ -374,8 +389,9 @@ def _boundary_grad(n, gf, gb, gr, gs, fl, bl, rl, sl, rescale):
         gf[k] = (dr * rl + ds * sl) / leave
 
 
-def _table_loglik(lengths, move_index, click_index, moves, click, repeat, rescale, state_ptr,
-                  states, term_ptr, targets, counts, g_moves, g_click, g_repeat):
+def _table_loglik(lengths, items, starts, move_index, click_index, moves, click, repeat,
+                  rescale, state_ptr, states, term_ptr, targets, counts, g_moves, g_click,
+                  g_repeat):
     """Table driver: position ``i`` of configuration ``g`` takes the move row
     ``moves[move_index[g, i]]`` (forward, backward, reformulate, stop), the repeat
     probability ``repeat[move_index[g, i]]`` and the click probability
@@ -388,13 +404,12 @@ def _table_loglik(lengths, move_index, click_index, moves, click, repeat, rescal
     saved = np.zeros((4, LANES))
     s_lo = np.zeros(LANES, dtype=np.int64)
     s_hi = np.zeros(LANES, dtype=np.int64)
-    order, starts = _blocks(lengths, state_ptr)
     total = 0.0
     for blk in range(starts.size - 1):
-        n = lengths[order[starts[blk + 1] - 1]]         # the block's longest page
+        n = lengths[items[starts[blk + 1] - 1, 0]]      # the block's longest page
         used = starts[blk + 1] - starts[blk]
         for w in range(LANES):
-            nw = lengths[order[starts[blk] + w]] if w < used else 0
+            nw = lengths[items[starts[blk] + w, 0]] if w < used else 0
             for i in range(n):
                 for k in range(6):
                     grads[k, i, w] = 0.0
@@ -408,8 +423,8 @@ def _table_loglik(lengths, move_index, click_index, moves, click, repeat, rescal
             if w >= used:
                 s_lo[w], s_hi[w] = 0, 0
                 continue
-            g = order[starts[blk] + w]
-            s_lo[w], s_hi[w] = state_ptr[g], state_ptr[g + 1]
+            g = items[starts[blk] + w, 0]
+            s_lo[w], s_hi[w] = items[starts[blk] + w, 1], items[starts[blk] + w, 2]
             for i in range(nw):
                 m = move_index[g, i]
                 rows[0, i, w] = moves[m, 0]
@@ -428,7 +443,7 @@ def _table_loglik(lengths, move_index, click_index, moves, click, repeat, rescal
             return ll
         total += ll
         for w in range(used):
-            g = order[starts[blk] + w]
+            g = items[starts[blk] + w, 0]
             nw = lengths[g]
             _boundary_grad(nw, grads[0, :, w], grads[1, :, w], grads[2, :, w],
                            grads[3, :, w], saved[0, w], saved[1, w], saved[2, w],
@@ -464,7 +479,7 @@ def compiled_or_python(name: str):
     return globals()[name]
 
 
-_JITTED = ("_thomas_factor", "_thomas_solve", "_block_loglik", "_blocks", "_boundary",
+_JITTED = ("_thomas_factor", "_thomas_solve", "_block_loglik", "_boundary",
            "_page_rows", "_boundary_grad", "_loglik", "_table_loglik")
 
 
@@ -536,7 +551,8 @@ def walk_log_likelihood(lengths, forward, backward, reformulate, stop, click,
     arrays = [np.ascontiguousarray(x, dtype=np.float64)
               for x in (forward, backward, reformulate, stop, click, repeat)]
     grads = [np.zeros_like(arrays[0]) for _ in range(6)]
-    ll = compiled("_loglik")(np.ascontiguousarray(lengths, dtype=np.int64), *arrays,
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    ll = compiled("_loglik")(lengths, *blocks(lengths, counts.state_ptr), *arrays,
                              *counts.arrays(), *grads)
     if not gradient:
         return ll
@@ -562,7 +578,8 @@ def table_log_likelihood(lengths, move_index, click_index, moves, click, counts:
     g_moves = np.zeros_like(moves)
     g_click = np.zeros_like(click, dtype=np.float64)
     g_repeat = np.zeros_like(repeat)
-    ll = compiled("_table_loglik")(lengths, move_index, click_index, moves,
+    ll = compiled("_table_loglik")(lengths, *blocks(lengths, counts.state_ptr), move_index,
+                                   click_index, moves,
                                    np.ascontiguousarray(click, dtype=np.float64), repeat,
                                    boundary == "rescale", *counts.arrays(), g_moves, g_click,
                                    g_repeat)

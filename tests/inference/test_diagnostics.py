@@ -1,0 +1,59 @@
+"""Vectorised R-hat and bulk ESS against ArviZ's own (the peer), parameter by parameter."""
+
+import numpy as np
+import pytest
+
+from bayeschain.inference.diagnostics import bulk_ess, rank_rhat
+
+az = pytest.importorskip("arviz")
+
+
+def _ar1(rng, chains, draws, phi, shift=0.0):
+    x = np.empty((chains, draws))
+    x[:, 0] = rng.normal(size=chains)
+    for t in range(1, draws):
+        x[:, t] = phi * x[:, t - 1] + rng.normal(size=chains)
+    return x + shift * np.arange(chains)[:, None]
+
+
+@pytest.mark.parametrize("chains,draws", [(2, 500), (4, 101), (1, 300), (3, 7)])
+def test_equal_to_arviz(chains, draws):
+    rng = np.random.default_rng(chains * 1000 + draws)
+    cols = [rng.normal(size=(chains, draws)),                     # independent
+            _ar1(rng, chains, draws, 0.9),                        # autocorrelated
+            _ar1(rng, chains, draws, -0.6),                       # antithetic
+            _ar1(rng, chains, draws, 0.5, shift=1.5),             # chains disagree
+            np.round(rng.normal(size=(chains, draws))),           # many ties
+            np.exp(rng.normal(size=(chains, draws)) * 2),         # heavy tail
+            np.cumsum(rng.normal(size=(chains, draws)), axis=1)]  # random walk
+    x = np.stack(cols, axis=-1)
+    x = x.reshape(chains, draws, 7, 1)                            # trailing dims kept
+    rhat, ess = rank_rhat(x), bulk_ess(x)
+    assert rhat.shape == ess.shape == (7, 1)
+    for j in range(7):
+        ref_r = az.rhat(x[:, :, j, 0], method="rank")
+        ref_e = az.ess(x[:, :, j, 0], method="bulk")
+        if chains < 2:
+            assert np.isnan(rhat[j, 0]) and np.isnan(ref_r)
+        else:
+            assert rhat[j, 0] == pytest.approx(ref_r, rel=1e-12)
+        assert ess[j, 0] == pytest.approx(ref_e, rel=1e-10)
+
+
+def test_constant_and_non_finite():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2, 50, 3))
+    x[:, :, 1] = 0.25
+    x[0, 3, 2] = np.nan
+    rhat, ess = rank_rhat(x), bulk_ess(x)
+    assert np.isfinite(rhat[0]) and np.isnan(rhat[1]) and np.isnan(rhat[2])
+    assert ess[1] == 100 and np.isnan(ess[2])
+    assert ess[1] == az.ess(x[:, :, 1], method="bulk")
+
+
+def test_a_stuck_chain_is_seen():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(2, 400, 1))
+    x[1] += 3.0
+    assert rank_rhat(x)[0] > 1.5
+    assert bulk_ess(_ar1(rng, 2, 400, 0.99)[:, :, None])[0] < 100
