@@ -138,8 +138,7 @@ def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, 
     mixture = {o: np.zeros(idx.size) for o in OUTCOMES}
     for lo_d in range(0, idx.size, draw_block):
         rows = idx[lo_d:lo_d + draw_block]
-        acc_vals = None
-        acc_a = acc_b = None
+        laws = []
         for k, t in enumerate(topics):
             ga, gb = gains[a, t], gains[b, t]
             if ga.size == gb.size:
@@ -155,7 +154,8 @@ def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, 
             for o in OUTCOMES:
                 ind[o][k, lo_d:lo_d + rows.size] = out[o]
             sup[k, lo_d:lo_d + rows.size] = _superiority(pa, pb)
-            acc_vals, acc_a, acc_b = _accumulate(acc_vals, acc_a, acc_b, vals, pa, pb)
+            laws.append((vals, pa, pb))
+        acc_a, acc_b = _mixture(laws)
         out = _outcomes(acc_a / n_topics, acc_b / n_topics, tol)
         for o in OUTCOMES:
             mixture[o][lo_d:lo_d + rows.size] = out[o]
@@ -184,15 +184,17 @@ def _on(grid: np.ndarray, values: np.ndarray, pmf: np.ndarray) -> np.ndarray:
     return out
 
 
-def _accumulate(vals, acc_a, acc_b, new_vals, pa, pb):
-    """Running sums of the topics' pmfs on the union of their supports."""
-    if vals is None:
-        return new_vals, pa.copy(), pb.copy()
-    if new_vals.size == vals.size and np.array_equal(new_vals, vals):
-        return vals, acc_a + pa, acc_b + pb
-    grid = np.union1d(vals, new_vals)
-    return grid, _on(grid, vals, acc_a) + _on(grid, new_vals, pa), \
-        _on(grid, vals, acc_b) + _on(grid, new_vals, pb)
+def _mixture(laws) -> tuple[np.ndarray, np.ndarray]:
+    """Sums of the topics' pmfs ``(vals, pa, pb)`` on the union of their supports (added
+    in topic order)."""
+    grid = np.unique(np.concatenate([vals for vals, _, _ in laws]))
+    acc_a = np.zeros(laws[0][1].shape[:-1] + (grid.size,))
+    acc_b = np.zeros_like(acc_a)
+    for vals, pa, pb in laws:
+        at = np.searchsorted(grid, vals)
+        acc_a[..., at] += pa
+        acc_b[..., at] += pb
+    return acc_a, acc_b
 
 
 def _outcomes(pa: np.ndarray, pb: np.ndarray, tol: float) -> dict[str, np.ndarray]:
@@ -221,12 +223,8 @@ def _mc_se(indicator: np.ndarray, chains: int | None) -> float:
         return 0.0
     n = indicator.size
     if chains and chains > 1 and n % chains == 0:
-        import warnings
+        from ..inference.diagnostics import bulk_ess
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import arviz as az
-
-            ess = float(az.ess(indicator.reshape(chains, -1)))
+        ess = float(bulk_ess(indicator.reshape(chains, -1, 1))[0])
         n = max(min(ess, n), 1.0) if np.isfinite(ess) else n
     return float(np.sqrt(p * (1 - p) / n))

@@ -494,9 +494,13 @@ def _sample_until(sampler, names, draws, min_ess, max_rhat, report):
                 report(done, draws)
             if done >= FIRST_CHECK and _converged(trace.posterior, names, done, min_ess,
                                                   max_rhat, rank_rhat, bulk_ess):
-                return sampler.abort(), done
+                with warnings.catch_warnings():     # ArviZ on the empty warm-up group
+                    warnings.simplefilter("ignore")
+                    return sampler.abort(), done
             sampler.resume()
-        return sampler.wait(), draws
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return sampler.wait(), draws
     except BaseException:
         sampler.cancel()
         raise
