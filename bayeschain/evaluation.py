@@ -3,19 +3,50 @@
 :func:`evaluate_runs` reads nothing itself: it takes parsed runs and qrels (see
 :mod:`bayeschain.io`), builds the ranked relevance matrix of every (run, topic) once, and
 evaluates each measure on all rows in one vectorised call.
+
+:func:`evaluate_files` reads the files too, streaming the runs in batches of about
+``batch_lines`` lines (the next batch is parsed while one is evaluated), so that memory
+stays bounded whatever the number of runs; it returns an :class:`Evaluation`, plain arrays
+that need no pandas (:meth:`Evaluation.to_frame` gives :func:`evaluate_runs`' table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from .io.lists import RankedLists, ranked_lists
+from .io.lists import Judgements, RankedLists, ranked_lists
 from .measures import parse_measure
-from .measures.registry import MEASURES
+from .measures.registry import MEASURES, Measure
+
+if TYPE_CHECKING:  # pandas is imported by the functions that return frames
+    import pandas as pd
+
+#: Run lines evaluated together by :func:`evaluate_files` (a larger run file is one batch).
+BATCH_LINES = 1_000_000
+
+
+def _values(parsed: Sequence[Measure], lists: RankedLists, context: Mapping) -> np.ndarray:
+    """``(measures, rows)``: each measure on every row of ``lists``."""
+    ctx = {"recall_base": lists.recall_base, "ideal": lists.ideal, "lengths": lists.lengths,
+           "level": lists.level, "judged": lists.judged,
+           "nonrelevant_base": lists.nonrelevant_base, **context}
+
+    def one(m):
+        return np.asarray(MEASURES.get(m.name).compute(lists.relevance, m, ctx), dtype=float)
+
+    if len(parsed) < 2:
+        results = [one(m) for m in parsed]
+    else:  # measures are independent, and NumPy releases the GIL on large arrays
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = list(pool.map(one, parsed))
+    return np.array(results, dtype=float).reshape(len(parsed), len(lists))
 
 
 def evaluate_lists(measures: Iterable[str], lists: RankedLists, **context) -> pd.DataFrame:
@@ -24,19 +55,16 @@ def evaluate_lists(measures: Iterable[str], lists: RankedLists, **context) -> pd
     Returns columns ``run, topic, measure, value`` (``measure`` is the canonical string).
     """
     parsed = [parse_measure(m) for m in measures]
-    ctx = {"recall_base": lists.recall_base, "ideal": lists.ideal, "lengths": lists.lengths,
-           "level": lists.level, "judged": lists.judged,
-           "nonrelevant_base": lists.nonrelevant_base, **context}
+    values = _values(parsed, lists, context)
+    return _frame(lists.run_ids, lists.query_ids, [repr(m) for m in parsed], values)
 
-    def one(m):
-        return np.asarray(MEASURES.get(m.name).compute(lists.relevance, m, ctx), dtype=float)
 
-    # measures are independent, and NumPy releases the GIL on large arrays: use both cores
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(one, parsed))
-    frames = [pd.DataFrame({"run": lists.run_ids, "topic": lists.query_ids,
-                            "measure": repr(m), "value": values})
-              for m, values in zip(parsed, results, strict=True)]
+def _frame(runs: np.ndarray, topics: np.ndarray, measures: list[str],
+           values: np.ndarray) -> pd.DataFrame:
+    import pandas as pd
+
+    frames = [pd.DataFrame({"run": runs, "topic": topics, "measure": m, "value": v})
+              for m, v in zip(measures, values, strict=True)]
     if not frames:
         return pd.DataFrame(columns=["run", "topic", "measure", "value"])
     return pd.concat(frames, ignore_index=True)
@@ -52,6 +80,8 @@ def evaluate_runs(qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame] | pd.Dat
 
 def aggregate(per_topic: pd.DataFrame) -> pd.DataFrame:
     """Mean over topics of each (run, measure), keeping the order measures were given."""
+    import pandas as pd
+
     order = pd.unique(per_topic["measure"])
     runs = pd.unique(per_topic["run"])
     table = per_topic.groupby(["run", "measure"], sort=False)["value"].mean()
@@ -60,3 +90,158 @@ def aggregate(per_topic: pd.DataFrame) -> pd.DataFrame:
                     measure=lambda d: pd.Categorical(d["measure"], order))
             .sort_values(["run", "measure"]).reset_index(drop=True)
             .astype({"run": str, "measure": str}))
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Per-(run, topic) values of each measure, as arrays.
+
+    Rows come run by run (in the order the runs were given), topics in id order, as in
+    :func:`evaluate_runs`; a run with no evaluated topic has no row.
+
+    Attributes
+    ----------
+    runs : list of str
+        The run names.
+    run : int array (rows,)
+        Each row's run, an index into ``runs``.
+    topic : object array (rows,)
+        Each row's topic id.
+    measures : list of str
+        The canonical measure strings.
+    values : float array (measures, rows)
+    """
+
+    runs: list[str]
+    run: np.ndarray
+    topic: np.ndarray
+    measures: list[str]
+    values: np.ndarray
+
+    def to_frame(self) -> pd.DataFrame:
+        """The long table of :func:`evaluate_runs` (``run, topic, measure, value``)."""
+        names = np.asarray(self.runs, dtype=object)[self.run]
+        return _frame(names, self.topic, self.measures, self.values)
+
+    def run_rows(self) -> list[tuple[int, slice]]:
+        """``(run, rows)`` for each run that has rows, in order."""
+        if self.run.size == 0:
+            return []
+        starts = np.flatnonzero(np.r_[True, self.run[1:] != self.run[:-1]])
+        ends = np.r_[starts[1:], self.run.size]
+        return [(int(self.run[s]), slice(int(s), int(e))) for s, e in zip(starts, ends,
+                                                                          strict=True)]
+
+    def means(self) -> np.ndarray:
+        """``(measures, runs with rows)``: each run's mean over its topics, the number
+        :func:`aggregate` gives (bit for bit)."""
+        spans = self.run_rows()
+        if not spans or not self.measures:
+            return np.zeros((len(self.measures), len(spans)))
+        if np.isnan(self.values).any():           # pandas skips NaN: let it
+            table = aggregate(self.to_frame())
+            return table["value"].to_numpy(dtype=float).reshape(len(spans), -1).T
+        # what pandas does for contiguous groups without NaN: one np.add.reduceat per
+        # group, over the rows in order, divided by the group's size
+        starts = np.array([s.start for _, s in spans])
+        sizes = np.array([s.stop - s.start for _, s in spans], dtype=float)
+        sums = np.add.reduceat(self.values.ravel(),
+                               (starts[None, :] + self.values.shape[1]
+                                * np.arange(len(self.measures))[:, None]).ravel())
+        return sums.reshape(len(self.measures), len(spans)) / sizes
+
+
+def evaluate_files(qrels, runs: Sequence, measures: Iterable[str], *, level: int = 1,
+                   depth: int | None = None, complete: bool = False,
+                   batch_lines: int | None = None, **context) -> Evaluation:
+    """Read a qrels file and run files and evaluate the runs, as :func:`evaluate_runs`
+    would on :func:`~bayeschain.io.read_qrels` and :func:`~bayeschain.io.read_runs`
+    (the same values and run names), streaming the runs.
+
+    Two threads read the run files as Arrow tables and rank each run as soon as it is read
+    (keeping 13 bytes a ranked document, not the table); the ranked runs are evaluated in
+    batches of about ``batch_lines`` documents (default :data:`BATCH_LINES`) while the next
+    files are read, so that memory stays bounded whatever the number of runs.  The qrels
+    are prepared once; measures are parsed before any file is read.  A run file with no lines is a
+    :class:`~bayeschain.errors.FormatError`; the same file given twice a
+    :class:`~bayeschain.errors.ParameterError`.
+    """
+    from .errors import FormatError, ParameterError
+    from .io.lists import assemble_lists, rank_run
+    from .io.trec import (
+        check_distinct_files,
+        first_run_id,
+        read_qrels_table,
+        read_run_table,
+        unique_run_names,
+    )
+
+    parsed = [parse_measure(m) for m in measures]
+    names = [repr(m) for m in parsed]
+    if depth is not None and int(depth) < 1:
+        raise ParameterError(f"depth must be a positive integer, got {depth!r}")
+    paths = list(runs)
+    budget = max(1, int(BATCH_LINES if batch_lines is None else batch_lines))
+    pool = ThreadPoolExecutor(max_workers=2)
+    qrels_ready = pool.submit(lambda: Judgements(read_qrels_table(qrels), level))
+
+    def read(index: int, path):
+        table = read_run_table(path, threads=False)
+        if table.num_rows == 0:
+            raise FormatError("the run has no rankings (an empty run file)", file=path)
+        rows = rank_run(qrels_ready.result(), index, table.select(["query_id", "doc_id",
+                                                                   "score"]), depth=depth)
+        return first_run_id(table), table.num_rows, rows
+
+    ids: list[str | None] = []
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def evaluate(batch: list, first: int) -> None:
+        lists = assemble_lists(qrels_ready.result(), list(range(first, first + len(batch))),
+                               batch, first=first, complete=complete)
+        parts.append((np.asarray(lists.run_ids, dtype=np.int64), lists.query_ids,
+                      _values(parsed, lists, context)))
+
+    try:
+        try:
+            check_distinct_files(paths)
+        except ParameterError:
+            qrels_ready.result()                 # qrels errors come first
+            raise
+        pending: deque = deque()
+        ahead = 2 * budget                       # lines read ahead: about two batches
+        next_file, queued, batch, batch_rows, first = 0, 0, [], 0, 0
+        while next_file < len(paths) or pending:
+            while next_file < len(paths) and (len(pending) < 2 or queued < ahead):
+                size = _size(paths[next_file]) // 40     # about 40 bytes a line
+                pending.append((size, pool.submit(read, next_file, paths[next_file])))
+                queued += size
+                next_file += 1
+            size, future = pending.popleft()
+            if not ids:
+                qrels_ready.result()             # qrels errors come first
+            run_id, lines, rows = future.result()
+            queued -= size
+            ids.append(run_id)
+            batch.append(rows)
+            batch_rows += lines
+            if batch_rows >= budget:
+                evaluate(batch, first)
+                first += len(batch)
+                batch, batch_rows = [], 0
+        if batch or not parts:
+            evaluate(batch, first)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    run_names = unique_run_names(paths, ids)
+    run = np.concatenate([p[0] for p in parts])
+    topic = np.concatenate([p[1] for p in parts])
+    values = np.concatenate([p[2] for p in parts], axis=1)
+    return Evaluation(run_names, run, topic, names, values)
+
+
+def _size(path) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0

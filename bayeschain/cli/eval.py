@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import ParameterError
 
-if TYPE_CHECKING:  # pandas is imported when the command runs, not for --help
+if TYPE_CHECKING:  # pandas is imported for --format tsv / json only, not for text
     import pandas as pd
+
+    from ..evaluation import Evaluation
 
 DEFAULT_MEASURES = ["AP", "P@10", "nDCG@10", "RBP(p=0.8)", "ERR@20"]
 
@@ -104,11 +106,35 @@ def parse_rates(text: str):
     return rates
 
 
+def format_evaluation(evaluation: Evaluation, per_topic_lines: bool,
+                      names: dict[str, str] | None = None) -> str:
+    """:func:`format_text` of ``evaluation.to_frame()`` (measures renamed by ``names``),
+    character for character, from the arrays (no pandas)."""
+    shown = [(names or {}).get(m, m) for m in evaluation.measures]
+    if len(set(shown)) < len(shown):   # two measures under one name: let pandas group them
+        frame = evaluation.to_frame()
+        frame["measure"] = frame["measure"].map(dict(zip(evaluation.measures, shown,
+                                                         strict=True)))
+        return format_text(frame, per_topic_lines)
+    labels = [f"{m:<22}" for m in shown]
+    means = evaluation.means()
+    lines = []
+    for i, (run, rows) in enumerate(evaluation.run_rows()):
+        lines.append(f"{'runid':<22}\tall\t{evaluation.runs[run]}")
+        if per_topic_lines:
+            values = evaluation.values[:, rows].T.tolist()
+            for topic, row in zip(evaluation.topic[rows].tolist(), values, strict=True):
+                lines.extend(f"{label}\t{topic}\t{value:.4f}"
+                             for label, value in zip(labels, row, strict=True))
+        lines.append(f"{'num_q':<22}\tall\t{rows.stop - rows.start}")
+        lines.extend(f"{label}\tall\t{value:.4f}"
+                     for label, value in zip(labels, means[:, i].tolist(), strict=True))
+    return "\n".join(lines) + "\n"
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..evaluation import evaluate_runs
-    from ..io.trec import read_qrels
+    from ..evaluation import evaluate_files
     from ..io.write import atomic_write_text, check_output_path
-    from .score import named_runs
 
     if args.depth is not None and args.depth < 1:
         raise ParameterError(f"--depth must be a positive integer, got {args.depth}")
@@ -117,21 +143,22 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output, force=args.force, protected=[args.qrels, *args.runs])
     measures = args.measures or DEFAULT_MEASURES
-    qrels = read_qrels(args.qrels)
-    runs = named_runs(args.runs)
     context = {}
     if args.holding_rates:
         context["holding_rates"] = parse_rates(args.holding_rates)
-    per_topic = evaluate_runs(qrels, runs, measures, level=args.level, depth=args.depth,
-                              complete=args.complete, **context)
+    evaluation = evaluate_files(args.qrels, args.runs, measures, level=args.level,
+                                depth=args.depth, complete=args.complete, **context)
+    names = None
     if args.trec_names:
         from ..measures.registry import trec_name
 
-        names = {m: trec_name(m) or m for m in per_topic["measure"].unique()}
-        per_topic["measure"] = per_topic["measure"].map(names)
+        names = {m: trec_name(m) or m for m in evaluation.measures}
     if args.format == "text":
-        text = format_text(per_topic, args.per_topic)
+        text = format_evaluation(evaluation, args.per_topic, names)
     else:
+        per_topic = evaluation.to_frame()
+        if names:
+            per_topic["measure"] = per_topic["measure"].map(names)
         text = format_table(per_topic, args.per_topic, args.format)
     if args.output:
         atomic_write_text(args.output, text, force=args.force,

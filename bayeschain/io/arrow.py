@@ -6,6 +6,10 @@
   (Latin-1, UTF-16...) and NUL bytes are :class:`~bayeschain.errors.FormatError` naming the
   file and, for text, the line; a UTF-8 byte-order mark at the start is dropped.
 * :func:`as_string_array`: id columns as Arrow string arrays, without Python objects per row.
+* :func:`to_numpy`, :func:`from_numpy`: numbers between Arrow and NumPy by their buffers.
+  pyarrow's own conversions (``to_numpy``, ``pa.array``, a Python scalar given to a compute
+  function) import pandas to check whether the value is a pandas object, which costs more
+  than reading a million run lines; ``bayeschain eval`` does without pandas.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -42,6 +47,53 @@ def as_string_array(column) -> pa.ChunkedArray:
     if arr.type != pa.string():
         arr = pc.cast(arr, pa.string())
     return arr
+
+
+def _numpy_dtype(kind: pa.DataType) -> np.dtype:
+    if pa.types.is_integer(kind):
+        return np.dtype(f"{'i' if pa.types.is_signed_integer(kind) else 'u'}"
+                        f"{kind.bit_width // 8}")
+    if pa.types.is_floating(kind):
+        return np.dtype(f"f{kind.bit_width // 8}")
+    raise TypeError(f"not a numeric Arrow type: {kind}")
+
+
+def _bits(buffer, offset: int, n: int) -> np.ndarray:
+    bits = np.unpackbits(np.frombuffer(buffer, dtype=np.uint8), bitorder="little")
+    return bits[offset:offset + n].astype(bool)
+
+
+def to_numpy(values, fill=None) -> np.ndarray:
+    """An Arrow array or chunked array of numbers or booleans as a NumPy array (a copy),
+    nulls replaced by ``fill`` (which must then be given), without importing pandas."""
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    kind = values.type
+    out = []
+    for chunk in chunks:
+        n, offset = len(chunk), chunk.offset
+        validity, data = chunk.buffers()[:2]
+        if pa.types.is_boolean(kind):
+            part = _bits(data, offset, n) if n else np.zeros(0, dtype=bool)
+        else:
+            dtype = _numpy_dtype(kind)
+            part = (np.frombuffer(data, dtype=dtype, count=offset + n)[offset:] if n
+                    else np.zeros(0, dtype=dtype))
+        if chunk.null_count:
+            if fill is None:
+                raise ValueError("the array has nulls and no fill value is given")
+            part = np.where(_bits(validity, offset, n), part, fill)
+        out.append(part)
+    if not out:
+        return np.zeros(0, dtype=bool if pa.types.is_boolean(kind) else _numpy_dtype(kind))
+    return np.concatenate(out) if len(out) > 1 else out[0].copy()
+
+
+def from_numpy(values: np.ndarray) -> pa.Array:
+    """A 1-D NumPy array of numbers as an Arrow array sharing its memory (no pandas
+    import, unlike ``pa.array``)."""
+    arr = np.ascontiguousarray(values)
+    kind = pa.from_numpy_dtype(arr.dtype)
+    return pa.Array.from_buffers(kind, arr.size, [None, pa.py_buffer(arr)])
 
 
 def parse_decimal(token: str, what: str) -> tuple[float | None, str | None]:

@@ -26,14 +26,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ParameterError
-from .arrow import as_string_array
+from .arrow import as_string_array, from_numpy, to_numpy
+
+if TYPE_CHECKING:  # frames are accepted, pandas is not needed for Arrow tables
+    import pandas as pd
 
 #: Largest topic x judged-document table used for the grade lookup (128 MB of float64).
 _DENSE_LOOKUP_LIMIT = 1 << 24
@@ -97,9 +100,11 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
     Parameters
     ----------
     runs : DataFrame or mapping name -> DataFrame
-        Columns ``query_id, doc_id, score`` (as from :func:`~bayeschain.io.read_run`).
+        Columns ``query_id, doc_id, score`` (as from :func:`~bayeschain.io.read_run`; Arrow
+        tables from :func:`~bayeschain.io.trec.read_run_table` work too).
     qrels : DataFrame
-        Columns ``query_id, doc_id, relevance``.
+        Columns ``query_id, doc_id, relevance`` (or an Arrow table of them), or
+        :class:`Judgements` already prepared (for many calls on the same qrels).
     level : int
         Minimum grade that counts as relevant (trec_eval ``-l``; default 1).
     depth : int, optional
@@ -112,24 +117,67 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
     Runs are processed in parallel threads (Arrow's lookups and NumPy's large-array
     operations release the GIL); rows come out run by run, topics in id order.
     """
-    if isinstance(runs, pd.DataFrame):
-        name = str(runs["run_id"].iloc[0]) if "run_id" in runs and len(runs) else "run"
+    if not isinstance(runs, Mapping):
+        name = _first(runs["run_id"]) if "run_id" in _names(runs) and len(runs) else "run"
         runs = {name: runs}
     if depth is not None and int(depth) < 1:
         raise ParameterError(f"depth must be a positive integer, got {depth!r}")
-    judged = _Judgements(qrels, level)
-    names = list(runs)
-    frames = list(runs.values())
-    n_runs, n_topics = len(frames), judged.n_topics
+    judged = qrels if isinstance(qrels, Judgements) else Judgements(qrels, level)
+    if judged.level != int(level):
+        raise ParameterError(f"the qrels were prepared for level {judged.level}, not {level}")
+    return rank_runs(judged, list(runs), list(runs.values()), depth=depth,
+                     complete=complete, docs=docs)
+
+
+def _names(frame) -> list[str]:
+    return list(frame.column_names if isinstance(frame, pa.Table) else frame.columns)
+
+
+def _first(column) -> str:
+    return str(column[0].as_py() if isinstance(column, pa.ChunkedArray) else column.iloc[0])
+
+
+def rank_runs(judged: Judgements, names: list[str], runs: list, *, depth: int | None = None,
+              complete: bool = False, docs: bool = False) -> RankedLists:
+    """:func:`ranked_lists` on qrels prepared once (:class:`Judgements`): ``runs`` are
+    DataFrames or Arrow tables (``query_id, doc_id, score``), named by ``names``."""
+    _check_depth(depth)
+    columns = [_RunColumns.of(r) for r in runs]
+    n_runs = len(columns)
     batches = [list(range(i, n_runs, _WORKERS)) for i in range(_WORKERS)]
-    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
-        parts = [p for p in pool.map(lambda b: _rank_runs([frames[i] for i in b], b, judged,
-                                                           depth, docs), batches)
-                 if p is not None]
+    if n_runs < 2:
+        parts = [_rank_runs(columns, list(range(n_runs)), judged, depth, docs)]
+    else:
+        with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+            parts = list(pool.map(lambda b: _rank_runs([columns[i] for i in b], b, judged,
+                                                       depth, docs), batches))
+    return assemble_lists(judged, names, parts, complete=complete, docs=docs)
+
+
+def rank_run(judged: Judgements, index: int, run, *,
+             depth: int | None = None) -> RankedRows | None:
+    """One run (a DataFrame or an Arrow table) ranked, its rows labelled run ``index``:
+    what :func:`assemble_lists` puts together.  Streaming readers rank each run as they
+    read it (and keep only this: 13 bytes a document)."""
+    _check_depth(depth)
+    return _rank_runs([_RunColumns.of(run)], [index], judged, depth)
+
+
+def _check_depth(depth) -> None:
+    if depth is not None and int(depth) < 1:
+        raise ParameterError(f"depth must be a positive integer, got {depth!r}")
+
+
+def assemble_lists(judged: Judgements, names: list, parts: list[RankedRows | None], *,
+                   first: int = 0, complete: bool = False, docs: bool = False) -> RankedLists:
+    """The :class:`RankedLists` of runs ``first, first + 1, ...`` (named by ``names``)
+    from their ranked rows (:func:`rank_run`, in any grouping)."""
+    parts = [p for p in parts if p is not None]
+    n_runs, n_topics = len(names), judged.n_topics
     # one row per (run, topic) present (or every qrels topic with complete=True)
     present = np.zeros((n_runs, n_topics), dtype=bool)
     for p in parts:
-        present[p.runs, p.topics] = True
+        present[p.runs - first, p.topics] = True
     if complete:
         present[:] = True
     row_index = np.cumsum(present.ravel()).reshape(present.shape) - 1
@@ -140,16 +188,21 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
     doc_ids = np.full((n_rows, width), None, dtype=object) if docs else None
     judged_mask = np.zeros((n_rows, width), dtype=bool)
 
-    def fill(p: _RankedRows) -> None:
-        rows = row_index[p.runs, p.topics]
-        relevance[np.repeat(rows, p.counts), p.pos] = p.grade
-        judged_mask[np.repeat(rows, p.counts), p.pos] = p.judged
+    def fill(p: RankedRows) -> None:
+        rows = row_index[p.runs - first, p.topics]
+        cells = np.repeat(rows * width, p.counts) + p.pos
+        relevance.ravel()[cells] = p.grade
+        judged_mask.ravel()[cells] = p.judged
         lengths[rows] = p.counts
         if docs:
-            doc_ids[np.repeat(rows, p.counts), p.pos] = p.docs
+            doc_ids.ravel()[cells] = p.docs
 
-    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
-        list(pool.map(fill, parts))
+    if len(parts) < 2 or n_rows * width < 1 << 20:
+        for p in parts:
+            fill(p)
+    else:
+        with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+            list(pool.map(fill, parts))
     row_run, row_topic = np.nonzero(present)
     return RankedLists(
         run_ids=np.asarray(names, dtype=object)[row_run],
@@ -158,7 +211,7 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
         lengths=lengths,
         recall_base=judged.recall[row_topic],
         ideal=judged.ideal[row_topic],
-        level=int(level),
+        level=judged.level,
         doc_ids=doc_ids,
         judged=judged_mask,
         nonrelevant_base=judged.nonrelevant[row_topic],
@@ -168,17 +221,32 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame] | pd.DataFrame, qrels: pd.Data
 _WORKERS = 2
 
 
-class _Judgements:
-    """The qrels prepared for lookups: topics in id order, judged doc ids, a grade table."""
+def _numbers(column) -> np.ndarray:
+    """A numeric column (pandas, Arrow or NumPy) as float64, NaN for missing values."""
+    if isinstance(column, pa.ChunkedArray | pa.Array):
+        return to_numpy(pc.cast(column, pa.float64()), fill=np.nan)
+    if hasattr(column, "to_numpy"):
+        return column.to_numpy(dtype=float, na_value=np.nan)
+    return np.asarray(column, dtype=float)
 
-    def __init__(self, qrels: pd.DataFrame, level: int):
+
+class Judgements:
+    """The qrels prepared for lookups, once for any number of runs: topics in id order,
+    judged doc ids, a grade table, and each topic's recall base, judged non-relevant count
+    and ideal gains at relevance ``level``.
+
+    ``qrels`` has columns ``query_id, doc_id, relevance`` (a DataFrame or an Arrow table).
+    """
+
+    def __init__(self, qrels, level: int = 1):
+        self.level = int(level)
         topic_col = as_string_array(qrels["query_id"])
         uniq = pc.unique(topic_col)
         self.topics = uniq.take(pc.array_sort_indices(uniq))  # id order, as trec_eval
         self.topic_names = np.asarray(self.topics.to_pylist(), dtype=object)
         self.n_topics = len(self.topics)
         q_doc = as_string_array(qrels["doc_id"])
-        grades = qrels["relevance"].to_numpy(dtype=float, na_value=np.nan)
+        grades = _numbers(qrels["relevance"])
         if not np.isfinite(grades).all():
             i = int(np.flatnonzero(~np.isfinite(grades))[0])
             raise ParameterError(f"qrels grade of document {q_doc[i].as_py()!r} for topic "
@@ -186,53 +254,73 @@ class _Judgements:
                                  "finite numbers")
         q_topic = _positions(topic_col, self.topics)
         self.docs = pc.unique(q_doc)
-        self.n_docs = max(len(self.docs), 1)
-        keys = q_topic * self.n_docs + _positions(q_doc, self.docs)
+        # columns of the lookup: 0 = unjudged, 1 + position of the doc in self.docs
+        self.width = len(self.docs) + 1
+        keys = q_topic * self.width + _positions(q_doc, self.docs) + 1
         if np.unique(keys).size != keys.size:
             _, first, counts = np.unique(keys, return_index=True, return_counts=True)
             i = int(first[np.flatnonzero(counts > 1)[0]])
             raise ParameterError(f"qrels judge document {q_doc[i].as_py()!r} twice for topic "
                                  f"{topic_col[i].as_py()!r}; trec_eval refuses duplicate "
                                  "judgements")
-        if self.n_topics * self.n_docs <= _DENSE_LOOKUP_LIMIT:
-            self.table = np.full(self.n_topics * self.n_docs, np.nan)    # NaN: unjudged
+        if self.n_topics * self.width <= _DENSE_LOOKUP_LIMIT:
+            self.table = np.full(self.n_topics * self.width, np.nan)    # NaN: unjudged
             self.table[keys] = grades
             self.keys = self.grades = None
         else:
             order = np.argsort(keys, kind="stable")
             self.table, self.keys, self.grades = None, keys[order], grades[order]
         self.recall, self.ideal, self.nonrelevant = _topic_summaries(
-            q_topic, grades, self.n_topics, level)
+            q_topic, grades, self.n_topics, self.level)
+
+    def doc_positions(self, doc) -> np.ndarray:
+        """``1 +`` the position of each doc id among the judged ones, 0 when unjudged."""
+        return to_numpy(pc.index_in(doc, value_set=self.docs), fill=-1).astype(np.int64) + 1
 
     def grade(self, topic: np.ndarray, d: np.ndarray) -> np.ndarray:
-        """Grade of each (topic, judged-doc position) pair, 0 when unjudged (``d = -1``)."""
+        """Grade of each (topic, :meth:`doc_positions`) pair, 0 when unjudged."""
         return self.lookup(topic, d)[0]
 
     def lookup(self, topic: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Grade of each (topic, judged-doc position) pair (0 when unjudged) and whether
+        """Grade of each (topic, :meth:`doc_positions`) pair (0 when unjudged) and whether
         the pair has a qrels line.
 
-        The integer keys index a dense topic x judged-doc table (up to
+        The integer keys index a dense topic x (1 + judged-doc) table (up to
         :data:`_DENSE_LOOKUP_LIMIT` cells, NaN where unjudged) or are matched against the
         sorted qrels keys.
         """
-        keys = topic * self.n_docs + d
+        keys = topic * self.width + d
         if self.table is not None:
-            grade = np.where(d >= 0, self.table[np.maximum(keys, 0)], np.nan)
+            grade = self.table[keys]
             judged = ~np.isnan(grade)
-            return np.where(judged, grade, 0.0), judged
+            np.copyto(grade, 0.0, where=~judged)
+            return grade, judged
         if self.keys.size == 0:
             return np.zeros(topic.size), np.zeros(topic.size, dtype=bool)
         at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
-        judged = (d >= 0) & (self.keys[at] == keys)
+        judged = (d > 0) & (self.keys[at] == keys)
         return np.where(judged, self.grades[at], 0.0), judged
 
 
 @dataclass(frozen=True)
-class _RankedRows:
+class _RunColumns:
+    """One run's topic ids, doc ids (Arrow strings) and scores, in its own row order."""
+
+    qid: pa.ChunkedArray
+    doc: pa.ChunkedArray
+    score: np.ndarray
+
+    @classmethod
+    def of(cls, frame) -> _RunColumns:
+        return cls(as_string_array(frame["query_id"]), as_string_array(frame["doc_id"]),
+                   _numbers(frame["score"]))
+
+
+@dataclass(frozen=True)
+class RankedRows:
     """Ranked rows of a batch of runs: per (run, topic) group its run and topic index and
     list length, and per document its rank position, grade and whether it is judged (groups
-    in order)."""
+    in any order, each group's documents together and in rank order)."""
 
     runs: np.ndarray
     topics: np.ndarray
@@ -243,35 +331,36 @@ class _RankedRows:
     judged: np.ndarray | None = None
 
 
-def _rank_runs(frames: list[pd.DataFrame], run_index: list[int], judged: _Judgements,
-               depth: int | None, docs: bool = False) -> _RankedRows | None:
+def _rank_runs(runs: list[_RunColumns], run_index: list[int], judged: Judgements,
+               depth: int | None, docs: bool = False) -> RankedRows | None:
     """Rank a batch of runs with whole-batch array operations.
 
-    Topic and doc ids of the batch are looked up in one Arrow call each; rows are grouped
-    by (run, topic) and put in trec_eval's order; grades come from the judgement table.
+    Topic ids are looked up once per stretch of equal ids, doc ids in one Arrow call; rows
+    are grouped by (run, topic) and put in trec_eval's order; grades come from the
+    judgement table.
     """
-    if not frames:
+    if not runs:
         return None
-    qid = pa.chunked_array([c for f in frames for c in as_string_array(f["query_id"]).chunks],
-                           pa.string())
-    doc = pa.chunked_array([c for f in frames for c in as_string_array(f["doc_id"]).chunks],
-                           pa.string())
-    score = np.concatenate([f["score"].to_numpy(dtype=float, na_value=np.nan)
-                            for f in frames])
+    qid = pa.chunked_array([c for r in runs for c in r.qid.chunks], pa.string())
+    doc = pa.chunked_array([c for r in runs for c in r.doc.chunks], pa.string())
+    score = runs[0].score if len(runs) == 1 else np.concatenate([r.score for r in runs])
     if not np.isfinite(score).all():
         raise ParameterError("run scores must be finite numbers; found "
                              f"{score[~np.isfinite(score)][0]}")
-    run = np.repeat(np.asarray(run_index, dtype=np.int64), [len(f) for f in frames])
-    topic = _positions(qid, judged.topics)
-    d = _positions(doc, judged.docs)
+    topic = _stretch_positions(qid, judged.topics)
+    if len(runs) == 1:                      # a group is a topic: no run column needed
+        group = topic
+    else:
+        run = np.repeat(np.asarray(run_index, dtype=np.int64), [len(r.score) for r in runs])
+        group = run * judged.n_topics + topic
     keep = topic >= 0                       # topics without qrels are not evaluated
     if not keep.all():
         idx = np.flatnonzero(keep)
-        doc = doc.take(pa.array(idx))
-        run, topic, d, score = run[idx], topic[idx], d[idx], score[idx]
+        doc = doc.take(from_numpy(idx))
+        group, topic, score = group[idx], topic[idx], score[idx]
     if topic.size == 0:
         return None
-    group = run * judged.n_topics + topic
+    d = judged.doc_positions(doc)
     order = _trec_order(group, score, doc)
     names = doc.to_numpy(zero_copy_only=False) if docs else None
     if order is not None:
@@ -281,53 +370,75 @@ def _rank_runs(frames: list[pd.DataFrame], run_index: list[int], judged: _Judgem
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     counts = np.diff(np.r_[starts, group.size])
     pos = np.arange(group.size) - np.repeat(starts, counts)
-    if depth is not None:
+    if depth is not None and counts.max() > int(depth):
         sel = pos < int(depth)
         grade, pos, is_judged = grade[sel], pos[sel], is_judged[sel]
         names = names[sel] if docs else None
         counts = np.minimum(counts, int(depth))
     heads = group[starts]
-    return _RankedRows(heads // judged.n_topics, heads % judged.n_topics, counts, pos, grade,
-                       names, is_judged)
+    if len(runs) == 1:
+        return RankedRows(np.full(heads.size, run_index[0]), heads, counts, pos, grade, names,
+                          is_judged)
+    return RankedRows(heads // judged.n_topics, heads % judged.n_topics, counts, pos, grade,
+                      names, is_judged)
 
 
 def _positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray:
     """Index of each value in ``value_set`` (-1 when absent), by Arrow's hash lookup."""
-    idx = pc.index_in(values, value_set=value_set)
-    return np.asarray(pc.fill_null(idx, -1), dtype=np.int64)
+    return to_numpy(pc.index_in(values, value_set=value_set), fill=-1).astype(np.int64)
+
+
+def _stretch_positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray:
+    """:func:`_positions` looked up once per stretch of equal values (a run's rows come
+    topic by topic): one string comparison per row instead of a hash lookup."""
+    n = len(values)
+    if n < 2:
+        return _positions(values, value_set)
+    change = pc.indices_nonzero(pc.not_equal(values.slice(1), values.slice(0, n - 1)))
+    starts = np.r_[0, to_numpy(change).astype(np.int64) + 1]
+    if starts.size > n // 8:                # not grouped: look every row up
+        return _positions(values, value_set)
+    heads = _positions(values.take(from_numpy(starts)), value_set)
+    return np.repeat(heads, np.diff(np.r_[starts, n]))
 
 
 def _trec_order(group: np.ndarray, score: np.ndarray,
                 doc: pa.ChunkedArray) -> np.ndarray | None:
-    """Row order: by group, score descending, doc id descending (trec_eval); None when the
-    rows are already in that order.
+    """A row order that puts each group's rows together, by score descending, doc id
+    descending (trec_eval); None when the rows already are.
 
-    Run files are usually written in that order already (checked in O(n)); otherwise one
-    two-key ``np.lexsort``.  Score ties are then broken locally: only the tied rows' doc
-    ids are compared.
+    Groups may come in any order (a run file lists topics 1, 2, ..., 10 while the ids sort
+    1, 10, 2, ...): the rows' order only matters inside each group.  Run files are usually
+    written so (checked in O(n)); otherwise one two-key ``np.lexsort``.  Score ties are then
+    broken locally: only the tied rows' doc ids are compared.
     """
     n = group.size
     if n == 0:
         return None
-    same = group[1:] == group[:-1]
-    in_order = np.all((group[1:] > group[:-1]) | (same & (score[1:] <= score[:-1])))
+    new = group[1:] != group[:-1]
+    heads = group[np.r_[0, np.flatnonzero(new) + 1]]
+    in_order = (np.unique(heads).size == heads.size
+                and bool(np.all(new | (score[1:] <= score[:-1]))))
     if in_order:
-        order, g, s = np.arange(n), group, score
+        order, g, s = None, group, score
     else:
         order = np.lexsort((-score, group))
         g, s = group[order], score[order]
     eq = (g[1:] == g[:-1]) & (s[1:] == s[:-1])
     first = np.flatnonzero(eq)                   # row i ties with row i + 1
     if first.size == 0:
-        return None if in_order else order
+        return order
     pos = np.union1d(first, first + 1)
     starts = ~np.isin(pos - 1, first)            # a run of equal (group, score) begins
     tie_run = np.cumsum(starts)
-    docs = np.asarray(doc.take(pa.array(order[pos])).to_pylist(), dtype=object)
+    rows = pos if order is None else order[pos]
+    docs = np.asarray(doc.take(from_numpy(rows)).to_pylist(), dtype=object)
     _, rank = np.unique(docs, return_inverse=True)
-    fixed = order[pos][np.lexsort((-rank, tie_run))]
-    if in_order and np.array_equal(fixed, pos):
-        return None
+    fixed = rows[np.lexsort((-rank, tie_run))]
+    if order is None:
+        if np.array_equal(fixed, pos):
+            return None
+        order = np.arange(n)
     order[pos] = fixed
     return order
 

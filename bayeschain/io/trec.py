@@ -45,15 +45,18 @@ import re
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from ..errors import FormatError, ParameterError
-from .arrow import as_string_array, decode_text, parse_decimal, read_bytes
+from .arrow import as_string_array, decode_text, parse_decimal, read_bytes, to_numpy
+
+if TYPE_CHECKING:  # pandas is imported by the DataFrame readers only: not for eval's tables
+    import pandas as pd
 
 QRELS_COLUMNS = ["query_id", "iteration", "doc_id", "relevance"]
 RUN_COLUMNS = ["query_id", "q0", "doc_id", "rank", "score", "run_id"]
@@ -75,15 +78,28 @@ def read_qrels(path, *, errors: str = "raise") -> pd.DataFrame:
     is kept and the later ones are counted in ``attrs["skipped"]`` and
     ``attrs["duplicates"]``.
     """
-    frame = _read_table(path, QRELS_COLUMNS, _QRELS_KEEP, _QRELS_NUMERIC, errors)
-    duplicates = 0
-    if _has_duplicate_docs(frame):
-        before = len(frame)
-        frame = _without_duplicates(path, frame, errors, qrels=True)
-        duplicates = before - len(frame)
-    frame.attrs = {k: v for k, v in frame.attrs.items() if k != "lines"}
-    frame.attrs["duplicates"] = duplicates
+    table, attrs = _qrels(path, errors)
+    frame = _to_pandas(table)
+    frame.attrs = attrs
     return frame
+
+
+def read_qrels_table(path, *, errors: str = "raise") -> pa.Table:
+    """:func:`read_qrels` as an Arrow table (the same columns, checks and errors), without
+    pandas."""
+    return _qrels(path, errors)[0]
+
+
+def _qrels(path, errors: str) -> tuple[pa.Table, dict]:
+    table, attrs = _read_table(path, QRELS_COLUMNS, _QRELS_KEEP, _QRELS_NUMERIC, errors)
+    duplicates = 0
+    if _has_duplicate_docs(table):
+        before = table.num_rows
+        table, attrs = _without_duplicates(path, table, attrs, errors, qrels=True)
+        duplicates = before - table.num_rows
+    attrs = {k: v for k, v in attrs.items() if k != "lines"}
+    attrs["duplicates"] = duplicates
+    return table, attrs
 
 
 def read_run(path, *, errors: str = "raise") -> pd.DataFrame:
@@ -95,37 +111,55 @@ def read_run(path, *, errors: str = "raise") -> pd.DataFrame:
     too), or with ``errors="skip"`` its later occurrences are dropped and counted in
     ``attrs["skipped"]``.
     """
-    frame = _read_table(path, RUN_COLUMNS, _RUN_KEEP, _RUN_NUMERIC, errors, extra_ok=True)
-    if not _has_duplicate_docs(frame):
-        return _trec_sorted(frame)
-    return _trec_sorted(_without_duplicates(path, frame, errors, qrels=False))
+    table, attrs = _run(path, errors)
+    frame = _trec_sorted(table)
+    frame.attrs = attrs
+    return frame
 
 
-def _trec_sorted(frame: pd.DataFrame) -> pd.DataFrame:
+def _trec_sorted(table: pa.Table) -> pd.DataFrame:
     """Rows sorted by topic id, score descending, doc id descending (Arrow's sort)."""
-    bare = frame.copy(deep=False)
-    bare.attrs = {}
-    table = pa.Table.from_pandas(bare, preserve_index=False)
     order = pc.sort_indices(table, sort_keys=[("query_id", "ascending"),
                                               ("score", "descending"),
                                               ("doc_id", "descending")])
-    out = _to_pandas(table.take(order))
-    out.attrs = {k: v for k, v in frame.attrs.items() if k != "lines"}
-    return out
+    return _to_pandas(table.take(order))
 
 
-def _without_duplicates(path, frame: pd.DataFrame, errors: str, *, qrels: bool) -> pd.DataFrame:
+def read_run_table(path, *, errors: str = "raise", threads: bool = True) -> pa.Table:
+    """A TREC run file as an Arrow table ``query_id, doc_id, score, run_id`` in the file's
+    own line order, with every check of :func:`read_run` (numbers, fields, a document
+    listed twice for a topic) and its errors naming file and line, without pandas.
+
+    :func:`~bayeschain.io.lists.ranked_lists` puts the rows in trec_eval's order.  With
+    ``threads=False`` Arrow parses on the calling thread only (for callers that read
+    several files at once)."""
+    return _run(path, errors, threads)[0]
+
+
+def _run(path, errors: str, threads: bool = True) -> tuple[pa.Table, dict]:
+    table, attrs = _read_table(path, RUN_COLUMNS, _RUN_KEEP, _RUN_NUMERIC, errors,
+                               extra_ok=True, threads=threads)
+    if _has_duplicate_docs(table):
+        table, attrs = _without_duplicates(path, table, attrs, errors, qrels=False)
+    return table, {k: v for k, v in attrs.items() if k != "lines"}
+
+
+def _without_duplicates(path, table: pa.Table, attrs: dict, errors: str, *,
+                        qrels: bool) -> tuple[pa.Table, dict]:
     """Raise on the first repeated (topic, doc) naming both lines, or drop repeats."""
-    if "lines" not in frame.attrs:  # fast paths do not track lines: re-read to name them
+    if "lines" not in attrs:  # fast paths do not track lines: re-read to name them
         columns, keep, numeric = ((QRELS_COLUMNS, _QRELS_KEEP, _QRELS_NUMERIC) if qrels
                                   else (RUN_COLUMNS, _RUN_KEEP, _RUN_NUMERIC))
-        frame = _careful_parse(Path(path), columns, keep, numeric, errors, extra_ok=not qrels)
-    dup = frame.duplicated(["query_id", "doc_id"], keep="first").to_numpy()
+        table, attrs = _careful_parse(Path(path), columns, keep, numeric, errors,
+                                      extra_ok=not qrels)
+    dup = _repeated(table)
     if errors == "raise":
         second = int(np.flatnonzero(dup)[0])
-        topic, doc = frame["query_id"].iloc[second], frame["doc_id"].iloc[second]
-        same = ((frame["query_id"] == topic) & (frame["doc_id"] == doc)).to_numpy()
-        lines = frame.attrs["lines"]
+        topic = table["query_id"][second].as_py()
+        doc = table["doc_id"][second].as_py()
+        same = np.asarray(pc.and_(pc.equal(table["query_id"], topic),
+                                  pc.equal(table["doc_id"], doc)))
+        lines = attrs["lines"]
         first_line, line = int(lines[np.flatnonzero(same)[0]]), int(lines[second])
         if qrels:
             message = (f"document {doc!r} is judged twice for topic {topic!r} (lines "
@@ -134,9 +168,8 @@ def _without_duplicates(path, frame: pd.DataFrame, errors: str, *, qrels: bool) 
             message = (f"document {doc!r} appears twice in the ranking of topic {topic!r} "
                        f"(lines {first_line} and {line})")
         raise FormatError(message, file=path, line=line)
-    out = frame[~dup].reset_index(drop=True)
-    out.attrs = {"skipped": frame.attrs["skipped"] + int(dup.sum()), "source": str(path)}
-    return out
+    out = table.filter(pa.array(~dup))
+    return out, {"skipped": attrs["skipped"] + int(dup.sum()), "source": str(path)}
 
 
 def read_runs(paths, *, errors: str = "raise") -> list[pd.DataFrame]:
@@ -146,12 +179,14 @@ def read_runs(paths, *, errors: str = "raise") -> list[pd.DataFrame]:
     :class:`~bayeschain.errors.ParameterError`: its rankings would be evaluated twice under
     two names, or merged into one."""
     paths = list(paths)
-    _check_distinct_files(paths)
+    check_distinct_files(paths)
     with ThreadPoolExecutor(max_workers=min(4, max(1, len(paths)))) as pool:
         return list(pool.map(lambda p: read_run(p, errors=errors), paths))
 
 
-def _check_distinct_files(paths) -> None:
+def check_distinct_files(paths) -> None:
+    """A :class:`~bayeschain.errors.ParameterError` when a file is given twice (under any
+    spelling of its path)."""
     seen: dict = {}
     for path in paths:
         try:
@@ -165,12 +200,33 @@ def _check_distinct_files(paths) -> None:
         seen[key] = str(path)
 
 
-def _has_duplicate_docs(frame: pd.DataFrame) -> bool:
-    if len(frame) < 2:
+def _has_duplicate_docs(table) -> bool:
+    """Whether a (topic, doc) pair occurs twice (a table or a DataFrame).
+
+    One hash pass over the doc ids: when no doc id repeats (at all), no pair does; else the
+    pairs are compared as integer codes."""
+    n = len(table)
+    if n < 2:
         return False
-    keys = pc.binary_join_element_wise(as_string_array(frame["query_id"]),
-                                        as_string_array(frame["doc_id"]), "\t")
-    return pc.count_distinct(keys).as_py() != len(frame)
+    if len(pc.unique(as_string_array(table["doc_id"]))) == n:
+        return False
+    return bool(_repeated(table).any())
+
+
+def _repeated(table) -> np.ndarray:
+    """Whether each row repeats the (topic, doc) pair of an earlier row."""
+    n = len(table)
+    codes = []
+    for col in ("query_id", "doc_id"):
+        enc = pc.dictionary_encode(as_string_array(table[col]).combine_chunks())
+        codes.append((to_numpy(enc.indices).astype(np.int64), len(enc.dictionary)))
+    (topic, _), (doc, n_docs) = codes
+    key = topic * n_docs + doc
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    repeat = np.zeros(n, dtype=bool)
+    repeat[order[1:][ks[1:] == ks[:-1]]] = True
+    return repeat
 
 
 def _check_errors_arg(errors: str) -> None:
@@ -178,20 +234,25 @@ def _check_errors_arg(errors: str) -> None:
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
 
 
-def _read_table(path, columns, keep, numeric, errors, extra_ok=False) -> pd.DataFrame:
+def _read_table(path, columns, keep, numeric, errors, extra_ok=False,
+                threads: bool = True) -> tuple[pa.Table, dict]:
+    """The file's kept columns as an Arrow table (``string`` ids, checked numbers) and its
+    attrs: ``skipped``, ``source`` and, from the careful parser, each row's ``lines``."""
     _check_errors_arg(errors)
     path = Path(path)
     data = read_bytes(path)
-    frame = None
+    table = None
     if _regular(data):
-        frame = _arrow_parse(data, columns, keep, numeric)
-        if frame is None:
-            frame = _pandas_parse(data, columns, keep, numeric, extra_ok)
-    if frame is None:
-        frame = _careful_parse(path, columns, keep, numeric, errors, extra_ok, data=data)
-    frame.attrs.setdefault("skipped", 0)
-    frame.attrs["source"] = str(path)
-    return frame
+        table = _arrow_parse(data, columns, keep, numeric, threads)
+        if table is None:
+            table = _pandas_parse(data, columns, keep, numeric, extra_ok)
+    if table is None:
+        table, attrs = _careful_parse(path, columns, keep, numeric, errors, extra_ok,
+                                      data=data)
+    else:
+        attrs = {"skipped": 0}
+    attrs["source"] = str(path)
+    return table, attrs
 
 
 def _regular(data: bytes) -> bool:
@@ -199,12 +260,21 @@ def _regular(data: bytes) -> bool:
     every ``\\r`` ends a line (they split lines and fields differently from trec_eval's
     ``isspace`` on those bytes; the careful parser follows trec_eval)."""
     return (b"\x00" not in data and b"\x0b" not in data and b"\x0c" not in data
-            and data.count(b"\r") == data.count(b"\r\n"))
+            and (b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")))
+
+
+def _plain_strings(table: pa.Table) -> pa.Table:
+    """``large_string`` columns as ``string`` (what the lookups and the frames expect)."""
+    if not any(pa.types.is_large_string(f.type) for f in table.schema):
+        return table
+    return table.cast(pa.schema([(f.name, pa.string() if pa.types.is_large_string(f.type)
+                                  else f.type) for f in table.schema]))
 
 
 def _to_pandas(table: pa.Table) -> pd.DataFrame:
-    table = table.cast(pa.schema([(f.name, pa.string() if pa.types.is_large_string(f.type)
-                                   else f.type) for f in table.schema]))
+    import pandas as pd
+
+    table = _plain_strings(table)
     return table.to_pandas(types_mapper=lambda t: pd.ArrowDtype(t) if pa.types.is_string(t)
                            else None)
 
@@ -261,7 +331,8 @@ def _checked_numbers(table: pa.Table, numeric) -> pa.Table | None:
     return table
 
 
-def _arrow_parse(data: bytes, columns, keep, numeric) -> pd.DataFrame | None:
+def _arrow_parse(data: bytes, columns, keep, numeric,
+                 threads: bool = True) -> pa.Table | None:
     delim = _sniff_delimiter(data)
     if delim is None:
         return None
@@ -269,7 +340,7 @@ def _arrow_parse(data: bytes, columns, keep, numeric) -> pd.DataFrame | None:
     try:
         table = pcsv.read_csv(
             pa.BufferReader(data),
-            read_options=pcsv.ReadOptions(column_names=columns),
+            read_options=pcsv.ReadOptions(column_names=columns, use_threads=threads),
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False,
                                             double_quote=False, escape_char=False),
             convert_options=pcsv.ConvertOptions(column_types=types, include_columns=keep,
@@ -278,16 +349,18 @@ def _arrow_parse(data: bytes, columns, keep, numeric) -> pd.DataFrame | None:
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         return None
     table = _checked_numbers(table, numeric)
-    return None if table is None else _to_pandas(table)
+    return None if table is None else _plain_strings(table)
 
 
-def _pandas_parse(data: bytes, columns, keep, numeric, extra_ok) -> pd.DataFrame | None:
+def _pandas_parse(data: bytes, columns, keep, numeric, extra_ok) -> pa.Table | None:
     """pandas' C parser for whitespace-aligned files; None when the file is irregular.
 
     Every field is read as text (numbers are converted as on the Arrow path); one spare
     column catches a field too many (a qrels line with 5 fields, a run line with 7: ignored
     as trec_eval ignores it), and ``index_col=False`` keeps pandas from turning the first
     column into an index when every line has one field too many."""
+    import pandas as pd
+
     names = [*columns, "_extra"]
     # the spare column makes pandas warn that names and data differ in length; files are
     # parsed in threads, where catch_warnings() races (one thread's exit restores the
@@ -307,7 +380,7 @@ def _pandas_parse(data: bytes, columns, keep, numeric, extra_ok) -> pd.DataFrame
         return None  # comment, short or long lines: the careful parser handles them
     table = pa.Table.from_pandas(frame[keep], preserve_index=False)
     table = _checked_numbers(table, numeric)
-    return None if table is None else _to_pandas(table)
+    return None if table is None else _plain_strings(table)
 
 
 def _number(token: str, col: str, kind: str):
@@ -323,7 +396,8 @@ def _number(token: str, col: str, kind: str):
 
 
 def _careful_parse(path: Path, columns, keep, numeric, errors, extra_ok, *,
-                   data: bytes | None = None) -> pd.DataFrame:
+                   data: bytes | None = None) -> tuple[pa.Table, dict]:
+    """Line by line, naming the first bad line; ``(table, {"skipped", "lines"})``."""
     n = len(columns)
     rows: list[list] = []
     lines: list[int] = []
@@ -351,14 +425,11 @@ def _careful_parse(path: Path, columns, keep, numeric, errors, extra_ok, *,
             continue
         rows.append(fields)
         lines.append(lineno)
-    frame = pd.DataFrame(rows, columns=columns)[keep]
     types = {c: {"int": pa.int64(), "float": pa.float64()}.get(numeric.get(c), pa.string())
              for c in keep}
-    table = pa.Table.from_pandas(frame, schema=pa.schema([(c, types[c]) for c in keep]),
-                                 preserve_index=False)
-    out = _to_pandas(table)
-    out.attrs = {"skipped": skipped, "lines": np.asarray(lines, dtype=np.int64)}
-    return out
+    at = {c: i for i, c in enumerate(columns)}
+    table = pa.table({c: pa.array([r[at[c]] for r in rows], type=types[c]) for c in keep})
+    return table, {"skipped": skipped, "lines": np.asarray(lines, dtype=np.int64)}
 
 
 def run_names(paths: list[str], frames: list[pd.DataFrame]) -> list[str]:
@@ -366,11 +437,16 @@ def run_names(paths: list[str], frames: list[pd.DataFrame]) -> list[str]:
 
     Two runs that cannot be told apart even by their paths (the same file given twice) are
     a :class:`~bayeschain.errors.ParameterError`, never merged."""
-    _check_distinct_files(paths)
-    names = []
-    for path, frame in zip(paths, frames, strict=True):
-        name = str(frame["run_id"].iloc[0]) if len(frame) else Path(path).name
-        names.append(name)
+    ids = [str(frame["run_id"].iloc[0]) if len(frame) else None for frame in frames]
+    return unique_run_names(paths, ids)
+
+
+def unique_run_names(paths: list, ids: list[str | None]) -> list[str]:
+    """:func:`run_names` from each file's run id (None for an empty file: its name)."""
+    paths = list(paths)
+    check_distinct_files(paths)
+    names = [Path(path).name if rid is None else rid
+             for path, rid in zip(paths, ids, strict=True)]
     if len(set(names)) < len(names):
         names = [f"{n}:{Path(p).name}" for n, p in zip(names, paths, strict=True)]
     if len(set(names)) < len(names):
@@ -380,3 +456,18 @@ def run_names(paths: list[str], frames: list[pd.DataFrame]) -> list[str]:
         raise ParameterError("the same run file is given twice; give each run once",
                              file=twice)
     return names
+
+
+def first_run_id(table: pa.Table) -> str | None:
+    """The run id of the row that trec_eval's order puts first (smallest topic id, then
+    highest score, then largest doc id): the first row of :func:`read_run`'s frame, whose
+    run id names the run.  None for an empty table."""
+    if table.num_rows == 0:
+        return None
+    rid = table["run_id"]
+    if pc.all(pc.equal(rid, rid[0])).as_py():      # (an Arrow scalar: no pandas import)
+        return rid[0].as_py()
+    for col in ("query_id", "score", "doc_id"):
+        best = pc.min(table[col]) if col == "query_id" else pc.max(table[col])
+        table = table.filter(pc.equal(table[col], best))
+    return table["run_id"][0].as_py()

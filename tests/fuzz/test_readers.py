@@ -247,9 +247,9 @@ def test_fuzz_qrels(workdir, case, errors):
     check_ids(frame)
     assert not frame.duplicated(["query_id", "doc_id"]).any()
     if errors == "raise":       # every parser reads a file as the careful one does
-        careful = trec._careful_parse(path, trec.QRELS_COLUMNS, trec._QRELS_KEEP,
-                                      trec._QRELS_NUMERIC, "raise", False)
-        assert rows(frame) == rows(careful)
+        careful, _ = trec._careful_parse(path, trec.QRELS_COLUMNS, trec._QRELS_KEEP,
+                                         trec._QRELS_NUMERIC, "raise", False)
+        assert rows(frame) == rows(trec._to_pandas(careful))
 
 
 @FUZZ
@@ -267,8 +267,8 @@ def test_fuzz_runs(workdir, case, errors):
     got = rows(frame)
     assert got == sorted(got, key=lambda r: (r[0].encode(), -r[2], _desc(r[1])))
     if errors == "raise":
-        careful = trec._careful_parse(path, trec.RUN_COLUMNS, trec._RUN_KEEP,
-                                      trec._RUN_NUMERIC, "raise", True)
+        careful, _ = trec._careful_parse(path, trec.RUN_COLUMNS, trec._RUN_KEEP,
+                                         trec._RUN_NUMERIC, "raise", True)
         assert got == rows(trec._trec_sorted(careful))
 
 
