@@ -427,56 +427,80 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
            report=None):
     """NUTS (nutpie) on the model's exact log density.
 
+    nutpie draws the unconstrained vector ``theta``, calling the compiled density through
+    a C callback (:mod:`~bayeschain.inference.nuts_c`; a Python callback on a nutpie
+    without it); the named quantities are computed from each draw afterwards
+    (:meth:`WalkModel.expand`).
+
     ``min_ess = 0``: ``draws`` per chain.  ``min_ess > 0``: ``draws`` is the most per chain;
     every ``CHECK_EVERY`` seconds the sampler is paused and its draws so far (the same
-    number in every chain) are looked at, and sampling stops as soon as every stored
+    number in every chain) are looked at, and sampling stops as soon as every named
     quantity has rank R-hat <= ``max_rhat`` and bulk ESS >= ``min_ess``
     (:mod:`~bayeschain.inference.diagnostics`); the draws returned are exactly those
     checked.  ``report(done, total)`` is called with the draws per chain so far.
 
     Returns ``(draws, sample_stats)``: a dict name -> ``(chain, draw, ...)`` array of the
-    expanded quantities (:meth:`WalkModel.expand`) and the sampler's statistics (an
-    ``xarray.Dataset`` with ``diverging``).
+    expanded quantities and the sampler's statistics (an ``xarray.Dataset`` with
+    ``diverging``).
     """
     import nutpie
-    from nutpie.compiled_pyfunc import from_pyfunc
 
-    names, shapes = [], []
-    for name, value in model.expand(np.zeros(model.ndim)).items():
-        names.append(name)
-        shapes.append(value.shape)
+    from .nuts_c import c_model
 
-    def make_logp():
-        return lambda x, **_: model.logp(x)
+    def init(s):
+        return model.initial_point(np.random.default_rng(s))
 
-    def make_expand(seed1, seed2, chain):
-        return lambda x, **_: model.expand(x)
+    compiled = c_model(model, init)
+    if compiled is None:
+        from nutpie.compiled_pyfunc import from_pyfunc
 
-    compiled = from_pyfunc(
-        model.ndim, make_logp, make_expand, [np.dtype("float64")] * len(names), shapes,
-        names, make_initial_point_fn=lambda s: model.initial_point(np.random.default_rng(s)))
+        compiled = from_pyfunc(
+            model.ndim, lambda: (lambda x, **_: model.logp(x)),
+            lambda seed1, seed2, chain: (lambda x, **_: {"theta": np.array(x, dtype=float)}),
+            [np.dtype("float64")], [(model.ndim,)], ["theta"], make_initial_point_fn=init)
     options = dict(draws=draws, tune=tune, chains=chains, cores=min(chains, 2), seed=seed,
                    progress_bar=progress, low_rank_modified_mass_matrix=low_rank,
                    target_accept=target_accept, save_warmup=False)
+    expanded = _Expansions(model)
     if min_ess <= 0:
         trace = nutpie.sample(compiled, **options)
         kept = draws
     else:
-        trace, kept = _sample_until(nutpie.sample(compiled, blocking=False,
-                                                  **options),
-                                    names, draws, min_ess, max_rhat, report)
-    post = trace.posterior.isel(draw=slice(0, kept))
+        trace, kept = _sample_until(nutpie.sample(compiled, blocking=False, **options),
+                                    expanded, draws, min_ess, max_rhat, report)
+    theta = trace.posterior["theta"].values[:, :kept]
     stats = trace.sample_stats.isel(draw=slice(0, kept))
-    return {n: post[n].values for n in names}, stats
+    return expanded.of(theta), stats
 
 
-def _sample_until(sampler, names, draws, min_ess, max_rhat, report):
+class _Expansions:
+    """The named quantities of draws of ``theta``, computed once per draw (the checks
+    while sampling see the same draws again, with more after them)."""
+
+    def __init__(self, model: WalkModel):
+        self.model = model
+        self.done: list[list[dict]] = []
+
+    def of(self, theta: np.ndarray) -> dict[str, np.ndarray]:
+        """``theta (chain, draw, ndim)`` -> name -> ``(chain, draw, ...)``."""
+        chains, n = theta.shape[:2]
+        while len(self.done) < chains:
+            self.done.append([])
+        for c in range(chains):
+            have = self.done[c]
+            for d in range(len(have), n):
+                have.append(self.model.expand(theta[c, d]))
+        names = self.done[0][0].keys() if n else self.model.expand(
+            np.zeros(self.model.ndim)).keys()
+        return {k: np.array([[self.done[c][d][k] for d in range(n)] for c in range(chains)])
+                for k in names}
+
+
+def _sample_until(sampler, expanded: _Expansions, draws, min_ess, max_rhat, report):
     """Run a background nutpie sampler until the diagnostics of its draws so far pass
     (see :func:`sample`); returns ``(trace, draws kept per chain)``."""
     import time
     import warnings
-
-    from .diagnostics import bulk_ess, rank_rhat
 
     try:
         while not _finished(sampler):
@@ -487,13 +511,12 @@ def _sample_until(sampler, names, draws, min_ess, max_rhat, report):
             with warnings.catch_warnings():    # ArviZ: "more chains than draws" early on
                 warnings.simplefilter("ignore")
                 trace = sampler.inspect()
-            first = trace.posterior[names[0]].values
-            done = int(np.isfinite(first.reshape(first.shape[0], first.shape[1], -1)[..., 0])
-                       .sum(axis=1).min()) if first.shape[1] else 0
+            theta = trace.posterior["theta"].values
+            done = int(np.isfinite(theta[..., 0]).sum(axis=1).min()) if theta.shape[1] else 0
             if report is not None:
                 report(done, draws)
-            if done >= FIRST_CHECK and _converged(trace.posterior, names, done, min_ess,
-                                                  max_rhat, rank_rhat, bulk_ess):
+            if done >= FIRST_CHECK and _converged(expanded.of(theta[:, :done]), min_ess,
+                                                  max_rhat):
                 with warnings.catch_warnings():     # ArviZ on the empty warm-up group
                     warnings.simplefilter("ignore")
                     return sampler.abort(), done
@@ -515,14 +538,15 @@ def _finished(sampler) -> bool:
         return False
 
 
-def _converged(posterior, names, done, min_ess, max_rhat, rank_rhat, bulk_ess) -> bool:
-    """Every quantity's rank R-hat <= max_rhat and bulk ESS >= min_ess on the first
-    ``done`` draws of every chain (constant quantities, e.g. structural zeros, pass)."""
-    for name in names:
-        x = posterior[name].values[:, :done]
+def _converged(quantities: dict[str, np.ndarray], min_ess, max_rhat) -> bool:
+    """Every quantity's rank R-hat <= max_rhat and bulk ESS >= min_ess (constant
+    quantities, e.g. structural zeros, pass; non-finite draws fail)."""
+    from .diagnostics import bulk_ess, rank_rhat
+
+    for x in quantities.values():
         rhat, ess = rank_rhat(x), bulk_ess(x)
-        if np.nanmax(rhat, initial=0.0) > max_rhat or np.nanmin(ess, initial=np.inf) < min_ess:
-            return False
         if np.isnan(ess).any():
+            return False
+        if np.nanmax(rhat, initial=0.0) > max_rhat or np.nanmin(ess, initial=np.inf) < min_ess:
             return False
     return True

@@ -241,7 +241,8 @@ def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                               seed=s["seed"], progress=progress,
                               target_accept=s["target_accept"], min_ess=s["min_ess"],
                               report=report)
-    kept = next(iter(draws.values())).shape[1]
+    # stopped on its diagnostics, a fit keeps the draws it checked; otherwise all it asked
+    kept = next(iter(draws.values())).shape[1] if s["min_ess"] > 0 else s["draws"]
     _check_complete(seen, draws.values(), s["chains"], kept)
     ranks = np.arange(1, data.ranks + 1)
     walk = draws["walk"]
