@@ -118,4 +118,5 @@ def c_model(model, init) -> Any | None:
             return _lib.PySampler.from_pymc(settings, cores, self._make_model(init_mean),
                                             progress_type, store)
 
-    return WalkCModel(dims={"theta": ("unconstrained",)}, ndim=int(model.ndim), table=table, arrays=keep)
+    return WalkCModel(dims={"theta": ("unconstrained",)}, ndim=int(model.ndim), table=table,
+                      arrays=keep)
