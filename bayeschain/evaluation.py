@@ -158,16 +158,17 @@ def evaluate_files(qrels, runs: Sequence, measures: Iterable[str], *, level: int
     would on :func:`~bayeschain.io.read_qrels` and :func:`~bayeschain.io.read_runs`
     (the same values and run names), streaming the runs.
 
-    Two threads read the run files as Arrow tables and rank each run as soon as it is read
-    (keeping 13 bytes a ranked document, not the table); the ranked runs are evaluated in
-    batches of about ``batch_lines`` documents (default :data:`BATCH_LINES`) while the next
-    files are read, so that memory stays bounded whatever the number of runs.  The qrels
-    are prepared once; measures are parsed before any file is read.  A run file with no lines is a
-    :class:`~bayeschain.errors.FormatError`; the same file given twice a
-    :class:`~bayeschain.errors.ParameterError`.
+    Two threads read the run files as Arrow tables, a chunk of files of about
+    :data:`~bayeschain.io.lists.CHUNK_LINES` lines at a time, and rank each chunk as soon
+    as it is read (keeping 13 bytes a ranked document, not the tables); the ranked runs are
+    evaluated in batches of about ``batch_lines`` documents (default :data:`BATCH_LINES`)
+    while the next files are read, so that memory stays bounded whatever the number of
+    runs.  The qrels are prepared once; measures are parsed before any file is read.  A
+    run file with no lines is a :class:`~bayeschain.errors.FormatError`; the same file
+    given twice a :class:`~bayeschain.errors.ParameterError`.
     """
     from .errors import FormatError, ParameterError
-    from .io.lists import assemble_lists, rank_run
+    from .io.lists import CHUNK_LINES, assemble_lists, line_chunks, rank_chunk
     from .io.trec import (
         check_distinct_files,
         first_run_id,
@@ -185,19 +186,25 @@ def evaluate_files(qrels, runs: Sequence, measures: Iterable[str], *, level: int
     pool = ThreadPoolExecutor(max_workers=2)
     qrels_ready = pool.submit(lambda: Judgements(read_qrels_table(qrels), level))
 
-    def read(index: int, path):
-        table = read_run_table(path, threads=False)
-        if table.num_rows == 0:
-            raise FormatError("the run has no rankings (an empty run file)", file=path)
-        rows = rank_run(qrels_ready.result(), index, table.select(["query_id", "doc_id",
-                                                                   "score"]), depth=depth)
-        return first_run_id(table), table.num_rows, rows
+    def read(indices: list[int]):
+        """Read and rank files ``indices``: their run ids, line counts and ranked rows."""
+        tables = []
+        for i in indices:
+            table = read_run_table(paths[i], threads=False)
+            if table.num_rows == 0:
+                raise FormatError("the run has no rankings (an empty run file)",
+                                  file=paths[i])
+            tables.append(table)
+        ids = [first_run_id(t) for t in tables]
+        lines = [t.num_rows for t in tables]
+        tables = [t.select(["query_id", "doc_id", "score"]) for t in tables]
+        return ids, lines, rank_chunk(qrels_ready.result(), indices, tables, depth=depth)
 
     ids: list[str | None] = []
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def evaluate(batch: list, first: int) -> None:
-        lists = assemble_lists(qrels_ready.result(), list(range(first, first + len(batch))),
+    def evaluate(batch: list, first: int, n_runs: int) -> None:
+        lists = assemble_lists(qrels_ready.result(), list(range(first, first + n_runs)),
                                batch, first=first, complete=complete)
         parts.append((np.asarray(lists.run_ids, dtype=np.int64), lists.query_ids,
                       _values(parsed, lists, context)))
@@ -208,29 +215,26 @@ def evaluate_files(qrels, runs: Sequence, measures: Iterable[str], *, level: int
         except ParameterError:
             qrels_ready.result()                 # qrels errors come first
             raise
+        chunks = line_chunks([_size(p) // 40 for p in paths])   # about 40 bytes a line
         pending: deque = deque()
-        ahead = 2 * budget                       # lines read ahead: about two batches
-        next_file, queued, batch, batch_rows, first = 0, 0, [], 0, 0
-        while next_file < len(paths) or pending:
-            while next_file < len(paths) and (len(pending) < 2 or queued < ahead):
-                size = _size(paths[next_file]) // 40     # about 40 bytes a line
-                pending.append((size, pool.submit(read, next_file, paths[next_file])))
-                queued += size
-                next_file += 1
-            size, future = pending.popleft()
+        next_chunk, batch, batch_rows, first = 0, [], 0, 0
+        while next_chunk < len(chunks) or pending:
+            # read ahead about two batches (and at least two chunks: both threads busy)
+            while next_chunk < len(chunks) and (
+                    len(pending) < 2 or len(pending) * CHUNK_LINES < 2 * budget):
+                pending.append(pool.submit(read, chunks[next_chunk]))
+                next_chunk += 1
             if not ids:
                 qrels_ready.result()             # qrels errors come first
-            run_id, lines, rows = future.result()
-            queued -= size
-            ids.append(run_id)
+            chunk_ids, lines, rows = pending.popleft().result()
+            ids += chunk_ids
             batch.append(rows)
-            batch_rows += lines
+            batch_rows += sum(lines)
             if batch_rows >= budget:
-                evaluate(batch, first)
-                first += len(batch)
-                batch, batch_rows = [], 0
+                evaluate(batch, first, len(ids) - first)
+                first, batch, batch_rows = len(ids), [], 0
         if batch or not parts:
-            evaluate(batch, first)
+            evaluate(batch, first, len(ids) - first)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     run_names = unique_run_names(paths, ids)

@@ -40,6 +40,8 @@ if TYPE_CHECKING:  # frames are accepted, pandas is not needed for Arrow tables
 
 #: Largest topic x judged-document table used for the grade lookup (128 MB of float64).
 _DENSE_LOOKUP_LIMIT = 1 << 24
+#: -1 as an Arrow scalar, made from an array (``pa.scalar`` would import pandas)
+_MINUS_ONE = from_numpy(np.array([-1], dtype=np.int32))[0]
 
 
 @dataclass(frozen=True)
@@ -140,27 +142,48 @@ def _first(column) -> str:
 def rank_runs(judged: Judgements, names: list[str], runs: list, *, depth: int | None = None,
               complete: bool = False, docs: bool = False) -> RankedLists:
     """:func:`ranked_lists` on qrels prepared once (:class:`Judgements`): ``runs`` are
-    DataFrames or Arrow tables (``query_id, doc_id, score``), named by ``names``."""
+    DataFrames or Arrow tables (``query_id, doc_id, score``), named by ``names``.
+
+    Runs are ranked in chunks of about :data:`CHUNK_LINES` documents on two threads: one
+    Arrow lookup of the doc ids per chunk (Arrow builds its hash table of the judged docs
+    on every call), and working arrays small enough to be reused from chunk to chunk."""
     _check_depth(depth)
     columns = [_RunColumns.of(r) for r in runs]
-    n_runs = len(columns)
-    batches = [list(range(i, n_runs, _WORKERS)) for i in range(_WORKERS)]
-    if n_runs < 2:
-        parts = [_rank_runs(columns, list(range(n_runs)), judged, depth, docs)]
+    chunks = line_chunks([len(c.score) for c in columns])
+    if len(chunks) < 2:
+        parts = [_rank_runs(columns, list(range(len(columns))), judged, depth, docs)]
     else:
         with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
             parts = list(pool.map(lambda b: _rank_runs([columns[i] for i in b], b, judged,
-                                                       depth, docs), batches))
+                                                       depth, docs), chunks))
     return assemble_lists(judged, names, parts, complete=complete, docs=docs)
 
 
-def rank_run(judged: Judgements, index: int, run, *,
-             depth: int | None = None) -> RankedRows | None:
-    """One run (a DataFrame or an Arrow table) ranked, its rows labelled run ``index``:
-    what :func:`assemble_lists` puts together.  Streaming readers rank each run as they
-    read it (and keep only this: 13 bytes a document)."""
+#: Documents ranked together (one doc-id lookup): 2 MB working arrays.
+CHUNK_LINES = 1 << 18
+
+
+def line_chunks(lines: list[int], size: int | None = None) -> list[list[int]]:
+    """Consecutive runs grouped into chunks of about ``size`` lines (at least one run)."""
+    size = CHUNK_LINES if size is None else size
+    chunks: list[list[int]] = [[]]
+    total = 0
+    for i, n in enumerate(lines):
+        if chunks[-1] and total + n > size:
+            chunks.append([])
+            total = 0
+        chunks[-1].append(i)
+        total += n
+    return chunks if chunks[0] else []
+
+
+def rank_chunk(judged: Judgements, indices: list[int], runs: list, *,
+               depth: int | None = None) -> RankedRows | None:
+    """Runs (DataFrames or Arrow tables) ranked together, their rows labelled with the run
+    ``indices``: what :func:`assemble_lists` puts together.  Streaming readers rank each
+    chunk of runs as they read it (and keep only this: 13 bytes a document)."""
     _check_depth(depth)
-    return _rank_runs([_RunColumns.of(run)], [index], judged, depth)
+    return _rank_runs([_RunColumns.of(r) for r in runs], list(indices), judged, depth)
 
 
 def _check_depth(depth) -> None:
@@ -171,7 +194,7 @@ def _check_depth(depth) -> None:
 def assemble_lists(judged: Judgements, names: list, parts: list[RankedRows | None], *,
                    first: int = 0, complete: bool = False, docs: bool = False) -> RankedLists:
     """The :class:`RankedLists` of runs ``first, first + 1, ...`` (named by ``names``)
-    from their ranked rows (:func:`rank_run`, in any grouping)."""
+    from their ranked rows (:func:`rank_chunk`, in any grouping)."""
     parts = [p for p in parts if p is not None]
     n_runs, n_topics = len(names), judged.n_topics
     # one row per (run, topic) present (or every qrels topic with complete=True)
@@ -275,7 +298,8 @@ class Judgements:
 
     def doc_positions(self, doc) -> np.ndarray:
         """``1 +`` the position of each doc id among the judged ones, 0 when unjudged."""
-        return to_numpy(pc.index_in(doc, value_set=self.docs), fill=-1).astype(np.int64) + 1
+        found = pc.fill_null(pc.index_in(doc, value_set=self.docs), _MINUS_ONE)
+        return to_numpy(found) + np.int32(1)
 
     def grade(self, topic: np.ndarray, d: np.ndarray) -> np.ndarray:
         """Grade of each (topic, :meth:`doc_positions`) pair, 0 when unjudged."""
@@ -289,16 +313,19 @@ class Judgements:
         :data:`_DENSE_LOOKUP_LIMIT` cells, NaN where unjudged) or are matched against the
         sorted qrels keys.
         """
-        keys = topic * self.width + d
+        return self.lookup_keys(topic * self.width + d)
+
+    def lookup_keys(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`lookup` of ``topic * width + d``."""
         if self.table is not None:
             grade = self.table[keys]
             judged = ~np.isnan(grade)
             np.copyto(grade, 0.0, where=~judged)
             return grade, judged
         if self.keys.size == 0:
-            return np.zeros(topic.size), np.zeros(topic.size, dtype=bool)
+            return np.zeros(keys.size), np.zeros(keys.size, dtype=bool)
         at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
-        judged = (d > 0) & (self.keys[at] == keys)
+        judged = self.keys[at] == keys           # qrels keys have d >= 1: none is unjudged
         return np.where(judged, self.grades[at], 0.0), judged
 
 
@@ -337,7 +364,9 @@ def _rank_runs(runs: list[_RunColumns], run_index: list[int], judged: Judgements
 
     Topic ids are looked up once per stretch of equal ids, doc ids in one Arrow call; rows
     are grouped by (run, topic) and put in trec_eval's order; grades come from the
-    judgement table.
+    judgement table.  Runs written topic by topic with scores descending (as systems write
+    them, and as :func:`~bayeschain.io.read_run` returns them) are ranked stretch by
+    stretch, without a per-row topic or group; others by a sort.
     """
     if not runs:
         return None
@@ -347,12 +376,17 @@ def _rank_runs(runs: list[_RunColumns], run_index: list[int], judged: Judgements
     if not np.isfinite(score).all():
         raise ParameterError("run scores must be finite numbers; found "
                              f"{score[~np.isfinite(score)][0]}")
-    topic = _stretch_positions(qid, judged.topics)
-    if len(runs) == 1:                      # a group is a topic: no run column needed
-        group = topic
-    else:
-        run = np.repeat(np.asarray(run_index, dtype=np.int64), [len(r.score) for r in runs])
-        group = run * judged.n_topics + topic
+    lengths = np.array([len(r.score) for r in runs], dtype=np.int64)
+    first_rows = np.r_[0, np.cumsum(lengths)[:-1]]
+    starts = _stretch_starts(qid, first_rows[lengths > 0])
+    if starts is not None:
+        ranked = _rank_stretches(starts, qid, doc, score, first_rows,
+                                 np.asarray(run_index, dtype=np.int64), judged, depth, docs)
+        if ranked is not False:
+            return ranked
+    topic = _positions(qid, judged.topics)
+    run = np.repeat(np.asarray(run_index, dtype=np.int64), lengths)
+    group = run * judged.n_topics + topic
     keep = topic >= 0                       # topics without qrels are not evaluated
     if not keep.all():
         idx = np.flatnonzero(keep)
@@ -369,37 +403,86 @@ def _rank_runs(runs: list[_RunColumns], run_index: list[int], judged: Judgements
     grade, is_judged = judged.lookup(topic, d)
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     counts = np.diff(np.r_[starts, group.size])
-    pos = np.arange(group.size) - np.repeat(starts, counts)
+    heads = group[starts]
+    return _rows(heads // judged.n_topics, heads % judged.n_topics, starts, counts, grade,
+                 is_judged, names, depth)
+
+
+def _rows(runs, topics, starts, counts, grade, is_judged, names, depth) -> RankedRows:
+    """:class:`RankedRows` of groups (each group's rows together, in rank order)."""
+    pos = np.arange(grade.size) - np.repeat(starts, counts)
     if depth is not None and counts.max() > int(depth):
         sel = pos < int(depth)
         grade, pos, is_judged = grade[sel], pos[sel], is_judged[sel]
-        names = names[sel] if docs else None
+        names = names[sel] if names is not None else None
         counts = np.minimum(counts, int(depth))
-    heads = group[starts]
-    if len(runs) == 1:
-        return RankedRows(np.full(heads.size, run_index[0]), heads, counts, pos, grade, names,
-                          is_judged)
-    return RankedRows(heads // judged.n_topics, heads % judged.n_topics, counts, pos, grade,
-                      names, is_judged)
+    return RankedRows(runs, topics, counts, pos, grade, names, is_judged)
+
+
+def _stretch_starts(qid: pa.ChunkedArray, run_starts: np.ndarray) -> np.ndarray | None:
+    """The first row of each stretch of equal topic ids (a new run starts one too), or None
+    when the stretches are short (topics interleaved: rows are looked up one by one)."""
+    n = len(qid)
+    if n == 0:
+        return None
+    if n > 1:
+        change = pc.indices_nonzero(pc.not_equal(qid.slice(1), qid.slice(0, n - 1)))
+        starts = np.r_[0, to_numpy(change).astype(np.int64) + 1]
+    else:
+        starts = np.zeros(1, dtype=np.int64)
+    if run_starts.size > 1:
+        starts = np.union1d(starts, run_starts)
+    return None if starts.size > n // 8 + 1 else starts
+
+
+def _rank_stretches(starts, qid, doc, score, first_rows, run_index, judged: Judgements,
+                    depth, docs) -> RankedRows | None | bool:
+    """:func:`_rank_runs` when every (run, topic) is one stretch of rows with scores
+    descending: one group per stretch, only tied scores reordered.  False when the rows are
+    not so (the caller sorts them)."""
+    n = score.size
+    counts = np.diff(np.r_[starts, n])
+    topics = _positions(qid.take(from_numpy(starts)), judged.topics)
+    runs = run_index[np.searchsorted(first_rows, starts, side="right") - 1]
+    keep = topics >= 0                       # topics without qrels are not evaluated
+    groups = (runs * judged.n_topics + topics)[keep]
+    if np.unique(groups).size != groups.size:
+        return False                         # a topic in two stretches of a run
+    descending = score[1:] <= score[:-1]
+    descending[starts[1:] - 1] = True
+    if not descending.all():
+        return False
+    if not keep.all():
+        rows = np.flatnonzero(np.repeat(keep, counts))
+        if rows.size == 0:
+            return None
+        doc, score = doc.take(from_numpy(rows)), score[rows]
+        counts, topics, runs = counts[keep], topics[keep], runs[keep]
+        starts = np.r_[0, np.cumsum(counts)[:-1]]
+    d = judged.doc_positions(doc)
+    order = _tie_order(score, starts, doc)
+    names = doc.to_numpy(zero_copy_only=False) if docs else None
+    if order is not None:
+        d = d[order]
+        names = names[order] if docs else None
+    grade, is_judged = judged.lookup_keys(np.repeat(topics * judged.width, counts) + d)
+    return _rows(runs, topics, starts, counts, grade, is_judged, names, depth)
+
+
+def _tie_order(score: np.ndarray, starts: np.ndarray, doc: pa.ChunkedArray) -> np.ndarray | None:
+    """Row order within stretches (``starts``) of descending scores that puts tied scores
+    by doc id descending (trec_eval); None when they already are."""
+    eq = score[1:] == score[:-1]
+    eq[starts[1:] - 1] = False                   # no tie across two stretches
+    first = np.flatnonzero(eq)                   # row i ties with row i + 1
+    if first.size == 0:
+        return None
+    return _tie_fix(first, None, doc, score.size)
 
 
 def _positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray:
     """Index of each value in ``value_set`` (-1 when absent), by Arrow's hash lookup."""
     return to_numpy(pc.index_in(values, value_set=value_set), fill=-1).astype(np.int64)
-
-
-def _stretch_positions(values: pa.ChunkedArray, value_set: pa.Array) -> np.ndarray:
-    """:func:`_positions` looked up once per stretch of equal values (a run's rows come
-    topic by topic): one string comparison per row instead of a hash lookup."""
-    n = len(values)
-    if n < 2:
-        return _positions(values, value_set)
-    change = pc.indices_nonzero(pc.not_equal(values.slice(1), values.slice(0, n - 1)))
-    starts = np.r_[0, to_numpy(change).astype(np.int64) + 1]
-    if starts.size > n // 8:                # not grouped: look every row up
-        return _positions(values, value_set)
-    heads = _positions(values.take(from_numpy(starts)), value_set)
-    return np.repeat(heads, np.diff(np.r_[starts, n]))
 
 
 def _trec_order(group: np.ndarray, score: np.ndarray,
@@ -428,6 +511,13 @@ def _trec_order(group: np.ndarray, score: np.ndarray,
     first = np.flatnonzero(eq)                   # row i ties with row i + 1
     if first.size == 0:
         return order
+    return _tie_fix(first, order, doc, n)
+
+
+def _tie_fix(first: np.ndarray, order: np.ndarray | None, doc: pa.ChunkedArray,
+             n: int) -> np.ndarray | None:
+    """``order`` (None: the rows' own) with each run of tied rows (row ``first[i]`` ties
+    with the next) put by doc id descending; None when nothing moves."""
     pos = np.union1d(first, first + 1)
     starts = ~np.isin(pos - 1, first)            # a run of equal (group, score) begins
     tie_run = np.cumsum(starts)

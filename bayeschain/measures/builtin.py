@@ -38,16 +38,17 @@ def _binary(rel: np.ndarray, ctx: Mapping[str, Any]) -> np.ndarray:
     return rel >= ctx.get("level", 1)
 
 
-def _precision(rel, m: Measure, ctx):
-    return classical.precision_at(_binary(rel, ctx), m.cutoff)
+def _precision(rel, m: Measure, ctx):   # binary measures with a cut-off: the first k ranks
+    return classical.precision_at(_binary(classical.top(rel, m.cutoff), ctx), m.cutoff)
 
 
 def _ap(rel, m: Measure, ctx):
-    return classical.average_precision(_binary(rel, ctx), ctx.get("recall_base"), m.cutoff)
+    return classical.average_precision(_binary(classical.top(rel, m.cutoff), ctx),
+                                       ctx.get("recall_base"), m.cutoff)
 
 
 def _rr(rel, m: Measure, ctx):
-    return classical.reciprocal_rank(_binary(rel, ctx), m.cutoff)
+    return classical.reciprocal_rank(_binary(classical.top(rel, m.cutoff), ctx), m.cutoff)
 
 
 def _recall(rel, m: Measure, ctx):
@@ -59,7 +60,7 @@ def _rprec(rel, m: Measure, ctx):
 
 
 def _success(rel, m: Measure, ctx):
-    return classical.success_at(_binary(rel, ctx), m.cutoff)
+    return classical.success_at(_binary(classical.top(rel, m.cutoff), ctx), m.cutoff)
 
 
 def _judged_at(rel, m: Measure, ctx):
@@ -119,15 +120,23 @@ def _ideal(rel, ctx):
     return rel if ideal is None else np.asarray(ideal, dtype=float)
 
 
+def _first_ranks(rel, m: Measure):
+    """The first k ranks of ``rel`` for a measure with a cut-off k (every rank is still
+    checked, as the gains of all ranks were), else ``rel``."""
+    if m.cutoff is None:
+        return rel
+    return classical.top(classical.ranked(rel), m.cutoff)
+
+
 def _dcg(rel, m: Measure, ctx):
     kw = arguments(m)
-    g = apply_gains(rel, kw["gains"])
+    g = apply_gains(_first_ranks(rel, m), kw["gains"])
     return classical.discounted_cumulative_gain(g, m.cutoff, kw["base"], kw["variant"])
 
 
 def _ndcg(rel, m: Measure, ctx):
     kw = arguments(m)
-    g = apply_gains(rel, kw["gains"])
+    g = apply_gains(_first_ranks(rel, m), kw["gains"])
     ideal = apply_gains(_ideal(rel, ctx), kw["gains"])
     return classical.normalized_dcg(g, ideal, m.cutoff, kw["base"], kw["variant"])
 

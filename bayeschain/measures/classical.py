@@ -41,7 +41,12 @@ def _ranks(n: int) -> np.ndarray:
 
 def ranked(values, name: str = "relevance", *, keep_bool: bool = False) -> np.ndarray:
     """Ranked lists ``(..., D)``: a finite array of numbers with a rank axis (``D >= 1``);
-    booleans stay booleans with ``keep_bool``."""
+    booleans stay booleans with ``keep_bool`` (a boolean array is not copied)."""
+    if keep_bool and isinstance(values, np.ndarray) and values.dtype == bool:
+        if values.ndim == 0 or values.shape[-1] == 0:
+            raise ParameterError(f"{name} must have at least one rank on its last axis; got "
+                                 f"shape {values.shape}")
+        return values
     arr = float_array(values, name, error=ParameterError)
     if arr.ndim == 0 or arr.shape[-1] == 0:
         raise ParameterError(f"{name} must have at least one rank on its last axis; got shape "
@@ -142,7 +147,7 @@ def average_precision(binary, recall_base=None, k: int | None = None) -> np.ndar
     Computed from the positions of the relevant documents only: the k-th relevant
     document of a row, at rank ``i``, contributes ``k / i``.
     """
-    rel = cut(ranked(binary), k) > 0
+    rel = cut(ranked(binary, keep_bool=True), k) > 0
     shape = rel.shape[:-1]
     flat = rel.reshape(-1, rel.shape[-1])
     per_row = flat.sum(axis=-1)

@@ -209,13 +209,38 @@ def test_ranking_from_file_order_equals_the_sorted_frames(tmp_path):
                 np.testing.assert_array_equal(getattr(a, field), getattr(b, field), field)
 
 
-def test_topic_lookup_by_stretches_equals_the_hash_lookup():
-    topics = pa.array(["1", "10", "2", "3"])
-    grouped = pa.chunked_array([["2"] * 5 + ["10"] * 3, ["10", "9", "1"]])
-    interleaved = pa.chunked_array([["1", "2", "3", "2", "1", "9"] * 3])
-    for values in (grouped, interleaved, pa.chunked_array([["3"]])):
-        np.testing.assert_array_equal(lists_module._stretch_positions(values, topics),
-                                      lists_module._positions(values, topics))
+def test_ranking_by_stretches_equals_ranking_by_sort(tmp_path, monkeypatch):
+    """Runs written topic by topic are ranked stretch by stretch; every other layout by a
+    sort.  Both give the same lists, whatever the layout: topics in file order or
+    interleaved, a topic in two stretches, unsorted or tied scores, topics without qrels,
+    a cut-off, several runs ranked together, empty frames among them."""
+    qrels, paths = synthetic(tmp_path, n_runs=3)
+    lines = paths[0].read_text().splitlines()
+    rng = np.random.default_rng(5)
+    split = lines[:40] + lines[200:260] + lines[40:200] + lines[260:]     # topic 1 twice
+    unsorted = [line for t in range(1, 13) for line in
+                rng.permutation([x for x in lines if x.split()[0] == str(t)])]
+    tables = [read_run_table(p) for p in paths] + [
+        read_run_table(write(tmp_path, name, "\n".join(text) + "\n")) for name, text in
+        (("split", split), ("unsorted", unsorted), ("shuffled", rng.permutation(lines)),
+         ("one", lines[:1]))]
+    tables.insert(2, tables[0].slice(0, 0))
+    q = read_qrels(qrels)
+    names = [f"r{i}" for i in range(len(tables))]
+    for depth in (None, 3):
+        fast = ranked_lists(dict(zip(names, tables, strict=True)), q, depth=depth, docs=True)
+        with monkeypatch.context() as m:
+            m.setattr(lists_module, "_stretch_starts", lambda *a: None)
+            slow = ranked_lists(dict(zip(names, tables, strict=True)), q, depth=depth,
+                                docs=True)
+        for field in ("run_ids", "query_ids", "relevance", "judged", "lengths", "doc_ids"):
+            np.testing.assert_array_equal(getattr(fast, field), getattr(slow, field), field)
+        for i, table in enumerate(tables):                      # and one run at a time
+            alone = ranked_lists(table, q, depth=depth, docs=True)
+            rows = fast.run_ids == names[i]
+            w = alone.relevance.shape[1]
+            np.testing.assert_array_equal(fast.relevance[rows][:, :w], alone.relevance)
+            np.testing.assert_array_equal(fast.doc_ids[rows][:, :w], alone.doc_ids)
 
 
 def test_means_equal_pandas_bit_for_bit():
