@@ -460,17 +460,40 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
             [np.dtype("float64")], [(model.ndim,)], ["theta"], make_initial_point_fn=init)
     options = dict(draws=draws, tune=tune, chains=chains, cores=min(chains, 2), seed=seed,
                    progress_bar=progress, low_rank_modified_mass_matrix=low_rank,
-                   target_accept=target_accept, save_warmup=False)
+                   target_accept=target_accept, save_warmup=False, return_raw_trace=True)
     expanded = _Expansions(model)
     if min_ess <= 0:
-        trace = nutpie.sample(compiled, **options)
-        kept = draws
+        theta, stats = _raw_draws(nutpie.sample(compiled, **options))
     else:
-        trace, kept = _sample_until(nutpie.sample(compiled, blocking=False, **options),
-                                    expanded, draws, min_ess, max_rhat, report)
-    theta = trace.posterior["theta"].values[:, :kept]
-    stats = trace.sample_stats.isel(draw=slice(0, kept))
+        theta, stats = _sample_until(nutpie.sample(compiled, blocking=False, **options),
+                                     expanded, draws, min_ess, max_rhat, report)
     return expanded.of(theta), stats
+
+
+def _raw_draws(trace, keep: int | None = None):
+    """``theta (chain, draw, ndim)`` and the statistics (``diverging``, ``n_steps``) of the
+    draws after tuning in a raw nutpie trace, the first ``keep`` of each chain (all by
+    default; chains still running may have different lengths: the shortest is taken).
+    Read from nutpie's Arrow batches, without ArviZ."""
+    import pyarrow as pa
+    import xarray as xr
+
+    draw_batches, stat_batches = trace.get_arrow_trace()
+    thetas, diverging, steps = [], [], []
+    for draw, stat in zip(draw_batches, stat_batches, strict=True):
+        after = ~pa.array(stat.column("tuning")).to_numpy(zero_copy_only=False).astype(bool)
+        values = pa.array(draw.column("theta")).flatten().to_numpy(zero_copy_only=False)
+        thetas.append(values.reshape(draw.num_rows, -1)[after])
+        diverging.append(pa.array(stat.column("diverging")).to_numpy(
+            zero_copy_only=False).astype(bool)[after])
+        steps.append(pa.array(stat.column("n_steps")).to_numpy(zero_copy_only=False)[after])
+    n = min(len(t) for t in thetas)
+    if keep is not None:
+        n = min(n, keep)
+    theta = np.stack([t[:n] for t in thetas])
+    stats = xr.Dataset({"diverging": (("chain", "draw"), np.stack([d[:n] for d in diverging])),
+                        "n_steps": (("chain", "draw"), np.stack([k[:n] for k in steps]))})
+    return theta, stats
 
 
 class _Expansions:
@@ -498,32 +521,23 @@ class _Expansions:
 
 def _sample_until(sampler, expanded: _Expansions, draws, min_ess, max_rhat, report):
     """Run a background nutpie sampler until the diagnostics of its draws so far pass
-    (see :func:`sample`); returns ``(trace, draws kept per chain)``."""
+    (see :func:`sample`); returns ``(theta, stats)`` of the draws checked.  The chains run
+    on while a copy of their draws is checked; once it passes, sampling stops and the
+    draws kept are exactly the checked ones (the first ``done`` of every chain)."""
     import time
-    import warnings
 
     try:
         while not _finished(sampler):
             time.sleep(CHECK_EVERY)
             if _finished(sampler):
                 break
-            sampler.pause()
-            with warnings.catch_warnings():    # ArviZ: "more chains than draws" early on
-                warnings.simplefilter("ignore")
-                trace = sampler.inspect()
-            theta = trace.posterior["theta"].values
-            done = int(np.isfinite(theta[..., 0]).sum(axis=1).min()) if theta.shape[1] else 0
+            theta, _ = _raw_draws(sampler.inspect())
+            done = theta.shape[1]
             if report is not None:
                 report(done, draws)
-            if done >= FIRST_CHECK and _converged(expanded.of(theta[:, :done]), min_ess,
-                                                  max_rhat):
-                with warnings.catch_warnings():     # ArviZ on the empty warm-up group
-                    warnings.simplefilter("ignore")
-                    return sampler.abort(), done
-            sampler.resume()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return sampler.wait(), draws
+            if done >= FIRST_CHECK and _converged(expanded.of(theta), min_ess, max_rhat):
+                return _raw_draws(sampler.abort(), keep=done)
+        return _raw_draws(sampler.wait())
     except BaseException:
         sampler.cancel()
         raise
