@@ -106,7 +106,7 @@ def _fake_demo(monkeypatch):
     from bayeschain.cli import demo
     from tests.faults import child
 
-    monkeypatch.setattr(demo, "_analyse", demo._analyse)      # remembers the real one
+    monkeypatch.setattr(demo, "analyse", demo.analyse)      # remembers the real one
     child._fake_demo()
 
 

@@ -138,8 +138,17 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     _STEPS.clear()
     base = Path(args.out)
+    from .prewarm import Prewarm
+
+    data = Path(args.data) if args.data else None
     with staging_folder(base) as stage:      # checks now that the folder can be written
-        results = _analyse(args, t0)
+        folder = data if data is not None else _bundled()
+        prewarm = [Prewarm("walk", folder), Prewarm("rehearse", folder, nice=10)]
+        try:
+            results = analyse(args, t0, prewarm=prewarm[0])
+        finally:
+            for child in prewarm:
+                child.stop()
         outputs = _outputs(results, args.rope, args.seed, csv=args.csv)
         with progress_stage("writing the posterior, the scores, the figure and the report"):
             for name, write in outputs.items():
@@ -195,8 +204,16 @@ def _report(path: Path, results: Results, rope: float, seed) -> None:
     path.write_text(report.to_html(), encoding="utf-8")
 
 
-def _analyse(args: argparse.Namespace, t0: float) -> Results:
-    """Steps 1-5 of the module docstring, printed as they go."""
+def _bundled() -> Path:
+    from ..recipes import bundled_data_dir
+
+    return bundled_data_dir()
+
+
+def analyse(args: argparse.Namespace, t0: float, *, prewarm=None) -> Results:
+    """Steps 1-5 of the module docstring, printed as they go.  ``prewarm``: the process
+    compiling the kernels (:mod:`~bayeschain.cli.prewarm`), waited for before the first
+    fit."""
     import numpy as np
     import pandas as pd
 
@@ -216,12 +233,18 @@ def _analyse(args: argparse.Namespace, t0: float) -> Results:
               f"pages, {s['clicks']} clicks ({s['missing_end_times']} clicks without end time,"
               f" {s['repeated_clicks']} repeated clicks, counted)")
     with stage("fitting the walk to the log's clicks (NUTS)") as st:
+        # what needs no posterior, while the other process compiles the walk's density
+        topic_qrels = read_qrels(folder / "qrels.txt")
+        qrels = session_qrels(log, topic_qrels, folder / "qrels.txt")
+        runs = systems_from_log(log)
+        _preload()
+        if prewarm is not None:
+            prewarm.wait_for("walk")
         post = fit(log, "walk", seed=args.seed, report=st.update, **SAMPLER)
     _step(t0, f"fitted the walk P@H scores (spec walk: forward, backward and leave moves and "
               f"click probabilities per rank, examinations hidden; {post.n_draws:,} NUTS "
               f"draws, {post.divergences()} divergences)")
     _print_walk(post, log)
-    topic_qrels = read_qrels(folder / "qrels.txt")
     # the other two walks sample while this thread replays, scores and compares: nutpie's
     # threads call the compiled density without the GIL (see inference.nuts_c)
     rel_stage = Stage("fitting the walk with moves by relevance (NUTS)")
@@ -236,8 +259,6 @@ def _analyse(args: argparse.Namespace, t0: float) -> Results:
     lo, hi = deep.interval()
     _step(t0, f"replaying the fitted walk on the log's pages: pages with a click at rank >= 5 "
               f"observed {deep.observed:.3f}, posterior predictive 95% [{lo:.3f}, {hi:.3f}]")
-    qrels = session_qrels(log, topic_qrels, folder / "qrels.txt")
-    runs = systems_from_log(log)
     _step(t0, f"systems from the log: {', '.join(runs)} "
               f"({runs['first query']['query_id'].nunique()} sessions with results)")
     with stage("scoring the systems under every posterior draw"):
@@ -290,6 +311,16 @@ def _analyse(args: argparse.Namespace, t0: float) -> Results:
     return Results(post=post, scores=scores, rel_scores=rel_scores,
                    table=pd.concat(tables, ignore_index=True),
                    check=checks["deepest clicked rank"])
+
+
+def _preload() -> None:
+    """Import what the later steps use (the sampler, the figures): done while the walk's
+    density compiles in the other process rather than after."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401
+    import nutpie  # noqa: F401
 
 
 def _print_walk(post, log, ranks: int = 10) -> None:

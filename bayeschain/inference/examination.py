@@ -523,9 +523,12 @@ def _sample_until(sampler, expanded: _Expansions, draws, min_ess, max_rhat, repo
     """Run a background nutpie sampler until the diagnostics of its draws so far pass
     (see :func:`sample`); returns ``(theta, stats)`` of the draws checked.  The chains run
     on while a copy of their draws is checked; once it passes, sampling stops and the
-    draws kept are exactly the checked ones (the first ``done`` of every chain)."""
+    draws kept are exactly the checked ones (the first ``done`` of every chain).  After a
+    check that fails, the next waits for the draws the ESS so far says are needed (ESS
+    grows about linearly with the draws), at least 20% more."""
     import time
 
+    next_check = FIRST_CHECK
     try:
         while not _finished(sampler):
             time.sleep(CHECK_EVERY)
@@ -535,8 +538,13 @@ def _sample_until(sampler, expanded: _Expansions, draws, min_ess, max_rhat, repo
             done = theta.shape[1]
             if report is not None:
                 report(done, draws)
-            if done >= FIRST_CHECK and _converged(expanded.of(theta), min_ess, max_rhat):
+            if done < next_check:
+                continue
+            ess, rhat = _worst(expanded.of(theta))
+            if ess >= min_ess and rhat <= max_rhat:
                 return _raw_draws(sampler.abort(), keep=done)
+            grow = min_ess / ess if ess > 0 else 2.0
+            next_check = int(done * min(max(grow, 1.2), 3.0))
         return _raw_draws(sampler.wait())
     except BaseException:
         sampler.cancel()
@@ -552,15 +560,14 @@ def _finished(sampler) -> bool:
         return False
 
 
-def _converged(quantities: dict[str, np.ndarray], min_ess, max_rhat) -> bool:
-    """Every quantity's rank R-hat <= max_rhat and bulk ESS >= min_ess (constant
-    quantities, e.g. structural zeros, pass; non-finite draws fail)."""
+def _worst(quantities: dict[str, np.ndarray]) -> tuple[float, float]:
+    """The smallest bulk ESS and the largest rank R-hat over every quantity (constant
+    quantities, e.g. structural zeros, have no R-hat; non-finite draws give ESS 0)."""
     from .diagnostics import bulk_ess, rank_rhat
 
+    ess, rhat = np.inf, 0.0
     for x in quantities.values():
-        rhat, ess = rank_rhat(x), bulk_ess(x)
-        if np.isnan(ess).any():
-            return False
-        if np.nanmax(rhat, initial=0.0) > max_rhat or np.nanmin(ess, initial=np.inf) < min_ess:
-            return False
-    return True
+        e, r = bulk_ess(x), rank_rhat(x)
+        ess = 0.0 if np.isnan(e).any() else min(ess, float(np.min(e, initial=np.inf)))
+        rhat = max(rhat, float(np.nanmax(r, initial=0.0)))
+    return ess, rhat
