@@ -39,7 +39,7 @@ LAW_TOL = 1e-4
 
 #: the demo's walk fits: a short warm-up, then draws until every quantity has R-hat <= 1.01
 #: and bulk ESS >= 400 (at most the spec's draws); see ``sample`` in inference.examination
-SAMPLER = {"tune": 400, "min_ess": 400, "target_accept": 0.9}
+SAMPLER = {"tune": 250, "min_ess": 400, "target_accept": 0.9}
 
 #: the steps printed by this run, for report.html
 _STEPS: list[str] = []
