@@ -10,7 +10,9 @@ run), timing it from the outside.  It reports wall and CPU time, peak memory, an
 line the demo wrote to standard error (the acceptance: none that is not bayeschain's own).
 The same clone is then run once more with its caches warm: the cost of the cold caches.
 ``--lock FILE`` holds an flock on FILE during each timed run (other benchmarks on a
-shared machine wait).
+shared machine wait).  ``--law-tol-check`` instead compares the demo's dominance
+probabilities with the exact laws run to a mass of 1e-6 and of 1e-4 (the demo's) on one
+posterior of the bundled log.
 """
 
 from __future__ import annotations
@@ -60,11 +62,38 @@ def _run(clone: Path, out: Path, lock: str | None) -> dict:
             "peak_mb": after.ru_maxrss / 1024, "stderr": done.stderr.splitlines()}
 
 
+def law_tol_check() -> None:
+    import warnings
+
+    from bayeschain.comparison import dominance_probability
+    from bayeschain.inference import fit
+    from bayeschain.io import read_clicks, read_qrels
+    from bayeschain.recipes import session_qrels, systems_from_log
+
+    warnings.simplefilter("ignore")
+    folder = ROOT / "data" / "trec_session_2013"
+    log = read_clicks(folder / "sessiontrack2013.xml.gz")
+    qrels = session_qrels(log, read_qrels(folder / "qrels.txt"), folder / "qrels.txt")
+    runs = systems_from_log(log)
+    post = fit(log, "walk", seed=2026, tune=250, min_ess=400, target_accept=0.9)
+    for a, b in (("first query", "last query"), ("baseline", "engine")):
+        for law_tol in (1e-6, 1e-4):
+            d = dominance_probability(runs, qrels, "PatH(model='rwbm', order=2)@10", post, a,
+                                      b, max_draws=20, seed=2026, tol=10 * law_tol,
+                                      law_tol=law_tol)
+            shown = {k: v for k, v in d.system.items() if not k.startswith("se ")}
+            print(f"{a} vs {b}, mass {law_tol:g}:", shown)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--lock", default=None)
+    ap.add_argument("--law-tol-check", action="store_true")
     args = ap.parse_args()
+    if args.law_tol_check:
+        law_tol_check()
+        return
     cold, warm = [], []
     for k in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="bayeschain-demo-bench-") as tmp:

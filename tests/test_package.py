@@ -116,12 +116,37 @@ def _check_demo_outputs(out: Path) -> None:
         assert row["hdi_0.95_high"] <= d.max().max(), pair
 
 
+def _check_converged(path: Path) -> None:
+    """The demo's walk posterior meets R-hat <= 1.01 and bulk ESS >= 400 for every
+    quantity, by ArviZ's own functions on the saved draws."""
+    import warnings
+
+    import arviz as az
+
+    from bayeschain.inference import Posterior
+
+    post = Posterior.load(path)
+    for name, da in post.posterior.data_vars.items():
+        x = da.transpose("chain", "draw", ...).values
+        x = x.reshape(x.shape[0], x.shape[1], -1)
+        for j in range(x.shape[2]):
+            if np.ptp(x[:, :, j]) == 0:                   # structural zeros
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                assert az.rhat(x[:, :, j], method="rank") <= 1.01, (name, j)
+                assert az.ess(x[:, :, j], method="bulk") >= 400, (name, j)
+
+
 def test_real_data_demo_writes_its_outputs(tmp_path, capsys):
     pytest.importorskip("nutpie")
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out)]) == 0
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
+    assert captured.err == ""                     # no warning, no foreign notice
     _check_demo_outputs(out)
+    _check_converged(out / "posterior.nc")
     assert "133 sessions, 401 result pages, 586 clicks" in text
     assert "E[H] on a 10-result page" in text and "pages with a click at rank >= 5" in text
     assert "P(A dom B)" in text and "How to read these numbers" in text
