@@ -118,5 +118,10 @@ def c_model(model, init) -> Any | None:
             return _lib.PySampler.from_pymc(settings, cores, self._make_model(init_mean),
                                             progress_type, store)
 
-    return WalkCModel(dims={"theta": ("unconstrained",)}, ndim=int(model.ndim), table=table,
-                      arrays=keep)
+    compiled = WalkCModel(dims={"theta": ("unconstrained",)}, ndim=int(model.ndim),
+                          table=table, arrays=keep)
+    try:                     # the classes' signatures are nutpie's to change: try them once
+        compiled._make_model(np.zeros(compiled.ndim))
+    except (TypeError, AttributeError, ValueError):
+        return None
+    return compiled

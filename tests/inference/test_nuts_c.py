@@ -71,3 +71,30 @@ def test_zero_density_is_reported_not_returned_as_a_number():
     assert model.logp(theta)[0] == -np.inf
     assert code == 4 and not np.isfinite(lp) and not grad.any()
     del keep
+
+
+def test_falls_back_to_a_python_callback(monkeypatch):
+    """Without nutpie's lower-level classes (another nutpie version) the walk is sampled
+    through ``from_pyfunc``: the same model, so the same posterior up to Monte-Carlo error
+    (the shared click probability's posterior mean and sd)."""
+    pytest.importorskip("nutpie")
+    from nutpie import _lib
+
+    from bayeschain.inference import examination
+    from bayeschain.inference.nuts_c import c_model
+
+    rng = np.random.default_rng(8)
+    n = 6
+    p, q = np.linspace(0.8, 0.6, n), np.r_[0.0, np.full(n - 1, 0.1)]
+    leave = 1 - p - q
+    log = pages_to_log(simulate_pages(rng, 1500, p, q, 0.4 * leave, 0.6 * leave,
+                                      np.linspace(0.5, 0.2, n)), n)
+    model = WalkModel(page_data(log), moves="shared", clicks="shared")
+    fast, _ = examination.sample(model, draws=300, tune=200, seed=1)
+    monkeypatch.delattr(_lib, "PyMcModel")
+    assert c_model(model, lambda s: model.initial_point(np.random.default_rng(s))) is None
+    slow, _ = examination.sample(model, draws=300, tune=200, seed=1)
+    a, b = fast["click"][..., 0].ravel(), slow["click"][..., 0].ravel()
+    se = np.sqrt(a.var() / 150 + b.var() / 150)        # ESS of 150 draws each, at least
+    assert abs(a.mean() - b.mean()) < 4 * se
+    assert 0.7 < a.std() / b.std() < 1.4
