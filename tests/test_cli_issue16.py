@@ -50,7 +50,7 @@ def _log_without_clicks(folder: Path) -> tuple[Path, Path]:
 # d1: an interrupted fit --------------------------------------------------------------------
 
 def _fake_sampler(short_by: int = 0, nan_chain: int | None = None, interrupt: bool = False):
-    """A stand-in for examination.sample returning what nutpie returns after a Ctrl-C:
+    """A stand-in for walk_sampler.sample returning what nutpie returns after a Ctrl-C:
     fewer draws than asked, or the stopped chain padded with NaN; with ``interrupt`` it
     receives a SIGINT and swallows the KeyboardInterrupt as nutpie does."""
     import signal
@@ -82,10 +82,10 @@ def test_issue16_d1_interrupt_during_sampling(inputs, monkeypatch, capsys, parti
     """A partial trace (the draws nutpie returns when it catches Ctrl-C) is refused:
     fit raises SamplingInterrupted, the command exits 130 and writes nothing.  (The
     signal itself, delivered to a real sampler: tests/faults/test_signals.py.)"""
-    from bayeschain.inference import examination, fit
+    from bayeschain.inference import fit, walk_sampler
     from bayeschain.inference.fit import SamplingInterrupted
 
-    monkeypatch.setattr(examination, "sample", _fake_sampler(**partial))
+    monkeypatch.setattr(walk_sampler, "sample", _fake_sampler(**partial))
     with pytest.raises(SamplingInterrupted):
         fit(str(inputs["log"]), str(inputs["spec"]))
     work = inputs["log"].parent
@@ -94,7 +94,7 @@ def test_issue16_d1_interrupt_during_sampling(inputs, monkeypatch, capsys, parti
                  str(work / "post.nc"), "--quiet"]) == 130
     _one_line(capsys.readouterr().err, "fit", "interrupted")
     assert snapshot(work) == before
-    monkeypatch.setattr(examination, "sample", _fake_sampler())      # complete: accepted
+    monkeypatch.setattr(walk_sampler, "sample", _fake_sampler())      # complete: accepted
     assert fit(str(inputs["log"]), str(inputs["spec"])).n_draws == 2 * 50
 
 

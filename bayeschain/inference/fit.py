@@ -212,8 +212,9 @@ def _fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
               report=None) -> Posterior:
     """The examination walk (:mod:`bayeschain.inference.examination`) by NUTS (nutpie),
     with the spec's dwell rates drawn from their exact posterior alongside."""
-    from .examination import WalkModel, sample
+    from .examination import WalkModel
     from .pages import CLASSES, document_recurrence, page_data
+    from .walk_sampler import sample
 
     exam = spec.section("examination")
     s = spec.sampler

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from bayeschain.cli.prewarm import Prewarm
+from bayeschain.cli.prewarm import TASKS, Prewarm
 from bayeschain.recipes import bundled_data_dir
 
 pytest.importorskip("numba")
@@ -14,9 +14,8 @@ pytest.importorskip("numba")
 
 @pytest.mark.parametrize("task,last", [("walk", "walk"), ("rehearse", "done")])
 def test_child_runs_to_its_end(task, last):
-    done = subprocess.run([sys.executable, "-m", "bayeschain.cli.prewarm", task,
-                           str(bundled_data_dir())], capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run([sys.executable, "-m", TASKS[task], str(bundled_data_dir())],
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == last
 

@@ -83,15 +83,15 @@ def _install_pauses() -> None:
 
 
 def _announce_sampling() -> None:
-    from bayeschain.inference import examination
+    from bayeschain.inference import walk_sampler
 
-    sample = examination.sample
+    sample = walk_sampler.sample
 
     def announced(*args, **kwargs):
         print("SAMPLING", flush=True)
         return sample(*args, **kwargs)
 
-    examination.sample = announced
+    walk_sampler.sample = announced
 
 
 def _fake_demo() -> None:

@@ -25,8 +25,7 @@ def _call(cfunc, table, theta):
 
 @pytest.mark.parametrize("boundary", ["leave", "rescale"])
 def test_cfunc_equals_the_model(boundary):
-    from bayeschain.inference.nuts_c import _table
-    from bayeschain.inference.nuts_c_kernels import expand_cfunc, logp_cfunc
+    from bayeschain.inference.nuts_c import _table, expand_cfunc, logp_cfunc
 
     rng = np.random.default_rng(5)
     n = 8
@@ -54,8 +53,7 @@ def test_cfunc_equals_the_model(boundary):
 def test_zero_density_is_reported_not_returned_as_a_number():
     """A click the walk cannot make (click probability 0 where the log has clicks): the
     cfunc says 4 (non-finite log density) and zeroes the gradient."""
-    from bayeschain.inference.nuts_c import _table
-    from bayeschain.inference.nuts_c_kernels import logp_cfunc
+    from bayeschain.inference.nuts_c import _table, logp_cfunc
 
     rng = np.random.default_rng(6)
     n = 5
@@ -80,7 +78,7 @@ def test_falls_back_to_a_python_callback(monkeypatch):
     pytest.importorskip("nutpie")
     from nutpie import _lib
 
-    from bayeschain.inference import examination
+    from bayeschain.inference import walk_sampler
     from bayeschain.inference.nuts_c import c_model
 
     rng = np.random.default_rng(8)
@@ -90,10 +88,10 @@ def test_falls_back_to_a_python_callback(monkeypatch):
     log = pages_to_log(simulate_pages(rng, 1500, p, q, 0.4 * leave, 0.6 * leave,
                                       np.linspace(0.5, 0.2, n)), n)
     model = WalkModel(page_data(log), moves="shared", clicks="shared")
-    fast, _ = examination.sample(model, draws=300, tune=200, seed=1)
+    fast, _ = walk_sampler.sample(model, draws=300, tune=200, seed=1)
     monkeypatch.delattr(_lib, "PyMcModel")
     assert c_model(model, lambda s: model.initial_point(np.random.default_rng(s))) is None
-    slow, _ = examination.sample(model, draws=300, tune=200, seed=1)
+    slow, _ = walk_sampler.sample(model, draws=300, tune=200, seed=1)
     a, b = fast["click"][..., 0].ravel(), slow["click"][..., 0].ravel()
     se = np.sqrt(a.var() / 150 + b.var() / 150)        # ESS of 150 draws each, at least
     assert abs(a.mean() - b.mean()) < 4 * se

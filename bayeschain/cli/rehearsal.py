@@ -1,0 +1,53 @@
+"""The demo's rehearsal (the ``rehearse`` child of :mod:`bayeschain.cli.prewarm`): its
+analysis on the bundled log with a stand-in sampler, which compiles every kernel the
+demo uses after the walk's fit with the argument types it will use.
+
+    python -m bayeschain.cli.rehearsal DATA_FOLDER
+
+Prints ``done`` at the end; writes nothing but Numba's cache.
+"""
+
+from __future__ import annotations
+
+import sys
+
+#: draws per chain of the stand-in sampler
+REHEARSAL_DRAWS = 4
+
+
+def _stand_in_sample(model, *, chains: int = 2, seed: int = 0, **_):
+    """What :func:`~bayeschain.inference.walk_sampler.sample` returns, for a few draws near
+    the prior's centre (no sampling: the rehearsal only needs the types)."""
+    import numpy as np
+    import xarray as xr
+
+    from ..inference.walk_sampler import _Expansions
+
+    rng = np.random.default_rng(seed)
+    theta = np.array([[model.initial_point(rng) for _ in range(REHEARSAL_DRAWS)]
+                      for _ in range(chains)])
+    stats = xr.Dataset({k: (("chain", "draw"), np.zeros((chains, REHEARSAL_DRAWS), dtype))
+                        for k, dtype in (("diverging", bool), ("n_steps", np.int64))})
+    return _Expansions(model).of(theta), stats
+
+
+def main(folder: str) -> None:
+    import argparse
+    import contextlib
+    import io
+    import time
+    import warnings
+
+    warnings.simplefilter("ignore")
+    from ..inference import walk_sampler
+    from . import demo
+
+    walk_sampler.sample = _stand_in_sample
+    args = argparse.Namespace(data=folder, seed=1, rope=0.01)
+    with contextlib.redirect_stdout(io.StringIO()):
+        demo.analyse(args, time.perf_counter())
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
