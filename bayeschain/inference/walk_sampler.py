@@ -33,10 +33,11 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
     (:meth:`WalkModel.expand`).
 
     ``min_ess = 0``: ``draws`` per chain.  ``min_ess > 0``: ``draws`` is the most per chain;
-    every ``CHECK_EVERY`` seconds the sampler is paused and its draws so far (the same
-    number in every chain) are looked at, and sampling stops as soon as every named
-    quantity has rank R-hat <= ``max_rhat`` and bulk ESS >= ``min_ess``
-    (:mod:`~bayeschain.inference.diagnostics`); the draws returned are exactly those
+    every ``CHECK_EVERY`` seconds a copy of the draws so far (the same number in every
+    chain) is taken while the chains run on, and once there are as many as the last check
+    said are needed, they are checked: sampling stops as soon as every named quantity has
+    rank R-hat <= ``max_rhat`` and bulk ESS >= ``min_ess``
+    (:mod:`~bayeschain.inference.diagnostics`), and the draws returned are exactly those
     checked.  ``report(done, total)`` is called with the draws per chain so far.
 
     Returns ``(draws, sample_stats)``: a dict name -> ``(chain, draw, ...)`` array of the
