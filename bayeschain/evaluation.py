@@ -21,19 +21,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .io.lists import Judgements, RankedLists, ranked_lists
-from .measures import parse_measure
-from .measures.registry import MEASURES, Measure
-
-if TYPE_CHECKING:  # pandas is imported by the functions that return frames
+if TYPE_CHECKING:  # imported where used: evaluate_files reads files meanwhile
     import pandas as pd
 
+    from .io.lists import RankedLists
+    from .measures.registry import Measure
+
 #: Run lines evaluated together by :func:`evaluate_files` (a larger run file is one batch).
-BATCH_LINES = 1_000_000
+BATCH_LINES = 1 << 18
 
 
 def _values(parsed: Sequence[Measure], lists: RankedLists, context: Mapping) -> np.ndarray:
     """``(measures, rows)``: each measure on every row of ``lists``."""
+    from .measures.registry import MEASURES
+
     ctx = {"recall_base": lists.recall_base, "ideal": lists.ideal, "lengths": lists.lengths,
            "level": lists.level, "judged": lists.judged,
            "nonrelevant_base": lists.nonrelevant_base, **context}
@@ -54,6 +55,8 @@ def evaluate_lists(measures: Iterable[str], lists: RankedLists, **context) -> pd
 
     Returns columns ``run, topic, measure, value`` (``measure`` is the canonical string).
     """
+    from .measures import parse_measure
+
     parsed = [parse_measure(m) for m in measures]
     values = _values(parsed, lists, context)
     return _frame(lists.run_ids, lists.query_ids, [repr(m) for m in parsed], values)
@@ -73,7 +76,10 @@ def _frame(runs: np.ndarray, topics: np.ndarray, measures: list[str],
 def evaluate_runs(qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame] | pd.DataFrame,
                   measures: Iterable[str], *, level: int = 1, depth: int | None = None,
                   complete: bool = False, **context) -> pd.DataFrame:
-    """Evaluate runs on qrels with trec_eval's conventions (see :func:`ranked_lists`)."""
+    """Evaluate runs on qrels with trec_eval's conventions (see
+    :func:`~bayeschain.io.lists.ranked_lists`)."""
+    from .io.lists import ranked_lists
+
     lists = ranked_lists(runs, qrels, level=level, depth=depth, complete=complete)
     return evaluate_lists(measures, lists, **context)
 
@@ -159,57 +165,65 @@ def evaluate_files(qrels, runs: Sequence, measures: Iterable[str], *, level: int
     (the same values and run names), streaming the runs.
 
     Two threads read the run files as Arrow tables, a chunk of files of about
-    :data:`~bayeschain.io.lists.CHUNK_LINES` lines at a time, and rank each chunk as soon
+    :data:`~bayeschain.io.batches.CHUNK_LINES` lines at a time, and rank each chunk as soon
     as it is read (keeping 13 bytes a ranked document, not the tables); the ranked runs are
     evaluated in batches of about ``batch_lines`` documents (default :data:`BATCH_LINES`)
     while the next files are read, so that memory stays bounded whatever the number of
-    runs.  The qrels are prepared once; measures are parsed before any file is read.  A
-    run file with no lines is a :class:`~bayeschain.errors.FormatError`; the same file
-    given twice a :class:`~bayeschain.errors.ParameterError`.
+    runs.  The qrels are prepared once.  Reading starts before the measures, the ranking
+    and Arrow's compute functions are imported (the CSV reader needs none of them).  Errors
+    come qrels first, then the measure strings, then the run files in order.  A run file
+    with no lines is a :class:`~bayeschain.errors.FormatError`; the same file given twice
+    a :class:`~bayeschain.errors.ParameterError`.
     """
     from .errors import FormatError, ParameterError
-    from .io.lists import CHUNK_LINES, assemble_lists, line_chunks, rank_chunk
+    from .io.batches import CHUNK_LINES, line_chunks
     from .io.trec import (
         check_distinct_files,
         first_run_id,
         read_qrels_table,
-        read_run_table,
+        read_run_tables,
         unique_run_names,
     )
 
-    parsed = [parse_measure(m) for m in measures]
-    names = [repr(m) for m in parsed]
+    measures = list(measures)
     if depth is not None and int(depth) < 1:
         raise ParameterError(f"depth must be a positive integer, got {depth!r}")
     paths = list(runs)
     budget = max(1, int(BATCH_LINES if batch_lines is None else batch_lines))
-    pool = ThreadPoolExecutor(max_workers=2)
-    qrels_ready = pool.submit(lambda: Judgements(read_qrels_table(qrels), level))
+
+    def prepare():
+        from .io.lists import Judgements
+
+        return Judgements(read_qrels_table(qrels), level)
 
     def read(indices: list[int]):
         """Read and rank files ``indices``: their run ids, line counts and ranked rows."""
-        tables = []
-        for i in indices:
-            table = read_run_table(paths[i], threads=False)
+        tables = read_run_tables([paths[i] for i in indices])
+        for i, table in zip(indices, tables, strict=True):
             if table.num_rows == 0:
                 raise FormatError("the run has no rankings (an empty run file)",
                                   file=paths[i])
-            tables.append(table)
         ids = [first_run_id(t) for t in tables]
         lines = [t.num_rows for t in tables]
         tables = [t.select(["query_id", "doc_id", "score"]) for t in tables]
+        from .io.lists import rank_chunk
+
         return ids, lines, rank_chunk(qrels_ready.result(), indices, tables, depth=depth)
 
     ids: list[str | None] = []
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def evaluate(batch: list, first: int, n_runs: int) -> None:
+        from .io.lists import assemble_lists
+
         lists = assemble_lists(qrels_ready.result(), list(range(first, first + n_runs)),
                                batch, first=first, complete=complete)
         parts.append((np.asarray(lists.run_ids, dtype=np.int64), lists.query_ids,
                       _values(parsed, lists, context)))
 
+    pool = ThreadPoolExecutor(max_workers=2)
     try:
+        qrels_ready = pool.submit(prepare)
         try:
             check_distinct_files(paths)
         except ParameterError:
@@ -217,16 +231,28 @@ def evaluate_files(qrels, runs: Sequence, measures: Iterable[str], *, level: int
             raise
         chunks = line_chunks([_size(p) // 40 for p in paths])   # about 40 bytes a line
         pending: deque = deque()
-        next_chunk, batch, batch_rows, first = 0, [], 0, 0
-        while next_chunk < len(chunks) or pending:
-            # read ahead about two batches (and at least two chunks: both threads busy)
+        next_chunk = 0
+
+        def read_ahead() -> None:    # about two batches, and two chunks: both threads busy
+            nonlocal next_chunk
             while next_chunk < len(chunks) and (
                     len(pending) < 2 or len(pending) * CHUNK_LINES < 2 * budget):
                 pending.append(pool.submit(read, chunks[next_chunk]))
                 next_chunk += 1
-            if not ids:
-                qrels_ready.result()             # qrels errors come first
+
+        read_ahead()
+        try:
+            from .measures import parse_measure
+
+            parsed = [parse_measure(m) for m in measures]
+        except ParameterError:
+            qrels_ready.result()
+            raise
+        qrels_ready.result()
+        batch, batch_rows, first = [], 0, 0
+        while pending:
             chunk_ids, lines, rows = pending.popleft().result()
+            read_ahead()
             ids += chunk_ids
             batch.append(rows)
             batch_rows += sum(lines)
@@ -241,7 +267,7 @@ def evaluate_files(qrels, runs: Sequence, measures: Iterable[str], *, level: int
     run = np.concatenate([p[0] for p in parts])
     topic = np.concatenate([p[1] for p in parts])
     values = np.concatenate([p[2] for p in parts], axis=1)
-    return Evaluation(run_names, run, topic, names, values)
+    return Evaluation(run_names, run, topic, [repr(m) for m in parsed], values)
 
 
 def _size(path) -> int:

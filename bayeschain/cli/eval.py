@@ -133,6 +133,11 @@ def format_evaluation(evaluation: Evaluation, per_topic_lines: bool,
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
+    # eval runs on its own two threads and does no linear algebra worth more: OpenBLAS's
+    # thread pool (started when NumPy loads) would only spin on the second core meanwhile
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from ..evaluation import evaluate_files
     from ..io.write import atomic_write_text, check_output_path
 

@@ -49,11 +49,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from ..errors import FormatError, ParameterError
-from .arrow import as_string_array, decode_text, parse_decimal, read_bytes, to_numpy
+from .arrow import as_string_array, decode_text, map_bytes, parse_decimal, pc, read_bytes, to_numpy
 
 if TYPE_CHECKING:  # pandas is imported by the DataFrame readers only: not for eval's tables
     import pandas as pd
@@ -136,9 +135,25 @@ def read_run_table(path, *, errors: str = "raise", threads: bool = True) -> pa.T
     return _run(path, errors, threads)[0]
 
 
+def read_run_tables(paths, *, errors: str = "raise", threads: bool = False) -> list[pa.Table]:
+    """:func:`read_run_table` of several files: Arrow's CSV reader runs on every file
+    first (it needs only ``pyarrow.csv``, so a caller still importing its other modules has
+    the files parsed meanwhile), then the checks, file by file (errors as
+    :func:`read_run_table` raises them, the first bad file first)."""
+    _check_errors_arg(errors)
+    first = [_first_pass(p, RUN_COLUMNS, _RUN_KEEP, _RUN_NUMERIC, threads) for p in paths]
+    return [_run_checked(_finish_table(*f, RUN_COLUMNS, _RUN_KEEP, _RUN_NUMERIC, errors,
+                                       True), f[0], errors)[0] for f in first]
+
+
 def _run(path, errors: str, threads: bool = True) -> tuple[pa.Table, dict]:
     table, attrs = _read_table(path, RUN_COLUMNS, _RUN_KEEP, _RUN_NUMERIC, errors,
                                extra_ok=True, threads=threads)
+    return _run_checked((table, attrs), path, errors)
+
+
+def _run_checked(read: tuple[pa.Table, dict], path, errors: str) -> tuple[pa.Table, dict]:
+    table, attrs = read
     if _has_duplicate_docs(table):
         table, attrs = _without_duplicates(path, table, attrs, errors, qrels=False)
     return table, {k: v for k, v in attrs.items() if k != "lines"}
@@ -239,16 +254,36 @@ def _read_table(path, columns, keep, numeric, errors, extra_ok=False,
     """The file's kept columns as an Arrow table (``string`` ids, checked numbers) and its
     attrs: ``skipped``, ``source`` and, from the careful parser, each row's ``lines``."""
     _check_errors_arg(errors)
+    return _finish_table(*_first_pass(path, columns, keep, numeric, threads), columns, keep,
+                         numeric, errors, extra_ok)
+
+
+def _first_pass(path, columns, keep, numeric, threads: bool):
+    """``(path, data, regular, table)``: the file's bytes, whether the fast parsers may read
+    them, and Arrow's CSV table of them (unchecked; None when Arrow cannot read it).  Needs
+    ``pyarrow.csv`` only."""
     path = Path(path)
-    data = read_bytes(path)
+    data = map_bytes(path)
+    regular = _regular(data)
+    return path, data, regular, _arrow_csv(data, columns, keep, numeric, threads) if regular \
+        else None
+
+
+def _finish_table(path, data, regular, parsed, columns, keep, numeric, errors,
+                  extra_ok) -> tuple[pa.Table, dict]:
+    """:func:`_read_table` after :func:`_first_pass`: numbers checked, other parsers where
+    Arrow's table is not exact."""
     table = None
-    if _regular(data):
-        table = _arrow_parse(data, columns, keep, numeric, threads)
+    if regular:
+        if parsed is not None:
+            table = _checked_numbers(parsed, numeric)
+            table = None if table is None else _plain_strings(table)
         if table is None:
+            data = bytes(data)
             table = _pandas_parse(data, columns, keep, numeric, extra_ok)
     if table is None:
         table, attrs = _careful_parse(path, columns, keep, numeric, errors, extra_ok,
-                                      data=data)
+                                      data=bytes(data))
     else:
         attrs = {"skipped": 0}
     attrs["source"] = str(path)
@@ -259,8 +294,12 @@ def _regular(data: bytes) -> bool:
     """Whether the fast parsers may read ``data``: no NUL, vertical tab or form feed, and
     every ``\\r`` ends a line (they split lines and fields differently from trec_eval's
     ``isspace`` on those bytes; the careful parser follows trec_eval)."""
-    return (b"\x00" not in data and b"\x0b" not in data and b"\x0c" not in data
-            and (b"\r" not in data or data.count(b"\r") == data.count(b"\r\n")))
+    if data.find(b"\x00") >= 0 or data.find(b"\x0b") >= 0 or data.find(b"\x0c") >= 0:
+        return False
+    if data.find(b"\r") < 0:
+        return True
+    data = bytes(data)                     # (a memory-mapped file has no count)
+    return data.count(b"\r") == data.count(b"\r\n")
 
 
 def _plain_strings(table: pa.Table) -> pa.Table:
@@ -331,8 +370,8 @@ def _checked_numbers(table: pa.Table, numeric) -> pa.Table | None:
     return table
 
 
-def _arrow_parse(data: bytes, columns, keep, numeric,
-                 threads: bool = True) -> pa.Table | None:
+def _arrow_csv(data: bytes, columns, keep, numeric, threads: bool = True) -> pa.Table | None:
+    """Arrow's CSV reader on a file with one delimiter (numbers not yet checked), or None."""
     delim = _sniff_delimiter(data)
     if delim is None:
         return None
@@ -348,8 +387,7 @@ def _arrow_parse(data: bytes, columns, keep, numeric,
                                                 quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         return None
-    table = _checked_numbers(table, numeric)
-    return None if table is None else _plain_strings(table)
+    return table
 
 
 def _pandas_parse(data: bytes, columns, keep, numeric, extra_ok) -> pa.Table | None:

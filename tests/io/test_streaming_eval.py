@@ -294,3 +294,67 @@ def test_eval_imports_nothing_it_does_not_use(tmp_path):
                          check=True)
     assert out.stderr.strip() == "[]"
     assert out.stdout.startswith("runid")
+
+
+def test_memory_mapped_reads_equal_copied_reads(tmp_path):
+    """Plain files are memory-mapped; gzip, a byte-order mark, tiny and odd files are read
+    as before; the tables are the same either way."""
+    import gzip
+
+    from bayeschain.io.arrow import map_bytes, read_bytes
+
+    qrels, paths = synthetic(tmp_path, n_runs=1)
+    text = paths[0].read_bytes()
+    crlf = write(tmp_path, "crlf.run", text.decode().replace("\n", "\r\n"))
+    bom = tmp_path / "bom.run"
+    bom.write_bytes(b"\xef\xbb\xbf" + text)
+    gz = tmp_path / "run.gz"
+    gz.write_bytes(gzip.compress(text))
+    tiny = write(tmp_path, "tiny.run", "1\n")
+    assert not isinstance(map_bytes(paths[0]), bytes)
+    for path in (crlf, bom, gz, tiny):
+        assert bytes(map_bytes(path)) == read_bytes(path)
+    want = read_run_table(paths[0])
+    for path in (crlf, bom, gz):
+        assert read_run_table(path).equals(want)
+    with pytest.raises(FormatError, match="expected 6 fields"):
+        read_run_table(tiny)
+    with pytest.raises(FormatError, match="directory"):
+        read_run_table(tmp_path)
+
+
+def test_several_files_read_together_report_the_first_bad_one(tmp_path):
+    from bayeschain.io.trec import read_run_tables
+
+    _, paths = synthetic(tmp_path, n_runs=2)
+    bad1 = write(tmp_path, "bad1.run", "1 Q0 a 1 1.0 r\n1 Q0 b 2 x r\n")
+    bad2 = write(tmp_path, "bad2.run", "1 Q0 a 1 1.0 r\n1 Q0 b 2\n")
+    with pytest.raises(FormatError) as info:
+        read_run_tables([paths[0], bad1, paths[1], bad2])
+    assert Path(info.value.file).name == "bad1.run" and info.value.line == 2
+    tables = read_run_tables(paths)
+    assert all(t.equals(read_run_table(p)) for t, p in zip(tables, paths, strict=True))
+
+
+@pytest.mark.parametrize("grades", [[0, 1, 2, 3], [-2, 0, 1, 32767], [0, 1, 40000],
+                                    [0.5, 1, 2]])
+def test_grade_tables_of_every_kind_look_up_alike(grades, monkeypatch):
+    """Whole grades below 2^15 are kept as int16, others as floats, a large qrels as
+    sorted keys: the grades and judged flags are the same."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    qrels = pd.DataFrame({"query_id": [str(t) for t in range(3) for _ in range(8)],
+                          "doc_id": [f"d{d}" for _ in range(3) for d in range(8)],
+                          "relevance": rng.choice(grades, size=24)})
+    run = pd.DataFrame({"query_id": [str(t) for t in range(3) for _ in range(12)],
+                        "doc_id": [f"d{d}" for _ in range(3) for d in range(12)],
+                        "score": np.tile(np.arange(12, 0, -1.0), 3), "run_id": "r"})
+    dense = ranked_lists(run, qrels)
+    monkeypatch.setattr(lists_module, "_DENSE_LOOKUP_LIMIT", 0)
+    sparse = ranked_lists(run, qrels)
+    np.testing.assert_array_equal(dense.relevance, sparse.relevance)
+    np.testing.assert_array_equal(dense.judged, sparse.judged)
+    assert dense.judged[:, :8].all() and not dense.judged[:, 8:].any()
+    want = qrels["relevance"].to_numpy(dtype=float).reshape(3, 8)
+    np.testing.assert_array_equal(dense.relevance[:, :8], want)
