@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pandas is imported for --format tsv / json only, not for te
     from ..evaluation import Evaluation
 
 DEFAULT_MEASURES = ["AP", "P@10", "nDCG@10", "RBP(p=0.8)", "ERR@20"]
+SWITCH_INTERVAL = 0.0005
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -138,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
     # eval runs on its own two threads and does no linear algebra worth more: OpenBLAS's
     # thread pool (started when NumPy loads) would only spin on the second core meanwhile
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    sys.setswitchinterval(SWITCH_INTERVAL)
     from ..evaluation import evaluate_files
     from ..io.write import atomic_write_text, check_output_path
 

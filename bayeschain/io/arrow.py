@@ -26,13 +26,82 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+try:                               # Arrow's compute functions without pyarrow.compute
+    from pyarrow._compute import ArraySortOptions as _ArraySortOptions
+    from pyarrow._compute import CastOptions as _CastOptions
+    from pyarrow._compute import MatchSubstringOptions as _MatchSubstringOptions
+    from pyarrow._compute import SetLookupOptions as _SetLookupOptions
+    from pyarrow._compute import TrimOptions as _TrimOptions
+    from pyarrow._compute import call_function as _call
+except ImportError:                # pragma: no cover (a pyarrow that moved them)
+    from pyarrow.compute import ArraySortOptions as _ArraySortOptions
+    from pyarrow.compute import CastOptions as _CastOptions
+    from pyarrow.compute import MatchSubstringOptions as _MatchSubstringOptions
+    from pyarrow.compute import SetLookupOptions as _SetLookupOptions
+    from pyarrow.compute import TrimOptions as _TrimOptions
+    from pyarrow.compute import call_function as _call
+
 from ..errors import FormatError
 
 
 class _Compute:
-    """``pyarrow.compute``, imported on first use: building its Python wrappers takes 20 ms,
-    which ``bayeschain eval`` spends reading files meanwhile (Arrow's CSV reader needs only
-    ``pyarrow.csv``)."""
+    """``pyarrow.compute`` for the readers: the functions the common path of reading and
+    ranking runs uses go straight to Arrow's ``call_function`` (with the options and
+    defaults of their ``pyarrow.compute`` wrappers); any other name imports
+    ``pyarrow.compute`` on first use.  Building its Python wrappers takes 20 ms, more than
+    reading a dozen run files, so ``bayeschain eval`` does without them."""
+
+    @staticmethod
+    def unique(values):
+        return _call("unique", [values])
+
+    @staticmethod
+    def index_in(values, value_set):
+        return _call("index_in", [values], _SetLookupOptions(value_set))
+
+    @staticmethod
+    def fill_null(values, fill_value):          # fill_value: an Arrow scalar
+        return _call("coalesce", [values, fill_value])
+
+    @staticmethod
+    def take(values, indices):
+        return _call("take", [values, indices])
+
+    @staticmethod
+    def not_equal(left, right):
+        return _call("not_equal", [left, right])
+
+    @staticmethod
+    def equal(left, right):
+        return _call("equal", [left, right])
+
+    @staticmethod
+    def indices_nonzero(values):
+        return _call("indices_nonzero", [values])
+
+    @staticmethod
+    def is_finite(values):
+        return _call("is_finite", [values])
+
+    @staticmethod
+    def all(values):                            # skip nulls, at least one value (pc.all)
+        return _call("all", [values])
+
+    @staticmethod
+    def match_substring_regex(values, pattern):
+        return _call("match_substring_regex", [values], _MatchSubstringOptions(pattern))
+
+    @staticmethod
+    def utf8_ltrim(values, characters):
+        return _call("utf8_ltrim", [values], _TrimOptions(characters))
+
+    @staticmethod
+    def cast(values, target_type):              # a safe cast, as pc.cast's default
+        return _call("cast", [values], _CastOptions.safe(target_type))
+
+    @staticmethod
+    def array_sort_indices(values):             # ascending, nulls at the end
+        return _call("array_sort_indices", [values], _ArraySortOptions())
 
     def __getattr__(self, name):
         return getattr(importlib.import_module("pyarrow.compute"), name)

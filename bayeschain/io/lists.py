@@ -30,11 +30,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import ParameterError
 from . import batches
-from .arrow import as_string_array, from_numpy, to_numpy
+from .arrow import as_string_array, from_numpy, pc, to_numpy
 
 if TYPE_CHECKING:  # frames are accepted, pandas is not needed for Arrow tables
     import pandas as pd
@@ -251,7 +250,7 @@ class Judgements:
         self.level = int(level)
         topic_col = as_string_array(qrels["query_id"])
         uniq = pc.unique(topic_col)
-        self.topics = uniq.take(pc.array_sort_indices(uniq))  # id order, as trec_eval
+        self.topics = pc.take(uniq, pc.array_sort_indices(uniq))  # id order, as trec_eval
         self.topic_names = np.asarray(self.topics.to_pylist(), dtype=object)
         self.n_topics = len(self.topics)
         q_doc = as_string_array(qrels["doc_id"])
@@ -387,7 +386,7 @@ def _rank_runs(runs: list[_RunColumns], run_index: list[int], judged: Judgements
     keep = topic >= 0                       # topics without qrels are not evaluated
     if not keep.all():
         idx = np.flatnonzero(keep)
-        doc = doc.take(from_numpy(idx))
+        doc = pc.take(doc, from_numpy(idx))
         group, topic, score = group[idx], topic[idx], score[idx]
     if topic.size == 0:
         return None
@@ -439,7 +438,7 @@ def _rank_stretches(starts, qid, doc, score, first_rows, run_index, judged: Judg
     not so (the caller sorts them)."""
     n = score.size
     counts = np.diff(np.r_[starts, n])
-    topics = _positions(qid.take(from_numpy(starts)), judged.topics)
+    topics = _positions(pc.take(qid, from_numpy(starts)), judged.topics)
     runs = run_index[np.searchsorted(first_rows, starts, side="right") - 1]
     keep = topics >= 0                       # topics without qrels are not evaluated
     groups = (runs * judged.n_topics + topics)[keep]
@@ -453,7 +452,7 @@ def _rank_stretches(starts, qid, doc, score, first_rows, run_index, judged: Judg
         rows = np.flatnonzero(np.repeat(keep, counts))
         if rows.size == 0:
             return None
-        doc, score = doc.take(from_numpy(rows)), score[rows]
+        doc, score = pc.take(doc, from_numpy(rows)), score[rows]
         counts, topics, runs = counts[keep], topics[keep], runs[keep]
         starts = np.r_[0, np.cumsum(counts)[:-1]]
     d = judged.doc_positions(doc)
@@ -520,7 +519,7 @@ def _tie_fix(first: np.ndarray, order: np.ndarray | None, doc: pa.ChunkedArray,
     starts = first[at] != pos - 1                # a run of equal (group, score) begins
     tie_run = np.cumsum(starts)
     rows = pos if order is None else order[pos]
-    docs = doc.take(from_numpy(rows)).to_pylist()
+    docs = pc.take(doc, from_numpy(rows)).to_pylist()
     code = {d: i for i, d in enumerate(sorted(set(docs)))}     # code point order
     rank = np.array([code[d] for d in docs], dtype=np.int64)
     fixed = rows[np.lexsort((-rank, tie_run))]
