@@ -31,8 +31,10 @@ if TYPE_CHECKING:  # imported where used: evaluate_files reads files meanwhile
 BATCH_LINES = 1 << 18
 
 
-def _values(parsed: Sequence[Measure], lists: RankedLists, context: Mapping) -> np.ndarray:
-    """``(measures, rows)``: each measure on every row of ``lists``."""
+def _values(parsed: Sequence[Measure], lists: RankedLists, context: Mapping,
+            threads: int = 2) -> np.ndarray:
+    """``(measures, rows)``: each measure on every row of ``lists`` (on two threads, or
+    on the caller's with ``threads=1``)."""
     from .measures.registry import MEASURES
 
     ctx = {"recall_base": lists.recall_base, "ideal": lists.ideal, "lengths": lists.lengths,
@@ -42,7 +44,7 @@ def _values(parsed: Sequence[Measure], lists: RankedLists, context: Mapping) -> 
     def one(m):
         return np.asarray(MEASURES.get(m.name).compute(lists.relevance, m, ctx), dtype=float)
 
-    if len(parsed) < 2:
+    if len(parsed) < 2 or threads < 2:
         results = [one(m) for m in parsed]
     else:  # measures are independent, and NumPy releases the GIL on large arrays
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -77,11 +79,42 @@ def evaluate_runs(qrels: pd.DataFrame, runs: Mapping[str, pd.DataFrame] | pd.Dat
                   measures: Iterable[str], *, level: int = 1, depth: int | None = None,
                   complete: bool = False, **context) -> pd.DataFrame:
     """Evaluate runs on qrels with trec_eval's conventions (see
-    :func:`~bayeschain.io.lists.ranked_lists`)."""
-    from .io.lists import ranked_lists
+    :func:`~bayeschain.io.lists.ranked_lists`).
 
-    lists = ranked_lists(runs, qrels, level=level, depth=depth, complete=complete)
-    return evaluate_lists(measures, lists, **context)
+    The values are those of :func:`evaluate_lists` on ``ranked_lists(runs, qrels, ...)``,
+    computed a chunk of runs at a time on matrices of the same width (the longest list), so
+    that the relevance matrices stay small enough to be reused."""
+    from .io.lists import Judgements, assemble_lists, list_width, rank_parts
+    from .measures import parse_measure
+
+    if not isinstance(runs, Mapping):
+        from .io.lists import ranked_lists
+
+        return evaluate_lists(measures, ranked_lists(runs, qrels, level=level, depth=depth,
+                                                     complete=complete), **context)
+    parsed = [parse_measure(m) for m in measures]
+    judged = qrels if isinstance(qrels, Judgements) else Judgements(qrels, level)
+    if judged.level != int(level):
+        from .errors import ParameterError
+
+        raise ParameterError(f"the qrels were prepared for level {judged.level}, not {level}")
+    names = list(runs)
+    chunks, parts = rank_parts(judged, list(runs.values()), depth=depth)
+    width = list_width(parts)
+
+    def one(i: int):
+        chunk = chunks[i] if chunks else []
+        lists = assemble_lists(judged, [names[j] for j in chunk], parts[i:i + 1],
+                               first=chunk[0] if chunk else 0, complete=complete, width=width)
+        return lists.run_ids, lists.query_ids, _values(parsed, lists, context, threads=1)
+
+    if len(chunks) < 2:
+        done = [one(0)]
+    else:                      # a chunk's lists and measures on each thread
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            done = list(pool.map(one, range(len(chunks))))
+    return _frame(np.concatenate([d[0] for d in done]), np.concatenate([d[1] for d in done]),
+                  [repr(m) for m in parsed], np.concatenate([d[2] for d in done], axis=1))
 
 
 def aggregate(per_topic: pd.DataFrame) -> pd.DataFrame:

@@ -3,8 +3,13 @@ plans its reading before NumPy's and Arrow's compute modules are loaded)."""
 
 from __future__ import annotations
 
-#: Documents ranked together (one doc-id lookup): 2 MB working arrays.
+#: Lines ``bayeschain eval`` reads and ranks together (one doc-id lookup, 1 MB working
+#: arrays: the pipeline's unit).
 CHUNK_LINES = 1 << 17
+#: Documents :func:`~bayeschain.io.lists.ranked_lists` ranks together, in memory already:
+#: the fewest Arrow lookups of the doc ids (each builds a hash table of the judged docs)
+#: whose working arrays still stay warm.
+RANK_CHUNK_LINES = 1 << 19
 
 
 def line_chunks(lines: list[int], size: int | None = None) -> list[list[int]]:

@@ -146,20 +146,31 @@ def rank_runs(judged: Judgements, names: list[str], runs: list, *, depth: int | 
     """:func:`ranked_lists` on qrels prepared once (:class:`Judgements`): ``runs`` are
     DataFrames or Arrow tables (``query_id, doc_id, score``), named by ``names``.
 
-    Runs are ranked in chunks of about :data:`~bayeschain.io.batches.CHUNK_LINES`
+    Runs are ranked in chunks of about :data:`~bayeschain.io.batches.RANK_CHUNK_LINES`
     documents on two threads: one Arrow lookup of the doc ids per chunk (Arrow builds its
     hash table of the judged docs on every call), and working arrays small enough to be
     reused from chunk to chunk."""
+    _, parts = rank_parts(judged, runs, depth=depth, docs=docs)
+    return assemble_lists(judged, names, parts, complete=complete, docs=docs)
+
+
+def rank_parts(judged: Judgements, runs: list, *, depth: int | None = None,
+               docs: bool = False) -> tuple[list[list[int]], list[RankedRows | None]]:
+    """The chunks of consecutive runs (their indices) and each chunk's ranked rows: the
+    ranking of :func:`rank_runs`, before :func:`assemble_lists`."""
     _check_depth(depth)
     columns = [_RunColumns.of(r) for r in runs]
-    chunks = batches.line_chunks([len(c.score) for c in columns])
+    chunks = batches.line_chunks([len(c.score) for c in columns], batches.RANK_CHUNK_LINES)
     if len(chunks) < 2:
-        parts = [_rank_runs(columns, list(range(len(columns))), judged, depth, docs)]
-    else:
-        with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
-            parts = list(pool.map(lambda b: _rank_runs([columns[i] for i in b], b, judged,
-                                                       depth, docs), chunks))
-    return assemble_lists(judged, names, parts, complete=complete, docs=docs)
+        return chunks, [_rank_runs(columns, list(range(len(columns))), judged, depth, docs)]
+    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+        return chunks, list(pool.map(lambda b: _rank_runs([columns[i] for i in b], b, judged,
+                                                          depth, docs), chunks))
+
+
+def list_width(parts: list[RankedRows | None]) -> int:
+    """The longest list of the ranked rows (at least 1)."""
+    return max([int(p.counts.max()) for p in parts if p is not None and p.counts.size] + [1])
 
 
 def rank_chunk(judged: Judgements, indices: list[int], runs: list, *,
@@ -177,9 +188,11 @@ def _check_depth(depth) -> None:
 
 
 def assemble_lists(judged: Judgements, names: list, parts: list[RankedRows | None], *,
-                   first: int = 0, complete: bool = False, docs: bool = False) -> RankedLists:
+                   first: int = 0, complete: bool = False, docs: bool = False,
+                   width: int | None = None) -> RankedLists:
     """The :class:`RankedLists` of runs ``first, first + 1, ...`` (named by ``names``)
-    from their ranked rows (:func:`rank_chunk`, in any grouping)."""
+    from their ranked rows (:func:`rank_chunk`, in any grouping), ``width`` ranks wide
+    (default: the longest list)."""
     parts = [p for p in parts if p is not None]
     n_runs, n_topics = len(names), judged.n_topics
     # one row per (run, topic) present (or every qrels topic with complete=True)
@@ -190,7 +203,8 @@ def assemble_lists(judged: Judgements, names: list, parts: list[RankedRows | Non
         present[:] = True
     row_index = np.cumsum(present.ravel()).reshape(present.shape) - 1
     n_rows = int(present.sum())
-    width = max([int(p.counts.max()) for p in parts if p.counts.size] + [1])
+    if width is None:
+        width = list_width(parts)
     relevance = np.zeros((n_rows, width))
     lengths = np.zeros(n_rows, dtype=np.int64)
     doc_ids = np.full((n_rows, width), None, dtype=object) if docs else None
@@ -198,7 +212,8 @@ def assemble_lists(judged: Judgements, names: list, parts: list[RankedRows | Non
 
     def fill(p: RankedRows) -> None:
         rows = row_index[p.runs - first, p.topics]
-        cells = np.repeat(rows * width, p.counts) + p.pos
+        cells = np.repeat(rows * width, p.counts)
+        cells += p.pos
         relevance.ravel()[cells] = p.grade
         judged_mask.ravel()[cells] = p.judged
         lengths[rows] = p.counts
@@ -288,8 +303,11 @@ class Judgements:
 
     def doc_positions(self, doc) -> np.ndarray:
         """``1 +`` the position of each doc id among the judged ones, 0 when unjudged."""
-        found = pc.fill_null(pc.index_in(doc, value_set=self.docs), _MINUS_ONE)
-        return to_numpy(found) + np.int32(1)
+        return self._doc_index(doc) + np.int32(1)
+
+    def _doc_index(self, doc) -> np.ndarray:
+        """The position of each doc id among the judged ones (int32), -1 when unjudged."""
+        return to_numpy(pc.fill_null(pc.index_in(doc, value_set=self.docs), _MINUS_ONE))
 
     def grade(self, topic: np.ndarray, d: np.ndarray) -> np.ndarray:
         """Grade of each (topic, :meth:`doc_positions`) pair, 0 when unjudged."""
@@ -311,13 +329,15 @@ class Judgements:
         if self.table is not None:
             cell = self.table[keys]
             if cell.dtype == np.int16:
-                judged = cell != -_UNJUDGED
+                unjudged = cell == -_UNJUDGED
+                cell[unjudged] = 0
                 grade = cell.astype(float)
             else:
-                judged = ~np.isnan(cell)
+                unjudged = np.isnan(cell)
                 grade = cell
-            np.copyto(grade, 0.0, where=~judged)
-            return grade, judged
+                grade[unjudged] = 0.0
+            np.logical_not(unjudged, out=unjudged)
+            return grade, unjudged
         if self.keys.size == 0:
             return np.zeros(keys.size), np.zeros(keys.size, dtype=bool)
         at = np.minimum(np.searchsorted(self.keys, keys), self.keys.size - 1)
@@ -406,7 +426,9 @@ def _rank_runs(runs: list[_RunColumns], run_index: list[int], judged: Judgements
 
 def _rows(runs, topics, starts, counts, grade, is_judged, names, depth) -> RankedRows:
     """:class:`RankedRows` of groups (each group's rows together, in rank order)."""
-    pos = np.arange(grade.size) - np.repeat(starts, counts)
+    kind = np.int32 if grade.size < 1 << 31 else np.int64
+    pos = np.arange(grade.size, dtype=kind)
+    pos -= np.repeat(starts.astype(kind), counts)
     if depth is not None and counts.max() > int(depth):
         sel = pos < int(depth)
         grade, pos, is_judged = grade[sel], pos[sel], is_judged[sel]
@@ -455,13 +477,17 @@ def _rank_stretches(starts, qid, doc, score, first_rows, run_index, judged: Judg
         doc, score = pc.take(doc, from_numpy(rows)), score[rows]
         counts, topics, runs = counts[keep], topics[keep], runs[keep]
         starts = np.r_[0, np.cumsum(counts)[:-1]]
-    d = judged.doc_positions(doc)
+    d = judged._doc_index(doc)
     order = _tie_order(score, starts, doc)
     names = doc.to_numpy(zero_copy_only=False) if docs else None
     if order is not None:
         d = d[order]
         names = names[order] if docs else None
-    grade, is_judged = judged.lookup_keys(np.repeat(topics * judged.width, counts) + d)
+    keys = np.repeat(topics * judged.width + 1, counts)      # + 1: column 0 is unjudged
+    keys += d
+    del d
+    grade, is_judged = judged.lookup_keys(keys)
+    del keys
     return _rows(runs, topics, starts, counts, grade, is_judged, names, depth)
 
 

@@ -291,11 +291,18 @@ def _finish_table(path, data, regular, parsed, columns, keep, numeric, errors,
 
 
 def _regular(data: bytes) -> bool:
-    """Whether the fast parsers may read ``data``: no NUL, vertical tab or form feed, and
-    every ``\\r`` ends a line (they split lines and fields differently from trec_eval's
-    ``isspace`` on those bytes; the careful parser follows trec_eval)."""
+    """Whether the fast parsers may read ``data``: UTF-8 text without NUL, vertical tab or
+    form feed, and every ``\\r`` ends a line (they split lines and fields differently from
+    trec_eval's ``isspace`` on those bytes; the careful parser follows trec_eval, and names
+    the line of a byte that is not UTF-8, even in a column the fast parsers skip)."""
     if data.find(b"\x00") >= 0 or data.find(b"\x0b") >= 0 or data.find(b"\x0c") >= 0:
         return False
+    view = np.frombuffer(data, dtype=np.uint8)
+    if view.size and view.max() >= 0x80:      # not ASCII: UTF-8 throughout?
+        try:
+            bytes(data).decode("utf-8")
+        except UnicodeDecodeError:
+            return False
     if data.find(b"\r") < 0:
         return True
     data = bytes(data)                     # (a memory-mapped file has no count)

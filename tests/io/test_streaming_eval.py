@@ -358,3 +358,39 @@ def test_grade_tables_of_every_kind_look_up_alike(grades, monkeypatch):
     assert dense.judged[:, :8].all() and not dense.judged[:, 8:].any()
     want = qrels["relevance"].to_numpy(dtype=float).reshape(3, 8)
     np.testing.assert_array_equal(dense.relevance[:, :8], want)
+
+
+@pytest.mark.parametrize("options", [{}, {"complete": True, "depth": 9}, {"level": 2}])
+def test_evaluate_runs_in_chunks_equals_one_matrix(tmp_path, monkeypatch, options):
+    """evaluate_runs ranks and evaluates a chunk of runs at a time on matrices as wide as
+    the longest list: the values are those of one matrix of all runs, bit for bit, for
+    measures that sum over ranks too (graded RBP, DCG without a cut-off, finite RBP)."""
+    from bayeschain.evaluation import evaluate_lists
+    from bayeschain.io import batches
+
+    qrels, paths = synthetic(tmp_path, n_runs=7, depth=200)
+    measures = [*MEASURES, "RBP(p=0.95, gains='graded')", "DCG", "RBP(p=0.9, finite=True)"]
+    frames = [read_run(p) for p in paths]
+    runs = dict(zip(run_names(paths, frames), frames, strict=True))
+    q = read_qrels(qrels)
+    want = evaluate_lists(measures, ranked_lists(runs, q, **options))
+    monkeypatch.setattr(batches, "RANK_CHUNK_LINES", 500)
+    got = evaluate_runs(q, runs, measures, **options)
+    assert got.equals(want)
+
+
+@pytest.mark.parametrize(("reader", "text"), [
+    (read_qrels, b"301 \x80 D1 0\n301 0 D2 1\n"),
+    (read_run, b"301 Q0 D1 1 2.0 r\n301 \xff D2 2 1.0 r\n"),
+    (read_run_table, b"301 Q0 D1 1 2.0 r\n301 \xff D2 2 1.0 r\n"),
+])
+def test_bytes_that_are_not_utf8_in_a_skipped_column_are_refused(tmp_path, reader, text):
+    """Arrow's reader does not look at the columns it skips; the careful parser does and
+    names the line, as for any other column (fuzzing found the difference)."""
+    path = tmp_path / "f"
+    path.write_bytes(text)
+    with pytest.raises(FormatError, match="not UTF-8") as info:
+        reader(path)
+    assert info.value.line == (1 if b"\x80" in text else 2)
+    path.write_bytes(text.replace(b"\x80", "é".encode()).replace(b"\xff", "é".encode()))
+    assert len(reader(path)) == 2                      # UTF-8 beyond ASCII is fine
