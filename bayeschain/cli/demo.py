@@ -138,16 +138,12 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     _STEPS.clear()
     base = Path(args.out)
-    from .prewarm import Prewarm
-
-    data = Path(args.data) if args.data else None
     with staging_folder(base) as stage:      # checks now that the folder can be written
-        folder = data if data is not None else _bundled()
-        prewarm = [Prewarm("walk", folder), Prewarm("rehearse", folder, nice=10)]
+        children: list = []
         try:
-            results = analyse(args, t0, prewarm=prewarm[0])
+            results = analyse(args, t0, children=children)
         finally:
-            for child in prewarm:
+            for child in children:
                 child.stop()
         outputs = _outputs(results, args.rope, args.seed, csv=args.csv)
         with progress_stage("writing the posterior, the scores, the figure and the report"):
@@ -204,16 +200,12 @@ def _report(path: Path, results: Results, rope: float, seed) -> None:
     path.write_text(report.to_html(), encoding="utf-8")
 
 
-def _bundled() -> Path:
-    from ..recipes import bundled_data_dir
-
-    return bundled_data_dir()
-
-
-def analyse(args: argparse.Namespace, t0: float, *, prewarm=None) -> Results:
-    """Steps 1-5 of the module docstring, printed as they go.  ``prewarm``: the process
-    compiling the kernels (:mod:`~bayeschain.cli.prewarm`), waited for before the first
-    fit."""
+def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
+            ) -> Results:
+    """Steps 1-5 of the module docstring, printed as they go.  ``children``: a list to
+    which the processes compiling the kernels are added (:mod:`~bayeschain.cli.prewarm`;
+    the caller stops them): the walk's density from the start, the rehearsal once the log
+    has been read (none for a folder without it)."""
     import numpy as np
     import pandas as pd
 
@@ -223,11 +215,16 @@ def analyse(args: argparse.Namespace, t0: float, *, prewarm=None) -> Results:
     from ..io import read_clicks, read_qrels
     from ..recipes import bundled_data_dir, session_matrices, session_qrels, systems_from_log
     from ..scoring import score, score_sessions
+    from .prewarm import Prewarm
     from .progress import Stage, stage
 
     data = Path(args.data) if args.data else bundled_data_dir()
     folder = data / "trec_session_2013"
+    if children is not None:
+        children.append(Prewarm("walk", data))
     log = read_clicks(folder / "sessiontrack2013.xml.gz")
+    if children is not None:
+        children.append(Prewarm("rehearse", data, nice=10))
     s = log.summary()
     _step(t0, f"read the TREC Session 2013 log: {s['sessions']} sessions, {s['pages']} result "
               f"pages, {s['clicks']} clicks ({s['missing_end_times']} clicks without end time,"
@@ -238,8 +235,8 @@ def analyse(args: argparse.Namespace, t0: float, *, prewarm=None) -> Results:
         qrels = session_qrels(log, topic_qrels, folder / "qrels.txt")
         runs = systems_from_log(log)
         _preload()
-        if prewarm is not None:
-            prewarm.wait_for("walk")
+        if children:
+            children[0].wait_for("walk")
         post = fit(log, "walk", seed=args.seed, report=st.update, **SAMPLER)
     _step(t0, f"fitted the walk P@H scores (spec walk: forward, backward and leave moves and "
               f"click probabilities per rank, examinations hidden; {post.n_draws:,} NUTS "
