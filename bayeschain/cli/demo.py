@@ -32,7 +32,7 @@ from ..errors import BayeschainError
 
 MEASURE = "PatH(model='rwbm', order=2)"
 #: posterior draws per question for the exact laws of P@H (stochastic dominance)
-DOMINANCE_DRAWS = 20
+DOMINANCE_DRAWS = 10
 #: mass the exact laws of P@H may leave beyond their last step in the demo
 LAW_TOL = 1e-4
 
