@@ -23,17 +23,21 @@ def _call(cfunc, table, theta):
     return code, lp[0], grad
 
 
+def _simulated_model(rng, n: int, pages: int, **kwargs) -> WalkModel:
+    """The walk model of ``pages`` pages of ``n`` results walked by simulated users."""
+    p, q = np.linspace(0.8, 0.6, n), np.r_[0.0, np.full(n - 1, 0.1)]
+    leave = 1 - p - q
+    log = pages_to_log(simulate_pages(rng, pages, p, q, 0.4 * leave, 0.6 * leave,
+                                      np.linspace(0.5, 0.2, n)), n)
+    return WalkModel(page_data(log), **kwargs)
+
+
 @pytest.mark.parametrize("boundary", ["leave", "rescale"])
 def test_cfunc_equals_the_model(boundary):
     from bayeschain.inference.nuts_c import _table, expand_cfunc, logp_cfunc
 
     rng = np.random.default_rng(5)
-    n = 8
-    p, q = np.linspace(0.8, 0.6, n), np.r_[0.0, np.full(n - 1, 0.1)]
-    leave = 1 - p - q
-    log = pages_to_log(simulate_pages(rng, 400, p, q, 0.4 * leave, 0.6 * leave,
-                                      np.linspace(0.5, 0.2, n)), n)
-    model = WalkModel(page_data(log), boundary=boundary)
+    model = _simulated_model(rng, 8, 400, boundary=boundary)
     table, keep = _table(model)
     for _ in range(5):
         theta = model.initial_point(rng) + rng.normal(0, 0.5, model.ndim)
@@ -81,13 +85,8 @@ def test_falls_back_to_a_python_callback(monkeypatch):
     from bayeschain.inference import walk_sampler
     from bayeschain.inference.nuts_c import c_model
 
-    rng = np.random.default_rng(8)
-    n = 6
-    p, q = np.linspace(0.8, 0.6, n), np.r_[0.0, np.full(n - 1, 0.1)]
-    leave = 1 - p - q
-    log = pages_to_log(simulate_pages(rng, 1500, p, q, 0.4 * leave, 0.6 * leave,
-                                      np.linspace(0.5, 0.2, n)), n)
-    model = WalkModel(page_data(log), moves="shared", clicks="shared")
+    model = _simulated_model(np.random.default_rng(8), 6, 1500, moves="shared",
+                             clicks="shared")
     fast, _ = walk_sampler.sample(model, draws=300, tune=200, seed=1)
     monkeypatch.delattr(_lib, "PyMcModel")
     assert c_model(model, lambda s: model.initial_point(np.random.default_rng(s))) is None
