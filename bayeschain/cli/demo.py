@@ -224,7 +224,7 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
         children.append(Prewarm("walk", data))
     log = read_clicks(folder / "sessiontrack2013.xml.gz")
     if children is not None:
-        children.append(Prewarm("rehearse", data, nice=10))
+        children.append(Prewarm("rehearse", data))
     s = log.summary()
     _step(t0, f"read the TREC Session 2013 log: {s['sessions']} sessions, {s['pages']} result "
               f"pages, {s['clicks']} clicks ({s['missing_end_times']} clicks without end time,"

@@ -20,7 +20,6 @@ means the demo compiles for itself), and is ended with the demo.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +32,7 @@ class Prewarm:
     """The child process (see the module); :meth:`wait_for` a line it prints, :meth:`stop`
     it.  Nothing is started when Numba is absent."""
 
-    def __init__(self, task: str, data_folder: Path, *, nice: int = 0):
+    def __init__(self, task: str, data_folder: Path):
         from ..chains.jit import numba_available
 
         self.proc = None
@@ -44,8 +43,7 @@ class Prewarm:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", TASKS[task], str(data_folder)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, text=True,
-                preexec_fn=(lambda: os.nice(nice)) if nice and os.name == "posix" else None)
+                stderr=subprocess.DEVNULL, text=True)
         except OSError:
             self.proc = None
 

@@ -35,9 +35,12 @@ def main(folder: str) -> None:
     import argparse
     import contextlib
     import io
+    import os
     import time
     import warnings
 
+    if hasattr(os, "nice"):        # below the demo and the walk's compilation: spare cycles
+        os.nice(10)
     warnings.simplefilter("ignore")
     from ..inference import walk_sampler
     from . import demo
