@@ -89,7 +89,6 @@ class Background:
         import threading
 
         self._value = self._error = None
-        self._after = after
 
         def work():
             try:
