@@ -51,12 +51,15 @@ TOPICS = ("bayesian-bootstrap", "fixed")
 
 def hdi(samples: np.ndarray, prob: float = 0.95) -> tuple[float, float]:
     """Highest-density interval of ``samples`` holding ``prob`` of them (ArviZ's ``hdi``:
-    the shortest interval between two samples that contains ``ceil(prob * n)`` of them)."""
+    the shortest interval between two samples that contains ``ceil(prob * n)`` of them).
+    ArviZ 1.x names the mass ``prob``, ArviZ 0.x ``hdi_prob`` (and silently ignores an
+    unknown keyword, so the name is chosen by ArviZ's major version, not by trying)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         import arviz as az
 
-    lo, hi = az.hdi(np.asarray(samples, dtype=float).ravel(), hdi_prob=prob)
+    mass = "prob" if int(az.__version__.split(".")[0]) >= 1 else "hdi_prob"
+    lo, hi = az.hdi(np.asarray(samples, dtype=float).ravel(), **{mass: prob})
     return float(lo), float(hi)
 
 

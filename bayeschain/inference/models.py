@@ -30,7 +30,9 @@ def build_model(data: ModelData, spec: ModelSpec):
 
 
 def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Posterior:
-    """Sample the model with NUTS and wrap the draws in a :class:`Posterior`."""
+    """Sample the model with PyMC's NUTS and wrap the draws in a :class:`Posterior`.
+    The sampler is named (PyMC 6 would otherwise take nutpie when it is installed, PyMC 5
+    its own), so every supported PyMC samples these models the same way."""
     import pymc as pm
 
     s = spec.sampler
@@ -41,7 +43,7 @@ def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Pos
         idata = pm.sample(draws=s["draws"], tune=s["tune"], chains=s["chains"],
                           cores=min(s["chains"], 2), random_seed=s["seed"],
                           target_accept=s["target_accept"], progressbar=progress,
-                          compute_convergence_checks=False)
+                          compute_convergence_checks=False, nuts_sampler="pymc")
     post = _group(idata, "posterior")
     keep = [v for module, _ in sections_of(spec) for v in module.VARIABLES if v in post]
     variables = {v: post[v] for v in keep}

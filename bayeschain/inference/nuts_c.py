@@ -11,11 +11,19 @@ from it afterwards, :meth:`WalkModel.expand`).
 
 The cfuncs are defined at module level and compiled when this module is imported (only
 to sample), cached on disk: Numba caches neither closures nor functions made inside other
-functions.  It uses nutpie's lower-level classes (``_lib.LogpFunc``, ``ExpandFunc``, ``PyMcModel``,
-``PySampler.from_pymc``, as nutpie's PyMC backend does); :func:`c_model` returns ``None``
-when they are not there (another nutpie version) and the caller falls back to
-``from_pyfunc``.  C signatures (nutpie's): ``logp(dim, x, grad, logp, user_data) -> int``
-(0 ok, 3 non-finite gradient, 4 non-finite log density) and
+functions.
+
+**Private classes, chosen by version and checked.**  nutpie has no public entry for a
+compiled C density: this bridge uses its lower-level classes (``_lib.LogpFunc``,
+``ExpandFunc``, ``PyMcModel``, ``PySampler.from_pymc``) the way nutpie's own PyMC backend
+does, and their signatures change between releases (0.16.11 passes two more arguments to
+``_make_sampler`` than 0.16.8).  So :func:`c_model` is used only on the nutpie releases
+it was tested with (:data:`TESTED`), raises :class:`CPathUnavailable` otherwise, and
+:mod:`~bayeschain.inference.walk_sampler` verifies it at its first use in a process (a
+few draws whose log density and gradient, as nutpie reports them, must equal the
+model's) and falls back to nutpie's public ``from_pyfunc`` on any failure, saying so once.
+C signatures (nutpie's): ``logp(dim, x, grad, logp, user_data) -> int`` (0 ok, 3
+non-finite gradient, 4 non-finite log density) and
 ``expand(dim, n_expanded, x, out, user_data) -> int``.
 """
 
@@ -31,6 +39,28 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from . import examination
+
+#: nutpie releases the C bridge is used with: from the first tested release up to, not
+#: including, the first untested minor release (the lower-level classes are nutpie's to
+#: change; a release outside this range samples through ``from_pyfunc``)
+TESTED = ((0, 16, 8), (0, 17, 0))
+
+
+class CPathUnavailable(Exception):
+    """The C bridge cannot be used with this nutpie (the message says why)."""
+
+
+def nutpie_version() -> tuple[int, ...]:
+    """nutpie's version as a tuple of its leading integers (``(0, 16, 11)``)."""
+    import nutpie
+
+    parts = []
+    for piece in str(nutpie.__version__).split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
 
 #: the order of the model's arguments in the address table (arrays), after theta
 ARRAYS = ("kind", "p_start", "c_start", "n_coord", "x", "centred", "a0", "free", "lengths",
@@ -143,18 +173,27 @@ def expand_cfunc(dim, n_expanded, x_, out_, user_data):
     return 0
 
 
-def c_model(model, init) -> Any | None:
+def c_model(model, init) -> Any:
     """A nutpie compiled model of ``model``'s density whose draws are the unconstrained
-    vector ``theta`` (``init(seed)``: a starting point), or ``None`` when this nutpie
-    lacks the classes used (see the module) or Numba is absent."""
+    vector ``theta`` (``init(seed)``: a starting point).  Raises
+    :class:`CPathUnavailable` on a nutpie outside :data:`TESTED` or without the classes
+    used (see the module)."""
+    version = nutpie_version()
+    low, high = TESTED
+    if not low <= version < high:
+        raise CPathUnavailable(f"nutpie {'.'.join(map(str, version))} is outside the "
+                               f"releases the C bridge was tested with "
+                               f"({'.'.join(map(str, low))} to before "
+                               f"{'.'.join(map(str, high))})")
     try:
         from nutpie import _lib
         from nutpie.sample import CompiledModel
-    except ImportError:
-        return None
+    except ImportError as exc:
+        raise CPathUnavailable(f"nutpie's lower-level classes are missing ({exc})") from exc
     needed = ("LogpFunc", "ExpandFunc", "PyMcModel", "PyVariable", "PySampler")
-    if not all(hasattr(_lib, n) for n in needed) or not hasattr(_lib.PySampler, "from_pymc"):
-        return None
+    missing = [n for n in needed if not hasattr(_lib, n)]
+    if missing or not hasattr(_lib.PySampler, "from_pymc"):
+        raise CPathUnavailable(f"nutpie lacks {', '.join(missing) or 'PySampler.from_pymc'}")
     table, keep = _table(model)
 
     @dataclass(frozen=True, eq=False)
@@ -187,14 +226,17 @@ def c_model(model, init) -> Any | None:
             return _lib.PyMcModel(logp_fn, expand_fn, variables, self.ndim, sizes,
                                   self.coords, init, None)
 
-        def _make_sampler(self, settings, init_mean, cores, progress_type, store):
+        def _make_sampler(self, settings, init_mean, cores, progress_type, *rest):
+            # nutpie 0.16.8 passes (store,), 0.16.11 (extra_callback, extra_callback_rate,
+            # store): handed on as they come, in the order nutpie's PyMC backend uses
             return _lib.PySampler.from_pymc(settings, cores, self._make_model(init_mean),
-                                            progress_type, store)
+                                            progress_type, *rest)
 
     compiled = WalkCModel(dims={"theta": ("unconstrained",)}, ndim=int(model.ndim),
                           table=table, arrays=keep)
     try:                     # the classes' signatures are nutpie's to change: try them once
         compiled._make_model(np.zeros(compiled.ndim))
-    except (TypeError, AttributeError, ValueError):
-        return None
+    except Exception as exc:  # noqa: BLE001 - any failure of nutpie's internals
+        raise CPathUnavailable(f"nutpie's model classes refused the bridge "
+                               f"({type(exc).__name__}: {exc})") from exc
     return compiled

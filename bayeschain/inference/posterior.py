@@ -68,10 +68,12 @@ class Posterior:
 
     def to_arviz(self):
         """The draws as ArviZ's own container (``InferenceData`` for ArviZ 0.x, the
-        ``DataTree`` itself for ArviZ 1.x), ready for ``az.plot_posterior`` and friends."""
+        ``DataTree`` itself for ArviZ 1.x), ready for ``az.plot_posterior`` and friends.
+        Chosen by ArviZ's major version (ArviZ 1.x warns when ``InferenceData`` is asked
+        for)."""
         import arviz as az
 
-        if hasattr(az, "InferenceData"):
+        if int(az.__version__.split(".")[0]) < 1:
             groups = {"posterior": self.posterior}
             if "sample_stats" in self.tree.children:
                 groups["sample_stats"] = self.tree["sample_stats"].to_dataset()

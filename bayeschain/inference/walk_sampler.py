@@ -24,13 +24,15 @@ FIRST_CHECK = 100
 def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int = 2,
            seed: int = 2026, progress: bool = False, low_rank: bool = True,
            target_accept: float = 0.8, min_ess: int = 0, max_rhat: float = 1.01,
-           report=None):
+           report=None, path: str = "auto"):
     """NUTS (nutpie) on the model's exact log density.
 
     nutpie draws the unconstrained vector ``theta``, calling the compiled density through
-    a C callback (:mod:`~bayeschain.inference.nuts_c`; a Python callback on a nutpie
-    without it); the named quantities are computed from each draw afterwards
-    (:meth:`WalkModel.expand`).
+    a C callback (:mod:`~bayeschain.inference.nuts_c`) or, where that cannot run (another
+    nutpie, no Numba, any failure of the bridge), a Python callback
+    (:func:`compiled_model`; ``path`` forces one); the named quantities are computed from
+    each draw afterwards (:meth:`WalkModel.expand`).  The statistics' attr
+    ``nutpie_path`` says which path sampled.
 
     ``min_ess = 0``: ``draws`` per chain.  ``min_ess > 0``: ``draws`` is the most per chain;
     every ``CHECK_EVERY`` seconds a copy of the draws so far (the same number in every
@@ -49,29 +51,157 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
     def init(s):
         return model.initial_point(np.random.default_rng(s))
 
+    options = dict(draws=draws, tune=tune, chains=chains, cores=min(chains, 2), seed=seed,
+                   progress_bar=progress, target_accept=target_accept, save_warmup=False,
+                   return_raw_trace=True, **_mass_matrix(nutpie.sample, low_rank))
+    expanded = _Expansions(model)
+    compiled, path = compiled_model(model, init, path=path)
+    while True:
+        try:
+            if min_ess <= 0:
+                theta, stats = _raw_draws(nutpie.sample(compiled, **options))
+            else:
+                theta, stats = _sample_until(nutpie.sample(compiled, blocking=False,
+                                                           **options),
+                                             expanded, draws, min_ess, max_rhat, report)
+            break
+        except Exception as exc:        # noqa: BLE001 - the C bridge's failures of any kind
+            if path != C_PATH:
+                raise
+            _failed_c_path(f"{type(exc).__name__}: {exc}")
+            compiled, path = _python_model(model, init), PYTHON_PATH
+    stats.attrs["nutpie_path"] = path_description(path)
+    return expanded.of(theta), stats
+
+
+#: regularisation of the low-rank mass matrix's eigenvalues (nutpie's default is 1e-5).
+#: On the TREC Session walk (260 dimensions, 250 tuning steps, 2 x 1,000 draws, seeds
+#: 1-4), nutpie 0.16.9-0.16.11 with 1e-5 spent 9-11 s (mostly adapting) for a smallest
+#: bulk ESS of 137-308 and R-hat up to 1.018; with 1e-3, 3.7-5.2 s and ESS 459-797
+#: (nutpie 0.16.8: 3.4-3.8 s and ESS 592-814 with 1e-5, 774-931 with 1e-3).
+MASS_MATRIX_GAMMA = 1e-3
+
+
+def _mass_matrix(sample, low_rank: bool) -> dict:
+    """nutpie's options for the low-rank modified mass matrix: ``adaptation="low_rank"``
+    where ``sample`` takes it (nutpie 0.16.9 and later, which deprecate the old name),
+    ``low_rank_modified_mass_matrix`` before; regularised by :data:`MASS_MATRIX_GAMMA`."""
+    import inspect
+
+    if not low_rank:
+        return {}
+    if "adaptation" in inspect.signature(sample).parameters:
+        return {"adaptation": "low_rank", "mass_matrix_gamma": MASS_MATRIX_GAMMA}
+    return {"low_rank_modified_mass_matrix": True, "mass_matrix_gamma": MASS_MATRIX_GAMMA}
+
+
+#: the two ways nutpie calls the density: a Numba C function (no Python per gradient) or
+#: a Python callback through nutpie's public ``from_pyfunc``
+C_PATH, PYTHON_PATH = "C callback", "Python callback"
+#: per process: ``None`` (the C path not yet tried), ``""`` (verified) or why it failed
+_C_PATH_STATE: dict[str, str | None] = {"state": None}
+
+
+def path_description(path: str) -> str:
+    """``"nutpie 0.16.11, C callback"``: the release and the path that sampled."""
+    import nutpie
+
+    return f"nutpie {nutpie.__version__}, {path}"
+
+
+def compiled_model(model: WalkModel, init, *, path: str = "auto"):
+    """nutpie's compiled model of ``model`` and the path it takes (:data:`C_PATH` or
+    :data:`PYTHON_PATH`).  ``path="auto"``: the C bridge
+    (:mod:`~bayeschain.inference.nuts_c`) on the nutpie releases it was tested with,
+    verified at its first use in the process (:func:`verify_c_model`); on any failure, now
+    or earlier in the process, the Python callback, said once on standard error.
+    ``"c"`` or ``"python"`` force one (``"c"`` raises where it cannot run)."""
+    if path not in ("auto", "c", "python"):
+        raise ValueError(f"path must be 'auto', 'c' or 'python', not {path!r}")
+    if path == "python" or (path == "auto" and _C_PATH_STATE["state"]):
+        return _python_model(model, init), PYTHON_PATH
     try:
         from .nuts_c import c_model
-    except ImportError:                          # no Numba
-        compiled = None
-    else:
-        compiled = c_model(model, init)
-    if compiled is None:
-        from nutpie.compiled_pyfunc import from_pyfunc
 
-        compiled = from_pyfunc(
-            model.ndim, lambda: (lambda x, **_: model.logp(x)),
-            lambda seed1, seed2, chain: (lambda x, **_: {"theta": np.array(x, dtype=float)}),
-            [np.dtype("float64")], [(model.ndim,)], ["theta"], make_initial_point_fn=init)
-    options = dict(draws=draws, tune=tune, chains=chains, cores=min(chains, 2), seed=seed,
-                   progress_bar=progress, low_rank_modified_mass_matrix=low_rank,
-                   target_accept=target_accept, save_warmup=False, return_raw_trace=True)
-    expanded = _Expansions(model)
-    if min_ess <= 0:
-        theta, stats = _raw_draws(nutpie.sample(compiled, **options))
-    else:
-        theta, stats = _sample_until(nutpie.sample(compiled, blocking=False, **options),
-                                     expanded, draws, min_ess, max_rhat, report)
-    return expanded.of(theta), stats
+        compiled = c_model(model, init)
+        if _C_PATH_STATE["state"] is None:
+            verify_c_model(compiled, model)
+            _C_PATH_STATE["state"] = ""
+    except Exception as exc:            # noqa: BLE001 - no Numba, another nutpie, a mismatch
+        if path == "c":
+            raise
+        _failed_c_path(f"{type(exc).__name__}: {exc}" if not _is_unavailable(exc)
+                       else str(exc))
+        return _python_model(model, init), PYTHON_PATH
+    return compiled, C_PATH
+
+
+def _is_unavailable(exc: Exception) -> bool:
+    return type(exc).__name__ == "CPathUnavailable"
+
+
+def _failed_c_path(reason: str) -> None:
+    """Remember that the C path failed in this process and say so once on the terminal
+    (standard error): the fit goes on through the Python callback, slower."""
+    import sys
+
+    first = not _C_PATH_STATE["state"]
+    _C_PATH_STATE["state"] = reason or "failed"
+    if first:
+        print(f"bayeschain: nutpie samples the walk through a Python callback (slower): "
+              f"the C callback cannot be used ({reason.splitlines()[0] if reason else ''})",
+              file=sys.stderr, flush=True)
+
+
+def _python_model(model: WalkModel, init):
+    """The model through nutpie's public ``from_pyfunc`` (a Python call per gradient)."""
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    return from_pyfunc(
+        model.ndim, lambda: (lambda x, **_: model.logp(x)),
+        lambda seed1, seed2, chain: (lambda x, **_: {"theta": np.array(x, dtype=float)}),
+        [np.dtype("float64")], [(model.ndim,)], ["theta"], make_initial_point_fn=lambda s:
+        model.initial_point(np.random.default_rng(s)))
+
+
+#: draws of the verification run (after as many tuning steps)
+VERIFY_DRAWS = 5
+
+
+def verify_c_model(compiled, model: WalkModel) -> None:
+    """A few draws through the C bridge, whose log density and gradient as nutpie records
+    them must equal the model's own at the same points (relative 1e-9): the whole path
+    (nutpie's classes, the address table, the compiled function) checked end to end.
+    Raises ``RuntimeError`` when they differ."""
+    import nutpie
+
+    trace = nutpie.sample(compiled, draws=VERIFY_DRAWS, tune=VERIFY_DRAWS, chains=1, cores=1,
+                          seed=0, progress_bar=False, save_warmup=True,
+                          return_raw_trace=True)
+    draw_batches, stat_batches = trace.get_arrow_trace()
+    seen = 0
+    for draw, stat in zip(draw_batches, stat_batches, strict=True):
+        theta = _column(draw, "theta", flat=True).reshape(draw.num_rows, -1)
+        logp = _column(stat, "logp")
+        for x, lp in zip(theta, logp, strict=True):
+            want, _ = model.logp(x)
+            if not np.isclose(lp, want, rtol=1e-9, atol=1e-9):
+                raise RuntimeError(f"the C callback's log density {lp!r} differs from the "
+                                   f"model's {want!r}")
+            seen += 1
+    if seen == 0:
+        raise RuntimeError("the C callback's verification run returned no draws")
+
+
+def _column(batch, name: str, flat: bool = False) -> np.ndarray:
+    """A column of one of nutpie's Arrow record batches as NumPy (``flat``: a list
+    column's values)."""
+    import pyarrow as pa
+
+    column = pa.array(batch.column(name))
+    if flat:
+        column = column.flatten()
+    return column.to_numpy(zero_copy_only=False)
 
 
 def _raw_draws(trace, keep: int | None = None):
@@ -79,18 +209,16 @@ def _raw_draws(trace, keep: int | None = None):
     draws after tuning in a raw nutpie trace, the first ``keep`` of each chain (all by
     default; chains still running may have different lengths: the shortest is taken).
     Read from nutpie's Arrow batches, without ArviZ."""
-    import pyarrow as pa
     import xarray as xr
 
     draw_batches, stat_batches = trace.get_arrow_trace()
     thetas, diverging, steps = [], [], []
     for draw, stat in zip(draw_batches, stat_batches, strict=True):
-        after = ~pa.array(stat.column("tuning")).to_numpy(zero_copy_only=False).astype(bool)
-        values = pa.array(draw.column("theta")).flatten().to_numpy(zero_copy_only=False)
+        after = ~_column(stat, "tuning").astype(bool)
+        values = _column(draw, "theta", flat=True)
         thetas.append(values.reshape(draw.num_rows, -1)[after])
-        diverging.append(pa.array(stat.column("diverging")).to_numpy(
-            zero_copy_only=False).astype(bool)[after])
-        steps.append(pa.array(stat.column("n_steps")).to_numpy(zero_copy_only=False)[after])
+        diverging.append(_column(stat, "diverging").astype(bool)[after])
+        steps.append(_column(stat, "n_steps")[after])
     n = min(len(t) for t in thetas)
     if keep is not None:
         n = min(n, keep)

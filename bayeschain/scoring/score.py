@@ -280,7 +280,12 @@ def _n_draws(posterior) -> int:
 
 def _static_scores(gains: np.ndarray, lengths: np.ndarray, model: str, p: np.ndarray,
                    q: np.ndarray, order: int) -> np.ndarray:
-    """Visit-vector path: one chain solve per (draw, list length), then matrix products."""
+    """Visit-vector path: one chain solve per (draw, list length), then matrix products.
+
+    The product runs on the distinct gain vectors of each length only, so that lists with
+    the same gains get bit-identical scores (BLAS may sum a row of a matrix product in
+    another order depending on where the row lies, and two identical runs would then
+    differ in the last bit: a comparison must see them tied)."""
     draws = p.shape[0]
     out = np.empty((draws, gains.shape[0]))
     for length in np.unique(lengths):
@@ -298,11 +303,9 @@ def _static_scores(gains: np.ndarray, lengths: np.ndarray, model: str, p: np.nda
             weights = chains.ratio_weights(chain, check=False)            # (draws, n)
         else:
             raise ParameterError(f"order must be 1 or 2, got {order}")
-        sub = gains[rows, :n]                 # a view when every list has this length
-        if every:
-            np.matmul(weights, sub.T, out=out)
-        else:
-            out[:, rows] = weights @ sub.T
+        distinct, inverse = np.unique(gains[rows, :n], axis=0, return_inverse=True)
+        product = weights @ distinct.T
+        out[:, rows] = product[:, inverse.ravel()]
     return out
 
 

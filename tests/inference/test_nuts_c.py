@@ -75,23 +75,80 @@ def test_zero_density_is_reported_not_returned_as_a_number():
     del keep
 
 
-def test_falls_back_to_a_python_callback(monkeypatch):
-    """Without nutpie's lower-level classes (another nutpie version) the walk is sampled
-    through ``from_pyfunc``: the same model, so the same posterior up to Monte-Carlo error
-    (the shared click probability's posterior mean and sd)."""
+def _click_mean_and_sd_agree(a: np.ndarray, b: np.ndarray) -> None:
+    """Two posteriors of the same model, up to Monte-Carlo error (300 draws in each of
+    two chains: an ESS of 150 at least)."""
+    a, b = a[..., 0].ravel(), b[..., 0].ravel()
+    se = np.sqrt(a.var() / 150 + b.var() / 150)
+    assert abs(a.mean() - b.mean()) < 4 * se
+    assert 0.7 < a.std() / b.std() < 1.4
+
+
+@pytest.fixture
+def fresh_path_state(monkeypatch):
+    """A process in which the C path has not been tried yet."""
+    from bayeschain.inference import walk_sampler
+
+    monkeypatch.setitem(walk_sampler._C_PATH_STATE, "state", None)
+    return walk_sampler
+
+
+def test_the_c_path_is_verified_and_named(fresh_path_state, capsys):
+    """On a tested nutpie the walk samples through the C callback, checked once against
+    the model's own density; the statistics name the path; nothing on standard error."""
+    pytest.importorskip("nutpie")
+    walk_sampler = fresh_path_state
+    model = _simulated_model(np.random.default_rng(8), 6, 1500, moves="shared",
+                             clicks="shared")
+    _, stats = walk_sampler.sample(model, draws=50, tune=50, seed=1)
+    assert stats.attrs["nutpie_path"].endswith(walk_sampler.C_PATH)
+    assert walk_sampler._C_PATH_STATE["state"] == ""
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("failure", ["sampler", "verification", "version"])
+def test_any_failure_of_the_c_path_falls_back_to_a_python_callback(
+        fresh_path_state, monkeypatch, capsys, failure):
+    """Whatever breaks the C bridge (nutpie's classes refusing their arguments when the
+    sampler starts, a density that disagrees with the model's, a nutpie release outside
+    the tested ones) the walk is sampled through ``from_pyfunc``: the same posterior up
+    to Monte-Carlo error, the statistics naming the Python path, and one line on standard
+    error saying why, once per process."""
     pytest.importorskip("nutpie")
     from nutpie import _lib
 
-    from bayeschain.inference import walk_sampler
-    from bayeschain.inference.nuts_c import c_model
+    from bayeschain.inference import nuts_c
 
+    walk_sampler = fresh_path_state
     model = _simulated_model(np.random.default_rng(8), 6, 1500, moves="shared",
                              clicks="shared")
-    fast, _ = walk_sampler.sample(model, draws=300, tune=200, seed=1)
-    monkeypatch.delattr(_lib, "PyMcModel")
-    assert c_model(model, lambda s: model.initial_point(np.random.default_rng(s))) is None
-    slow, _ = walk_sampler.sample(model, draws=300, tune=200, seed=1)
-    a, b = fast["click"][..., 0].ravel(), slow["click"][..., 0].ravel()
-    se = np.sqrt(a.var() / 150 + b.var() / 150)        # ESS of 150 draws each, at least
-    assert abs(a.mean() - b.mean()) < 4 * se
-    assert 0.7 < a.std() / b.std() < 1.4
+    fast, _ = walk_sampler.sample(model, draws=300, tune=200, seed=1, path="c")
+    monkeypatch.setitem(walk_sampler._C_PATH_STATE, "state", None)
+    if failure == "sampler":
+        class Refusing:                    # nutpie's sampler class, its C entry changed
+            from_pyfunc = staticmethod(_lib.PySampler.from_pyfunc)
+
+            @staticmethod
+            def from_pymc(*args):
+                raise TypeError(f"from_pymc() takes 5 arguments but {len(args)} were given")
+
+        monkeypatch.setattr(_lib, "PySampler", Refusing)
+        monkeypatch.setitem(walk_sampler._C_PATH_STATE, "state", "")   # verified before
+    elif failure == "verification":
+        original = nuts_c._table
+
+        def wrong_table(m):                 # the address table with another prior scale
+            table, keep = original(m)
+            keep[nuts_c.ARRAYS.index("scalars")] *= 3.0
+            return table, keep
+
+        monkeypatch.setattr(nuts_c, "_table", wrong_table)
+    else:
+        monkeypatch.setattr(nuts_c, "TESTED", ((0, 0, 1), (0, 0, 2)))
+    slow, stats = walk_sampler.sample(model, draws=300, tune=200, seed=1)
+    assert stats.attrs["nutpie_path"].endswith(walk_sampler.PYTHON_PATH)
+    _click_mean_and_sd_agree(fast["click"], slow["click"])
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "Python callback" in err[0]
+    walk_sampler.sample(model, draws=20, tune=20, seed=2)          # said once per process
+    assert capsys.readouterr().err == ""

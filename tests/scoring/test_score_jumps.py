@@ -88,14 +88,15 @@ def test_exponent_draws_equal_the_dense_definition(trec, model):
 
 def test_jumps_id_posterior_has_posterior_width(trec):
     """Exponents spread as a jumps-id fit's: the scores spread over the draws, and draw
-    blocks give the numbers of one pass."""
+    blocks give the numbers of one pass (to a few units in the last place: NumPy's
+    reductions may take another SIMD path for another batch size)."""
     qrels, runs = trec
     g = np.random.default_rng(2).gamma(20.0, 1 / 20.0, size=40)
     post = posterior_from_parameters({"jump_exponent": g}, jump_family="ID")
     got = score(runs, qrels, "MP(model='GL_AD_ID')", post)
     assert_width(trec, got)
     blocks = score(runs, qrels, "MP(model='GL_AD_ID')", post, draw_block=7)
-    np.testing.assert_allclose(blocks.values, got.values, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(blocks.values, got.values, rtol=1e-14, atol=1e-15)
 
 
 def test_free_rows_posterior_equals_the_dense_definition(trec):
