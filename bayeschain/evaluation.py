@@ -173,13 +173,15 @@ class Evaluation:
 
     def means(self) -> np.ndarray:
         """``(measures, runs with rows)``: each run's mean over its topics, the number
-        :func:`aggregate` gives (bit for bit)."""
+        :func:`aggregate` gives (bit for bit with pandas 3; pandas 2.2 sums a group in
+        another order and may differ in the last bit)."""
         spans = self.run_rows()
         if not spans or not self.measures:
             return np.zeros((len(self.measures), len(spans)))
         if np.isnan(self.values).any():           # pandas skips NaN: let it
             table = aggregate(self.to_frame())
-            return table["value"].to_numpy(dtype=float).reshape(len(spans), -1).T
+            values = table["value"].to_numpy(dtype=float, na_value=np.nan)
+            return values.reshape(len(spans), -1).T
         # what pandas does for contiguous groups without NaN: one np.add.reduceat per
         # group, over the rows in order, divided by the group's size
         starts = np.array([s.start for _, s in spans])

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("  clicks per rank: no clicks in the log")
     clicks, _, _ = observations(log.events, has_sessions=log.has_sessions)
-    dwell = clicks["dwell"].to_numpy(dtype=float)
+    dwell = clicks["dwell"].to_numpy(dtype=float, na_value=np.nan)
     dwell = dwell[np.isfinite(dwell) & (dwell > 0)]
     if dwell.size:
         qs = np.quantile(dwell, [0.1, 0.25, 0.5, 0.75, 0.9])

@@ -72,7 +72,7 @@ def model_data(stats: ClickStats, ranks: int, categories=("forward", "backward",
         raise ParameterError("model data takes statistics without by_query")
     frm = np.minimum(t["from_rank"].to_numpy(), r) - 1
     to = t["to_rank"].to_numpy()
-    n = t["count"].to_numpy(dtype=float)
+    n = t["count"].to_numpy(dtype=float, na_value=np.nan)
     origin = t["from_rank"].to_numpy()
     np.add.at(counts[:, col["forward"]], frm[to > origin], n[to > origin])
     np.add.at(counts[:, col["backward"]], frm[to < origin], n[to < origin])
@@ -80,7 +80,7 @@ def model_data(stats: ClickStats, ranks: int, categories=("forward", "backward",
     last = stats.last_clicks
     lr = np.minimum(last["rank"].to_numpy(), r) - 1
     outcome = last["outcome"].to_numpy()
-    ln = last["count"].to_numpy(dtype=float)
+    ln = last["count"].to_numpy(dtype=float, na_value=np.nan)
     refo = col.get("reformulate", col["stop"])
     np.add.at(counts[:, col["stop"]], lr[outcome != "next_query"], ln[outcome != "next_query"])
     np.add.at(counts[:, refo], lr[outcome == "next_query"], ln[outcome == "next_query"])
@@ -89,7 +89,7 @@ def model_data(stats: ClickStats, ranks: int, categories=("forward", "backward",
     sums = {}
     for name in ("n", "sum", "sum_log", "sum_log2", "censored"):
         v = np.zeros(r)
-        np.add.at(v, dr, d[name].to_numpy(dtype=float))
+        np.add.at(v, dr, d[name].to_numpy(dtype=float, na_value=np.nan))
         sums[name] = v
     moves, leave, first, no_click, beyond = _walk_counts(stats, r)
     return ModelData(r, cats, counts, repeats, sums["n"], sums["sum"], sums["sum_log"],
@@ -103,7 +103,7 @@ def _walk_counts(stats: ClickStats, r: int):
     ok = (t["from_rank"] <= r) & (t["to_rank"] <= r)
     moves = np.zeros((r, r))
     np.add.at(moves, (t.loc[ok, "from_rank"].to_numpy() - 1, t.loc[ok, "to_rank"].to_numpy()
-                      - 1), t.loc[ok, "count"].to_numpy(dtype=float))
+                      - 1), t.loc[ok, "count"].to_numpy(dtype=float, na_value=np.nan))
     beyond = int(t.loc[~ok, "count"].sum())
     last = stats.last_clicks[stats.last_clicks["rank"] <= r]
     leave = np.zeros((r, 2))
@@ -112,7 +112,7 @@ def _walk_counts(stats: ClickStats, r: int):
     beyond += int(stats.last_clicks.loc[stats.last_clicks["rank"] > r, "count"].sum())
     f = stats.first_clicks[stats.first_clicks["rank"] <= r]
     first = np.zeros(r)
-    np.add.at(first, f["rank"].to_numpy() - 1, f["count"].to_numpy(dtype=float))
+    np.add.at(first, f["rank"].to_numpy() - 1, f["count"].to_numpy(dtype=float, na_value=np.nan))
     pages = stats.pages[~stats.pages["clicked"]]
     no_click = np.array([pages.loc[pages["outcome"] != "next_query", "count"].sum(),
                          pages.loc[pages["outcome"] == "next_query", "count"].sum()],

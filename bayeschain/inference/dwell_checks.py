@@ -109,9 +109,9 @@ def _observed_times(posterior, log, rng, max_draws):
                 lam = draws_of(posterior, rate)[rows][:, None]
                 rep[:, sel] += rng.exponential(1.0 / np.broadcast_to(lam, (rows.size,
                                                                            sel.sum())))
-        return obs["time"].to_numpy(dtype=float), rep
+        return obs["time"].to_numpy(dtype=float, na_value=np.nan), rep
     clicks = _observations(log)
-    d = clicks["dwell"].to_numpy(dtype=float)
+    d = clicks["dwell"].to_numpy(dtype=float, na_value=np.nan)
     ok = np.isfinite(d) & (d > 0)
     if not ok.any():
         raise ParameterError("the log has no observed dwell times")

@@ -89,10 +89,10 @@ def dwell_observations(log: ClickLog, ranks: int) -> DwellObservations:
     if int(ranks) < 1:
         raise ParameterError("ranks must be >= 1")
     clicks, _, _ = observations(log.events, has_sessions=log.has_sessions)
-    start = clicks["time"].to_numpy(dtype=float)
-    end = clicks["end_time"].to_numpy(dtype=float)
-    after = clicks["next_time"].to_numpy(dtype=float)
-    next_rank = clicks["next_rank"].to_numpy(dtype=float)
+    start = clicks["time"].to_numpy(dtype=float, na_value=np.nan)
+    end = clicks["end_time"].to_numpy(dtype=float, na_value=np.nan)
+    after = clicks["next_time"].to_numpy(dtype=float, na_value=np.nan)
+    next_rank = clicks["next_rank"].to_numpy(dtype=float, na_value=np.nan)
     timed = np.isfinite(start)
     kind = np.full(len(clicks), "open", dtype=object)
     # the session's last click: no later click on its page, and the page ended the session
@@ -123,10 +123,10 @@ def _scan_delays(events: pd.DataFrame, clicks: pd.DataFrame) -> np.ndarray:
     """``first click - query`` of every page whose query and first click are timed and
     strictly ordered in time."""
     queries = events[(events["event"] == "query") & events["serp_id"].notna()]
-    shown = pd.Series(queries["time"].to_numpy(dtype=float),
+    shown = pd.Series(queries["time"].to_numpy(dtype=float, na_value=np.nan),
                       index=queries["serp_id"].to_numpy(dtype=np.int64))
     shown = shown[~shown.index.duplicated()]
     first = clicks[clicks["k"] == 1]
     at = shown.reindex(first["serp_id"].to_numpy(dtype=np.int64)).to_numpy()
-    delay = first["time"].to_numpy(dtype=float) - at
+    delay = first["time"].to_numpy(dtype=float, na_value=np.nan) - at
     return delay[np.isfinite(delay) & (delay > 0)]

@@ -174,7 +174,7 @@ def add_to_model(obs: DwellObservations, section: dict) -> None:
         # a rank's holding time is the mixture over its share of last clicks
         delta = pm.Normal("dwell_last_shift", 0.0, 1.0)
         pm.Deterministic("dwell_last_share", pt.as_tensor(share), dims="rank")
-        eta = eta + delta * used["last"].to_numpy(float)
+        eta = eta + delta * used["last"].to_numpy(dtype=float, na_value=np.nan)
         beta_all = beta + pt.log((1 - share) + share * pt.exp(delta))
     else:
         beta_all = beta
@@ -199,7 +199,7 @@ def add_to_model(obs: DwellObservations, section: dict) -> None:
     else:
         shape = pm.LogNormal("dwell_shape", 0.0, 1.0)
     kinds = used["kind"].to_numpy()
-    times = used["time"].to_numpy(dtype=float)
+    times = used["time"].to_numpy(dtype=float, na_value=np.nan)
     terms = []
     exact = kinds == "exact"
     if exact.any():
@@ -400,7 +400,7 @@ def heldout_loglik(posterior, obs: DwellObservations, *, max_draws: int | None =
     shape = draws_of(posterior, "dwell_shape")[rows][:, None] if "dwell_shape" in post \
         else None
     kinds = c["kind"].to_numpy()
-    times = c["time"].to_numpy(dtype=float)
+    times = c["time"].to_numpy(dtype=float, na_value=np.nan)
     out, parts = {}, []
     for kind in ("exact", "gap", "query"):
         sel = kinds == kind

@@ -330,7 +330,7 @@ class WalkModel:
         if clicks == "document":
             docs = data.documents
             self.families.append(Family(
-                "click", True, np.log(docs["median_rank"].to_numpy(dtype=float)),
+                "click", True, np.log(docs["median_rank"].to_numpy(dtype=float, na_value=np.nan)),
                 np.where(docs["impressions"].to_numpy() >= CENTRED_IMPRESSIONS, CENTRED,
                          NON_CENTRED), CLICK_PRIOR_MEAN))
         else:

@@ -245,14 +245,14 @@ def _relevant(docs: np.ndarray, topics: np.ndarray, qrels: pd.DataFrame,
     if missing:
         raise ParameterError(f"qrels need columns query_id, doc_id, relevance; missing "
                              f"{sorted(missing)}")
-    grades = pd.Series(qrels["relevance"].to_numpy(dtype=float),
+    grades = pd.Series(qrels["relevance"].to_numpy(dtype=float, na_value=np.nan),
                        index=pd.MultiIndex.from_arrays([qrels["query_id"].astype(str),
                                                         qrels["doc_id"].astype(str)]))
     grades = grades[~grades.index.duplicated(keep="last")]
     n_pages, width = docs.shape
     keys = pd.MultiIndex.from_arrays([np.repeat(topics.astype(str), width),
                                       docs.ravel().astype(str)])
-    found = grades.reindex(keys).to_numpy(dtype=float)
+    found = grades.reindex(keys).to_numpy(dtype=float, na_value=np.nan)
     if not np.isfinite(found).any():
         raise ParameterError("no document on the log's pages is judged in the qrels (do the "
                              "topic ids match the log's sessions or queries?)")
@@ -267,7 +267,7 @@ def _counts(obs: pd.DataFrame, pages: pd.DataFrame, page_ids: np.ndarray,
     clicks = obs[obs["serp_id"].isin(page_ids)]
     cfg_of_click = config[page_row.get_indexer(clicks["serp_id"].to_numpy())]
     rank = clicks["rank"].to_numpy(dtype=np.int64) - 1
-    nxt = clicks["next_rank"].to_numpy(dtype=float)
+    nxt = clicks["next_rank"].to_numpy(dtype=float, na_value=np.nan)
     out = clicks["outcome"].map(outcome_code).to_numpy(dtype=np.int64)
     first = clicks["k"].to_numpy() == 1
     clicked = pages["serp_id"].isin(clicks["serp_id"]).to_numpy()
@@ -291,4 +291,4 @@ def _counts(obs: pd.DataFrame, pages: pd.DataFrame, page_ids: np.ndarray,
     state_ptr = np.searchsorted(state_cfg, np.arange(n_configs + 1))
     return ClickCounts(state_ptr.astype(np.int64), state_t[new_state].astype(np.int64),
                        term_ptr.astype(np.int64), terms["target"].to_numpy(dtype=np.int64),
-                       terms["count"].to_numpy(dtype=np.float64))
+                       terms["count"].to_numpy(dtype=np.float64, na_value=np.nan))

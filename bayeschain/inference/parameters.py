@@ -285,7 +285,7 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None):
     alpha = draws_of(posterior, "attractiveness")[rows]
     trend = draws_of(posterior, "click_trend")[rows]                 # (draws, 3)
     rng = np.random.default_rng(seed)
-    x = np.log(docs["median_rank"].to_numpy(dtype=float))
+    x = np.log(docs["median_rank"].to_numpy(dtype=float, na_value=np.nan))
     new = trend[:, :1] + trend[:, 1:2] * x[None, :] + trend[:, 2:3] * rng.standard_normal(
         (len(rows), x.size))
     click = np.where(where[None, :] >= 0, alpha[:, np.maximum(where, 0)],

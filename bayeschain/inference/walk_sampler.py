@@ -98,6 +98,8 @@ def _mass_matrix(sample, low_rank: bool) -> dict:
 #: the two ways nutpie calls the density: a Numba C function (no Python per gradient) or
 #: a Python callback through nutpie's public ``from_pyfunc``
 C_PATH, PYTHON_PATH = "C callback", "Python callback"
+#: the environment variable that forces a path (``c``, ``python``; ``auto`` by default)
+PATH_VARIABLE = "BAYESCHAIN_NUTPIE_PATH"
 #: per process: ``None`` (the C path not yet tried), ``""`` (verified) or why it failed
 _C_PATH_STATE: dict[str, str | None] = {"state": None}
 
@@ -115,9 +117,17 @@ def compiled_model(model: WalkModel, init, *, path: str = "auto"):
     (:mod:`~bayeschain.inference.nuts_c`) on the nutpie releases it was tested with,
     verified at its first use in the process (:func:`verify_c_model`); on any failure, now
     or earlier in the process, the Python callback, said once on standard error.
-    ``"c"`` or ``"python"`` force one (``"c"`` raises where it cannot run)."""
+    ``"c"`` or ``"python"`` force one (``"c"`` raises where it cannot run), as does the
+    environment variable :data:`PATH_VARIABLE` when ``path`` is ``"auto"``."""
+    import os
+
+    from ..errors import ParameterError
+
+    source = "path"
+    if path == "auto" and os.environ.get(PATH_VARIABLE):
+        path, source = os.environ[PATH_VARIABLE], f"the environment variable {PATH_VARIABLE}"
     if path not in ("auto", "c", "python"):
-        raise ValueError(f"path must be 'auto', 'c' or 'python', not {path!r}")
+        raise ParameterError(f"{source} must be 'auto', 'c' or 'python', not {path!r}")
     if path == "python" or (path == "auto" and _C_PATH_STATE["state"]):
         return _python_model(model, init), PYTHON_PATH
     try:

@@ -216,8 +216,8 @@ def validate_events(frame: pd.DataFrame, source: str = "") -> int:
     rank = frame["rank"]
     first((rank.notna() & ((rank < 1) | (rank > MAX_RANK))).to_numpy(dtype=bool),
           lambda i: f"rank must be from 1 to {MAX_RANK:,} (1-based), found {rank.iloc[i]}")
-    t = frame["time"].to_numpy(dtype=float)
-    end = frame["end_time"].to_numpy(dtype=float) if "end_time" in frame else None
+    t = frame["time"].to_numpy(dtype=float, na_value=np.nan)
+    end = frame["end_time"].to_numpy(dtype=float, na_value=np.nan) if "end_time" in frame else None
     for col, values in (("time", t), ("end_time", end)):
         if values is not None:
             first(np.isinf(values), lambda i, c=col, v=values: f"{c} must be finite, "
@@ -234,7 +234,7 @@ def validate_events(frame: pd.DataFrame, source: str = "") -> int:
         return 0
     codes, _ = pd.factorize(frame["session_id"], use_na_sentinel=False)
     latest = pd.Series(t).groupby(codes).cummax().groupby(codes).ffill()
-    previous = latest.groupby(codes).shift().to_numpy(dtype=float)
+    previous = latest.groupby(codes).shift().to_numpy(dtype=float, na_value=np.nan)
     first(t < previous, lambda i: f"time {t[i]:g} is before the previous event of session "
                                   f"{frame['session_id'].iloc[i]!r} ({previous[i]:g}): "
                                   "time goes backwards within a session")

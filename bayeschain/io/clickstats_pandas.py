@@ -24,7 +24,7 @@ def observations(events: pd.DataFrame, *, has_sessions: bool = True):
     session = ev["session_id"].to_numpy()
     same_next = np.r_[session[1:] == session[:-1], False]
     next_time = np.where(same_next, np.r_[ev["time"].to_numpy()[1:], np.nan], np.nan)
-    is_query = (ev["event"] == "query").to_numpy()
+    is_query = (ev["event"] == "query").to_numpy(dtype=bool)
     # queries strictly after each event in its session
     q_from_end = pd.Series(is_query[::-1]).groupby(session[::-1]).cumsum().to_numpy()[::-1]
     later_queries = q_from_end - is_query
@@ -46,9 +46,9 @@ def observations(events: pd.DataFrame, *, has_sessions: bool = True):
     clicks["next_rank"] = grp["rank"].shift(-1)
     page_outcome = pages.set_index("serp_id")["outcome"]
     clicks["outcome"] = page_outcome.reindex(clicks["serp_id"]).to_numpy()
-    end = clicks["end_time"].to_numpy(dtype=float)
-    start = clicks["time"].to_numpy(dtype=float)
-    after = clicks["next_time"].to_numpy(dtype=float)
+    end = clicks["end_time"].to_numpy(dtype=float, na_value=np.nan)
+    start = clicks["time"].to_numpy(dtype=float, na_value=np.nan)
+    after = clicks["next_time"].to_numpy(dtype=float, na_value=np.nan)
     dwell = np.where(np.isfinite(end), end - start, after - start)
     clicks["dwell"] = dwell
     has_clock = np.isfinite(start)

@@ -154,4 +154,4 @@ def levels_from_run(run, qrels, topic, *, level: int = 1) -> list[tuple[int, int
     judged = qrels[qrels["query_id"].astype(str) == str(topic)]
     grades = dict(zip(judged["doc_id"].astype(str), judged["relevance"], strict=True))
     rel = np.array([grades.get(str(d), 0) >= level for d in rows["doc_id"]])
-    return levels_from_scores(rows["score"].to_numpy(dtype=float), rel)
+    return levels_from_scores(rows["score"].to_numpy(dtype=float, na_value=np.nan), rel)

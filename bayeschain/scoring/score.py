@@ -110,7 +110,7 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
         from ..evaluation import evaluate_lists
 
         table = evaluate_lists([measure], lists)
-        values = np.broadcast_to(table["value"].to_numpy(float),
+        values = np.broadcast_to(table["value"].to_numpy(dtype=float, na_value=np.nan),
                                  (post.sizes["chain"] * post.sizes["draw"], len(lists)))
         grid = _to_grid(values.reshape(post.sizes["chain"], post.sizes["draw"], -1), lists, post)
         grid.attrs["uncertainty"] = NO_USER_MODEL

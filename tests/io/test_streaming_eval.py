@@ -75,7 +75,7 @@ def test_batches_equal_the_frame_path(tmp_path, batch_lines, options):
         np.testing.assert_array_equal(table["value"], want["value"])
     means = aggregate(table)
     assert [got.runs[r] for r, _ in got.run_rows()] == list(means["run"].unique())
-    np.testing.assert_array_equal(got.means().T.ravel(), means["value"])
+    _same_means(got.means().T.ravel(), means["value"])
     np.testing.assert_allclose(means["value"], aggregate(want)["value"], rtol=0, atol=1e-15)
 
 
@@ -243,6 +243,17 @@ def test_ranking_by_stretches_equals_ranking_by_sort(tmp_path, monkeypatch):
             np.testing.assert_array_equal(fast.doc_ids[rows][:, :w], alone.doc_ids)
 
 
+def _same_means(got, want) -> None:
+    """Means equal to pandas': bit for bit with pandas 3, to the last bit with pandas 2.2
+    (whose grouped mean sums in another order)."""
+    import pandas as pd
+
+    if int(pd.__version__.split(".")[0]) >= 3:
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+
+
 def test_means_equal_pandas_bit_for_bit():
     rng = np.random.default_rng(3)
     for trial in range(30):
@@ -255,7 +266,7 @@ def test_means_equal_pandas_bit_for_bit():
                         np.asarray([str(t) for t in range(run.size)], dtype=object),
                         ["A", "B", "C"], values)
         want = aggregate(ev.to_frame())["value"].to_numpy().reshape(counts.size, 3).T
-        np.testing.assert_array_equal(ev.means(), want)
+        _same_means(ev.means(), want)
 
 
 def test_arrow_numpy_conversions_without_pandas():
@@ -287,14 +298,18 @@ HEAVY = ("pandas", "scipy", "numba", "xarray", "duckdb", "dask", "matplotlib", "
 
 def test_eval_imports_nothing_it_does_not_use(tmp_path):
     """Text output of regular (single-separator) files: no pandas, SciPy, Numba... and
-    neither pyarrow.compute's wrappers nor numpy.ma (20 and 10 ms to import)."""
+    neither pyarrow.compute's wrappers nor numpy.ma (20 and 10 ms to import), beyond what
+    NumPy and Arrow load themselves (NumPy 1.x imports numpy.ma)."""
     qrels, paths = synthetic(tmp_path, n_runs=3)
+    own = subprocess.run([sys.executable, "-c", "import sys, numpy, pyarrow; "
+                          f"print([m for m in {HEAVY!r} if m in sys.modules])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
     code = ("import sys; from bayeschain.cli import main; "
             f"main(['eval', {str(qrels)!r}, *{[str(p) for p in paths]!r}, '-q']); "
             f"print([m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    assert out.stderr.strip() == "[]"
+    assert out.stderr.strip() == own
     assert out.stdout.startswith("runid")
 
 
