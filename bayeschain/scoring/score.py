@@ -303,10 +303,41 @@ def _static_scores(gains: np.ndarray, lengths: np.ndarray, model: str, p: np.nda
             weights = chains.ratio_weights(chain, check=False)            # (draws, n)
         else:
             raise ParameterError(f"order must be 1 or 2, got {order}")
-        distinct, inverse = np.unique(gains[rows, :n], axis=0, return_inverse=True)
-        product = weights @ distinct.T
-        out[:, rows] = product[:, inverse.ravel()]
+        sub = gains[rows, :n]                 # a view when every list has this length
+        distinct, inverse = distinct_rows(sub)
+        if distinct.shape[0] < sub.shape[0]:
+            out[:, rows] = (weights @ distinct.T)[:, inverse]
+        elif every:                           # no two alike: one product in place
+            np.matmul(weights, sub.T, out=out)
+        else:
+            out[:, rows] = weights @ sub.T
     return out
+
+
+def distinct_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a 2-D float array and, for every row, the index of its
+    distinct row (rows equal byte for byte).  Rows are told apart by an exact integer hash
+    of their bytes (a sum of products modulo 2^64 of each 64-bit word with its high half
+    folded in: the same for a row wherever it lies),
+    checked against the rows themselves; ``np.unique`` sorts whole rows only when two
+    different rows share a hash."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    if a.shape[0] <= 1 or a.shape[1] == 0:
+        return a[:1] if a.shape[1] else a[:min(a.shape[0], 1)], np.zeros(a.shape[0], np.intp)
+    multipliers = np.random.default_rng(0).integers(1, 2**63, size=a.shape[1],
+                                                    dtype=np.uint64) | np.uint64(1)
+    bits = a.view(np.uint64)
+    # the high half folded into the low one first (small integers as floats differ only
+    # in their high bits), then integer arithmetic: exact, modulo 2^64
+    keys = (bits ^ (bits >> np.uint64(32))) @ multipliers
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    same = first[inverse]                           # each row's representative
+    moved = np.flatnonzero(same != np.arange(a.shape[0]))
+    if np.array_equal(bits[moved], bits[same[moved]]):
+        return a[first], inverse
+    distinct, inverse = np.unique(a, axis=0, return_inverse=True)
+    return distinct, inverse.ravel()
 
 
 def _dynamic_scores(relevant: np.ndarray, gains: np.ndarray, lengths: np.ndarray,

@@ -45,16 +45,21 @@ BAYES = Environment("bayes-only", "machine", extras="bayes")
 
 
 def find_python(version: str) -> str | None:
-    """An interpreter of ``version`` ("3.12"), or None."""
+    """An interpreter of ``version`` ("3.12") that runs: pyenv's, then one on the PATH
+    (pyenv's shims answer for versions they do not serve: each is tried), or None."""
     if version == "machine":
         return sys.executable
-    found = shutil.which(f"python{version}")
-    if found:
-        return found
     home = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
     candidates = sorted(glob.glob(os.path.join(home, "versions", f"{version}.*", "bin",
-                                               "python3")))
-    return candidates[-1] if candidates else None
+                                               "python3")), reverse=True)
+    found = shutil.which(f"python{version}")
+    for python in [*candidates, *([found] if found else [])]:
+        probe = subprocess.run([python, "-c", "import sys; print(sys.version_info[:2])"],
+                               capture_output=True, text=True)
+        if probe.returncode == 0 and probe.stdout.strip() == str(
+                tuple(int(x) for x in version.split("."))):
+            return python
+    return None
 
 
 def base_dir() -> Path:

@@ -127,7 +127,8 @@ def test_a_posterior_scores_alike_in_every_environment(env, reference, tmp_path)
             _ok(bayeschain(where, "score", QRELS, *RUNS, "--posterior", post, "-m", MEASURE,
                            "-o", out), f"score of {post.name} ({name})")
             scores[name] = _scores(out)
-        np.testing.assert_allclose(scores["here"], scores["there"], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(scores["here"], scores["there"], rtol=1e-12, atol=1e-12,
+                                   equal_nan=True)
 
 
 @pytest.mark.parametrize("env", PYTHONS, ids=[e.name for e in PYTHONS])
@@ -151,4 +152,4 @@ def _scores(path: Path) -> np.ndarray:
     """Every score of a ``score -o *.csv`` table, in its row order."""
     rows = _rows(path)
     column = next(c for c in rows[0] if c in ("score", "value"))
-    return np.array([float(r[column]) for r in rows])
+    return np.array([float(r[column]) if r[column] else np.nan for r in rows])
