@@ -238,6 +238,15 @@ def evaluate_files(qrels, runs: Sequence, measures: Iterable[str], *, level: int
             if table.num_rows == 0:
                 raise FormatError("the run has no rankings (an empty run file)",
                                   file=paths[i])
+        from .io.arrow import pc
+
+        judged = qrels_ready.result().topics
+        for i, table in zip(indices, tables, strict=True):
+            found = pc.index_in(table["query_id"], judged)
+            if found.null_count == len(found):
+                raise FormatError(f"no topic of the run is judged in {qrels} (trec_eval: "
+                                  "'No queries with both results and relevance info')",
+                                  file=paths[i])
         ids = [first_run_id(t) for t in tables]
         lines = [t.num_rows for t in tables]
         tables = [t.select(["query_id", "doc_id", "score"]) for t in tables]

@@ -72,12 +72,21 @@ def plain(value) -> str:
 
 @lru_cache(maxsize=1)
 def memory_budget() -> int:
-    """Bytes one array may take: a quarter of this machine's physical memory (at least
-    256 MiB; 4 GiB where the operating system does not say)."""
+    """Bytes one array may take: a quarter of this machine's physical memory, or of the
+    process's address-space limit (``ulimit -v``) when that is lower (at least 256 MiB;
+    4 GiB where the operating system does not say)."""
     try:
         total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
         total = 16 << 30
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            total = min(total, soft)
+    except (ImportError, OSError, ValueError):
+        pass
     return max(int(total) // 4, 256 << 20)
 
 

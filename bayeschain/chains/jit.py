@@ -11,6 +11,7 @@ when a write fails, and a cache index that names a missing data file is read as 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 
@@ -29,6 +30,8 @@ def jit(func: Callable, **options) -> Callable:
         import numba
     except ImportError:
         return func
+    if os.environ.get("BAYESCHAIN_NUMBA_NO_CACHE") == "1":    # no writable folder at all
+        return numba.njit(cache=False, **options)(func)        # (bayeschain.caches)
     dispatcher = numba.njit(cache=True, **options)(func)
     cache = getattr(dispatcher, "_cache", None)
     save = getattr(cache, "save_overload", None)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import __version__
+from ..interrupts import RECEIVED, Terminated, raise_if_received
 
 
 @dataclass(frozen=True)
@@ -78,20 +79,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class Terminated(BaseException):
-    """Raised by :func:`main`'s SIGTERM handler, so that a terminated command unwinds like
-    an interrupted one: every ``finally`` (temporary files, staging folders) runs.  A
-    ``BaseException``, like ``KeyboardInterrupt``: ``except Exception`` does not stop it."""
-
-
 #: exit status of an interrupted command: 128 + the signal's number (the shell's convention)
 INTERRUPTED, TERMINATED = 130, 143
 
 
-#: the signal that stopped the command, if one did: an exception raised while unwinding
-#: from it (e.g. inside a library's import machinery, which it can leave half-initialised)
-#: is still reported as the interruption it is
-_RECEIVED: list[int] = []
+#: the signals that stopped the command, if one did (:mod:`bayeschain.interrupts`): an
+#: exception raised while unwinding from one (e.g. inside a library's import machinery,
+#: which it can leave half-initialised), or one Python swallowed in a finaliser, is still
+#: reported as the interruption it is
+_RECEIVED = RECEIVED
 
 
 def _on_sigterm(signum, frame):
@@ -151,6 +147,38 @@ class _Stdout:
         return getattr(self._stream, name)
 
 
+class _Closed:
+    """Standard output when the process has none (``>&-``: ``sys.stdout`` is None): a
+    write fails as writing to a closed descriptor does."""
+
+    encoding = "utf-8"
+
+    def write(self, text):
+        import errno
+
+        raise OSError(errno.EBADF, "closed")
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        raise OSError("standard output is closed")
+
+
+def _tolerant(stream):
+    """A text stream that escapes what its encoding cannot show (``\\u00e9`` under
+    ``PYTHONIOENCODING=ascii``) instead of failing; returns the previous error mode."""
+    errors = getattr(stream, "errors", None)
+    try:
+        stream.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return errors
+
+
 def _silence_stdout(stream) -> None:
     """Point a broken standard output at /dev/null, so that Python's flush at exit does
     not fail a second time (with "Exception ignored ... BrokenPipeError")."""
@@ -163,6 +191,31 @@ def _silence_stdout(stream) -> None:
         os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def _quiet_signals(hook):
+    """``sys.unraisablehook`` that stays silent about a signal's exception swallowed in a
+    finaliser ("Exception ignored in ... Terminated"): the signal is recorded
+    (:mod:`bayeschain.interrupts`) and reported once, by :func:`main`."""
+    def quiet(unraisable):
+        if isinstance(unraisable.exc_value, Terminated | KeyboardInterrupt):
+            return
+        hook(unraisable)
+
+    return quiet
+
+
+def _memory_limit() -> str:
+    """`` (address space limited to N MiB: ulimit -v)`` when a limit is set, else ``""``."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return ""
+    if soft == resource.RLIM_INFINITY:
+        return ""
+    return f" (address space limited to {soft >> 20:,} MiB: ulimit -v)"
 
 
 def _os_error_message(exc: OSError) -> str:
@@ -196,23 +249,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = args.command
 
     def error(text: str) -> None:
+        if sys.stderr is None:
+            return
         try:
             print(f"bayeschain {name}: error: {' '.join(text.split())}", file=sys.stderr,
                   flush=True)
         except (OSError, ValueError):
             pass
 
+    def note(text: str) -> None:
+        if sys.stderr is not None:
+            try:
+                print(f"bayeschain {name}: note: {' '.join(text.split())}", file=sys.stderr,
+                      flush=True)
+            except (OSError, ValueError):
+                pass
+
     def one_line_warning(message, category, filename, lineno, line=None) -> str:
         return f"bayeschain {name}: warning: {' '.join(str(message).split())}\n"
 
+    from ..caches import prepare_caches
+
+    prepare_caches(lambda text: note(text))
     previous = _install_sigterm()
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = _quiet_signals(unraisable)
     formatwarning = warnings.formatwarning
     warnings.formatwarning = one_line_warning
     stdout = sys.stdout
-    sys.stdout = out = _Stdout(stdout)
+    modes = {s: _tolerant(s) for s in (sys.stdout, sys.stderr) if s is not None}
+    sys.stdout = out = _Stdout(_Closed() if stdout is None else stdout)
     try:
         module = importlib.import_module(COMMANDS[name].module)
         status = int(module.run(args) or 0)
+        raise_if_received()          # a signal whose exception a finaliser swallowed
         out.flush()
         return status
     except BayeschainError as exc:
@@ -231,6 +301,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             error(_os_error_message(exc))
         return 2
+    except MemoryError:
+        error(f"out of memory{_memory_limit()}: the input needs more memory than this "
+              "process may use; no output written")
+        return 2
+    except RuntimeError as exc:
+        if _RECEIVED or "can't start new thread" not in str(exc):
+            if not _RECEIVED:
+                raise
+        else:
+            error(f"cannot start a thread{_memory_limit()} (can't start new thread); no "
+                  "output written")
+            return 2
+        import signal
+
+        if _RECEIVED[0] == signal.SIGTERM:
+            error("terminated (SIGTERM); no output written")
+            return TERMINATED
+        error("interrupted; no output written")
+        return INTERRUPTED
     except Exception:
         if not _RECEIVED:
             raise
@@ -243,6 +332,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED
     finally:
         sys.stdout = stdout
+        sys.unraisablehook = unraisable
+        for stream, mode in modes.items():
+            if mode is not None:
+                try:
+                    stream.reconfigure(errors=mode)
+                except (ValueError, OSError):
+                    pass
         warnings.formatwarning = formatwarning
         import signal
 

@@ -65,10 +65,16 @@ def run(args: argparse.Namespace) -> int:
         prepare_figure_folder(args.figures, FIGURES, force=args.force,
                               protected=[args.qrels, args.posterior, *args.runs])
     posterior, qrels, runs = load_scoring_inputs(args)
-    scores = score(runs, qrels, args.measure, posterior,
-                   fixed_reference=args.fixed_reference)
-    result = compare(scores, reference=args.reference, rope=args.rope, topics=args.topics,
-                     seed=args.seed)
+    # trec_eval -c: every run is scored on every topic of the qrels, a topic it lacks as
+    # an empty ranking, so that all means are over the same topics
+    from .progress import stage
+
+    with stage(f"scoring {len(runs):,} runs under {posterior.n_draws:,} draws"):
+        scores = score(runs, qrels, args.measure, posterior, complete=True,
+                       fixed_reference=args.fixed_reference)
+    with stage("comparing the runs"):
+        result = compare(scores, reference=args.reference, rope=args.rope,
+                         topics=args.topics, seed=args.seed)
     print(f"{args.measure} under {posterior.n_draws:,} posterior draws of "
           f"{posterior.attrs.get('spec_name')}; uncertainty: {result.uncertainty}")
     print(result.pairs.round(4).to_string(index=False))

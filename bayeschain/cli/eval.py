@@ -97,13 +97,18 @@ def parse_rates(text: str):
     import numpy as np
 
     looks_numeric = set(text) <= set("0123456789.,eE+- ")
+    if not looks_numeric and "," in text and not Path(text).exists():
+        looks_numeric = True               # a list with a word in it: its numbers are checked
     source = text if looks_numeric else Path(text).read_text(encoding="utf-8")
     try:
         rates = np.array([float(x) for x in source.replace(",", " ").split()])
     except ValueError:
         raise ParameterError(f"--holding-rates: expected numbers, got {text[:60]!r}") from None
-    if rates.size == 0 or not np.all(np.isfinite(rates)) or np.any(rates <= 0):
-        raise ParameterError("--holding-rates must be positive finite numbers")
+    bad = [str(r) for r in rates if not (np.isfinite(r) and r > 0)]
+    if rates.size == 0 or bad:
+        raise ParameterError("--holding-rates must be positive finite numbers (rates per "
+                             "rank, comma-separated, or a file of them)" +
+                             (f"; found {', '.join(bad[:3])}" if bad else ""))
     return rates
 
 

@@ -75,6 +75,8 @@ class Comparison:
     source: str = "user-model posterior"
     ties: float = 0.0
     decomposition: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: per run, the topics it lacks that another run has, scored 0 (trec_eval -c)
+    missing_topics: dict = field(default_factory=dict)
 
     @property
     def uncertainty(self) -> str:
@@ -162,6 +164,29 @@ def _weighted_means(values: np.ndarray, weights: np.ndarray | None) -> np.ndarra
     return np.nansum(np.where(present, values, 0.0) * w, axis=-1) / total
 
 
+#: the most pairs one comparison makes (all pairs of 448 runs; use a reference run beyond)
+MAX_PAIRS = 100_000
+
+
+def missing_topics_score_zero(values: np.ndarray, names: list[str],
+                               topics: list[str]) -> tuple[np.ndarray, dict[str, list[str]]]:
+    """The topic-alignment rule of every comparison, trec_eval ``-c``'s: a topic a run
+    lacks, when another run has it, scores 0 (an empty ranking's score under every
+    measure here), so all means are over the same topics (a run missing the hard topics
+    cannot look better by it).  ``values (samples, runs, topics)``; returns the filled
+    values and, per run, the topics filled."""
+    present = ~np.isnan(values).all(axis=0)                        # (runs, topics)
+    partial = ~present.all(axis=0) & present.any(axis=0)
+    if not partial.any():
+        return values, {}
+    filled = {n: [t for t, p, has in zip(topics, partial, row, strict=True) if p and not has]
+              for n, row in zip(names, present, strict=True)}
+    values = values.copy()
+    lacking = partial[None, :] & ~present                          # (runs, topics)
+    values[:, lacking] = 0.0
+    return values, {n: f for n, f in filled.items() if f}
+
+
 def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.01,
             ci_prob: float = 0.95, *, topics: str = "bayesian-bootstrap",
             seed=None) -> Comparison:
@@ -193,12 +218,20 @@ def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.
         raise ParameterError("compare needs at least two runs")
     if reference is not None and reference not in names:
         raise ParameterError(f"reference run {reference!r} is not among {names}")
+    pairs = len(names) - 1 if reference is not None else len(names) * (len(names) - 1) // 2
+    if pairs > MAX_PAIRS:
+        raise ParameterError(
+            f"{len(names):,} runs make {pairs:,} pairs, more than {MAX_PAIRS:,} (about 4 ms "
+            f"and 4 kB each: {pairs * 0.004 / 3600:,.1f} hours); compare every run with "
+            "one reference run instead (reference=, --reference RUN)")
     stacked = scores.stack(sample=("chain", "draw")).transpose("sample", "run", "topic")
     stacked = stacked.sel(run=names)
     values = stacked.values.astype(float)
     empty = [n for n, row in zip(names, np.isnan(values).all(axis=(0, 2)), strict=True) if row]
     if empty:
         raise ParameterError(f"run(s) {empty} have no score on any topic")
+    values, filled = missing_topics_score_zero(values, names,
+                                               [str(t) for t in stacked["topic"].values])
     weights = topic_weights(values.shape[0], values.shape[2], seed)
     user = _weighted_means(values, None)                                   # topics fixed
     combined = _weighted_means(values, weights)                            # both sources
@@ -234,7 +267,7 @@ def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.
     if "documents_without_own_rate" in scores.attrs:     # per-document holding rates
         source += f" ({scores.attrs['documents_without_own_rate']})"
     return Comparison(pd.DataFrame(rows), best, float(rope), float(ci_prob), topics, source,
-                      ties, pd.DataFrame(parts))
+                      ties, pd.DataFrame(parts), filled)
 
 
 def _p_best(means: np.ndarray, names: list[str]) -> tuple[pd.Series, float]:

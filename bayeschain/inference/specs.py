@@ -240,8 +240,11 @@ def _validate(data: dict, source: str) -> dict[str, dict[str, Any]]:
 def _check_numbers(spec: dict, source: str) -> None:
     """The numbers of [model], [sampler] and [examination] (each of SECTIONS checks its
     own in its ``validate``)."""
-    if spec["model"]["ranks"] < 1:
-        raise FormatError("[model] ranks must be >= 1", file=source)
+    from ..io.clicklog import MAX_RANK
+
+    if not 1 <= spec["model"]["ranks"] <= MAX_RANK:
+        raise FormatError(f"[model] ranks must be from 1 to {MAX_RANK:,} (results on a page), "
+                          f"found {spec['model']['ranks']:,}", file=source)
     s = spec["sampler"]
     if s["draws"] < 1 or s["chains"] < 1 or s["tune"] < 0:
         raise FormatError("[sampler] draws and chains must be >= 1, tune >= 0", file=source)

@@ -5,6 +5,13 @@
   hold gzip data is refused).  A truncated or corrupt gzip stream, text that is not UTF-8
   (Latin-1, UTF-16...) and NUL bytes are :class:`~bayeschain.errors.FormatError` naming the
   file and, for text, the line; a UTF-8 byte-order mark at the start is dropped.
+* :func:`split_lines`, :func:`iter_lines`, :func:`line_number`: the one rule for lines of
+  every text format: ``\\n``, ``\\r\\n`` and a lone ``\\r`` (old Mac OS) each end a line
+  (Python's universal newlines, without the Unicode line separators).
+* Bounded reads: the content of a file (after decompression) may take at most
+  :func:`~bayeschain.chains.checks.memory_budget` bytes (a quarter of the machine's
+  memory: a gzip bomb or ``/dev/zero`` is refused, not read until MemoryError), and a NUL
+  byte in text is refused in the first chunk that holds it.
 * :func:`as_string_array`: id columns as Arrow string arrays, without Python objects per row.
 * :func:`to_numpy`, :func:`from_numpy`: numbers between Arrow and NumPy by their buffers.
   pyarrow's own conversions (``to_numpy``, ``pa.array``, a Python scalar given to a compute
@@ -222,15 +229,49 @@ def _open(path: Path):
     return open(path, "rb"), False
 
 
-def read_bytes(path) -> bytes:
-    """The whole (decompressed) content of a file, without a leading UTF-8 byte-order mark."""
-    path = Path(path)
-    fh, _ = _open(path)
-    with fh:
-        try:
-            data = fh.read()
-        except (EOFError, OSError, zlib.error) as exc:
-            raise _gzip_error(exc, path) from None
+LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE_END_BYTES = re.compile(rb"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of a text, each end (``\\n``, ``\\r\\n``, ``\\r``) removed; the last item
+    is what follows the last line end (``""`` when the text ends with one)."""
+    return LINE_END.split(text)
+
+
+def line_number(data: bytes | str, offset: int) -> int:
+    """The 1-based line holding ``data[offset]`` under :func:`split_lines`' rule."""
+    ends = _LINE_END_BYTES if isinstance(data, bytes | bytearray) else LINE_END
+    return 1 + sum(1 for _ in ends.finditer(data, 0, offset))
+
+
+def _too_large(path, limit: int) -> FormatError:
+    from ..chains.checks import _bytes
+
+    return FormatError(f"the content (after decompression) is larger than {_bytes(limit)}, "
+                       "a quarter of this machine's memory; split the file or give a "
+                       "smaller one", file=path)
+
+
+def read_bytes(path, *, text: bool = True) -> bytes:
+    """The whole (decompressed) content of a file, without a leading UTF-8 byte-order mark,
+    read in chunks: more than :func:`~bayeschain.chains.checks.memory_budget` bytes is a
+    :class:`FormatError`, and so is a NUL byte when ``text`` (in the first chunk that
+    holds it: ``/dev/zero`` is refused at once)."""
+    from ..chains.checks import memory_budget
+
+    limit = memory_budget()
+    parts: list[bytes] = []
+    size = 0
+    for chunk in iter_chunks(path):
+        if text and b"\x00" in chunk:
+            data = b"".join([*parts, chunk])
+            raise _nul(path, line_number(data, data.index(b"\x00")))
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(path, limit)
+    data = b"".join(parts)
     return data[len(_BOM):] if data.startswith(_BOM) else data
 
 
@@ -241,6 +282,10 @@ def map_bytes(path):
     path = Path(path)
     if path.suffix.lower() == ".gz" or not path.is_file():
         return read_bytes(path)
+    from ..chains.checks import memory_budget
+
+    if path.stat().st_size > memory_budget():
+        raise _too_large(path, memory_budget())
     with open(path, "rb") as fh:
         head = fh.read(3)
         if len(head) < 3 or head.startswith(GZIP_MAGIC) or head == _BOM:
@@ -293,27 +338,52 @@ def decode_text(data: bytes, path) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        start = data.rfind(b"\n", 0, exc.start) + 1
+        start = max(data.rfind(b"\n", 0, exc.start), data.rfind(b"\r", 0, exc.start)) + 1
         raise _not_utf8(data[exc.start], exc.start - start + 1, path,
-                        data.count(b"\n", 0, exc.start) + 1) from None
+                        line_number(data, exc.start)) from None
     nul = text.find("\x00")
     if nul >= 0:
-        raise _nul(path, text.count("\n", 0, nul) + 1)
+        raise _nul(path, line_number(text, nul))
     return text
 
 
-def iter_lines(path) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` for each line of a text file, split at ``\\n`` only (the
-    ``\\r`` of ``\\r\\n`` stays with the line: readers strip it)."""
-    path = Path(path)
-    fh, _ = _open(path)
+def iter_lines(path, *, max_line: int = 1 << 28) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` for each line of a text file, its end removed (``\\n``,
+    ``\\r\\n`` and a lone ``\\r`` each end a line: :func:`split_lines`), read in chunks;
+    a line longer than ``max_line`` bytes (256 MiB) is a :class:`FormatError`."""
     lineno = 0
-    with fh:
+    pending = b""
+    chunks = iter_chunks(path)
+    while True:
         try:
-            for lineno, raw in enumerate(fh, start=1):  # noqa: B007 (used after the loop)
-                if lineno == 1 and raw.startswith(_BOM):
-                    raw = raw[len(_BOM):]
-                yield lineno, decode_line(raw, path, lineno)
-        except (EOFError, OSError, zlib.error) as exc:
-            err = _gzip_error(exc, path)
-            raise FormatError(err.message, file=path, line=lineno + 1) from None
+            chunk = next(chunks, None)
+        except FormatError as exc:            # a damaged gzip stream: say where it broke
+            raise FormatError(exc.message, file=path, line=lineno + 1) from None
+        if chunk is None:
+            break
+        if lineno == 0 and not pending and chunk.startswith(_BOM):
+            chunk = chunk[len(_BOM):]
+        data = pending + chunk
+        # a chunk that ends in "\r" may be the first half of a "\r\n": that "\r" waits
+        stop = len(data) - 1 if data.endswith(b"\r") else len(data)
+        last = max(data.rfind(b"\n", 0, stop), data.rfind(b"\r", 0, stop))
+        if last < 0:
+            pending = data
+            if b"\x00" in pending:
+                raise _nul(path, lineno + 1)
+            if len(pending) > max_line:
+                raise FormatError(f"a line longer than {max_line >> 20} MiB; expected a text "
+                                  "file of lines", file=path, line=lineno + 1)
+            continue
+        lines = _LINE_END_BYTES.split(data[:last + 1])
+        pending = data[last + 1:]
+        for raw in lines[:-1]:
+            lineno += 1
+            yield lineno, decode_line(raw, path, lineno)
+    if pending.endswith(b"\r"):
+        pending = pending[:-1]
+        lineno += 1
+        yield lineno, decode_line(pending, path, lineno)
+    elif pending:
+        lineno += 1
+        yield lineno, decode_line(pending, path, lineno)

@@ -241,6 +241,32 @@ def validate_events(frame: pd.DataFrame, source: str = "") -> int:
     return int((t == previous).sum())
 
 
+def clicks_before_query(events: pd.DataFrame) -> np.ndarray:
+    """Which click events come before the query event of their result page (by time, ties
+    by ``seq``; by ``seq`` alone where a time is missing): a click cannot precede the page
+    it is on, so such clicks cannot be attributed.  The readers drop and count them
+    (``clicks_before_query``), as the Yandex reader does for clicks before any query."""
+    query = (events["event"] == "query").to_numpy(dtype=bool)
+    click = ~query & events["serp_id"].notna().to_numpy(dtype=bool)
+    if not click.any() or not query.any():
+        return np.zeros(len(events), dtype=bool)
+    t = events["time"].to_numpy(dtype=float, na_value=np.nan)
+    seq = events["seq"].to_numpy(dtype=float, na_value=np.nan)
+    shown = pd.DataFrame({"t": t[query], "seq": seq[query]},
+                         index=events["serp_id"].to_numpy()[query])
+    shown = shown[~shown.index.duplicated()]
+    serp = events["serp_id"].to_numpy()[click]
+    known = pd.Index(shown.index).get_indexer(serp)
+    qt = np.where(known >= 0, shown["t"].to_numpy()[known], np.nan)
+    qs = np.where(known >= 0, shown["seq"].to_numpy()[known], np.nan)
+    ct, cs = t[click], seq[click]
+    timed = np.isfinite(ct) & np.isfinite(qt)
+    early = np.where(timed, (ct < qt) | ((ct == qt) & (cs < qs)), cs < qs)
+    out = np.zeros(len(events), dtype=bool)
+    out[np.flatnonzero(click)] = early & (known >= 0)
+    return out
+
+
 def _line(frame: pd.DataFrame, i: int) -> int:
     return int(frame["line"].iloc[i]) if "line" in frame else i + 2  # +1 header, +1 base
 
@@ -490,9 +516,11 @@ def read_canonical(path, *, errors: str = "raise", results=None) -> ClickLog:
     events = canonical_types(frame)
     events["line"] = lines
     tied = validate_events(events, str(path))
-    events = events.drop(columns="line").reset_index(drop=True)
+    early = clicks_before_query(events)
+    events = events[~early].drop(columns="line").reset_index(drop=True)
     has_time = bool(events["time"].notna().any())
-    report = {"skipped_lines": skipped, "tied_times": tied}
+    report = {"skipped_lines": skipped, "tied_times": tied,
+              "clicks_before_query": int(early.sum())}
     pages = pd.DataFrame(columns=RESULT_COLUMNS) if results is None else \
         read_results(results, events=events)
     return ClickLog(events, pages, report, has_sessions=True, has_time=has_time,

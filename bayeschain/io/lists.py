@@ -13,7 +13,9 @@ trec_eval conventions followed:
   a qrels topic missing from a run is scored as an empty ranking;
 * ranking by score descending, then doc id descending; the rank column is ignored;
 * ``depth`` (``trec_eval -M``) keeps the first ``depth`` documents of each ranking;
-* relevant means ``grade >= level`` (``trec_eval -l``); negative grades are judged
+* relevant means judged with ``grade >= level`` (``trec_eval -l``, any integer level;
+  unjudged documents and the padding past a list's end never are: see
+  :func:`unjudged_below_level`); negative grades are judged
   non-relevant and contribute no gain (the measures that tell judged from unjudged
   documents, bpref and rbp_resid, see them as trec_eval does: in the pool but unjudged);
 * a document judged twice for a topic is refused (trec_eval aborts on it), and so are
@@ -55,7 +57,8 @@ class RankedLists:
     run_ids, query_ids : arrays (R,)
         The run and topic of each row.
     relevance : float array (R, D)
-        Grade of the document at each rank (0 for unjudged and beyond the list's end).
+        Grade of the document at each rank (0 for unjudged and beyond the list's end;
+        ``level - 1`` there when the level is 0 or below: :func:`unjudged_below_level`).
     lengths : int array (R,)
         Number of retrieved documents in each row.
     recall_base : int array (R,)
@@ -182,6 +185,16 @@ def rank_chunk(judged: Judgements, indices: list[int], runs: list, *,
     return _rank_runs([_RunColumns.of(r) for r in runs], list(indices), judged, depth)
 
 
+def unjudged_below_level(relevance: np.ndarray, judged: np.ndarray, level: int) -> None:
+    """The relevance rule, in place: relevant means *judged* with ``grade >= level``.  An
+    unjudged document and the padding past a list's end hold grade 0, below every level
+    >= 1; at a level of 0 or below (``trec_eval -l 0``) they are set to ``level - 1``, so
+    that no ``grade >= level`` test anywhere counts them (their gain stays 0: negative
+    grades give none)."""
+    if level <= 0:
+        relevance[~judged] = level - 1
+
+
 def _check_depth(depth) -> None:
     if depth is not None and int(depth) < 1:
         raise ParameterError(f"depth must be a positive integer, got {depth!r}")
@@ -226,6 +239,7 @@ def assemble_lists(judged: Judgements, names: list, parts: list[RankedRows | Non
     else:
         with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
             list(pool.map(fill, parts))
+    unjudged_below_level(relevance, judged_mask, judged.level)
     row_run, row_topic = np.nonzero(present)
     return RankedLists(
         run_ids=np.asarray(names, dtype=object)[row_run],

@@ -11,9 +11,11 @@
 
 Both readers accept tabs or runs of spaces, leading spaces, a missing final newline,
 ``#`` inside document ids, whole-line ``#`` comments (trec_eval >= 10 skips them), ``\\r\\n``
-line ends, a UTF-8 byte-order mark and gzip-compressed files (read whole, by every parser).
-Fields are separated by the bytes C's ``isspace`` knows (space, tab, ``\\r``, vertical tab,
-form feed), as in trec_eval; other Unicode spaces belong to the field.
+and old-Mac ``\\r`` line ends (one rule for every text format:
+:func:`~bayeschain.io.arrow.split_lines`), a UTF-8 byte-order mark and gzip-compressed
+files (read whole, by every parser).  Within a line, fields are separated by the bytes C's
+``isspace`` knows (space, tab, vertical tab, form feed), as in trec_eval; other Unicode
+spaces belong to the field.
 
 Numbers are read strictly, never by prefix: a grade must be ``[+-]?[0-9]+`` (fitting in 64
 bits) and a score a finite decimal number ``[+-]?digits[.digits][(e|E)[+-]digits]``.
@@ -52,7 +54,16 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from ..errors import FormatError, ParameterError
-from .arrow import as_string_array, decode_text, map_bytes, parse_decimal, pc, read_bytes, to_numpy
+from .arrow import (
+    as_string_array,
+    decode_text,
+    map_bytes,
+    parse_decimal,
+    pc,
+    read_bytes,
+    split_lines,
+    to_numpy,
+)
 
 if TYPE_CHECKING:  # pandas is imported by the DataFrame readers only: not for eval's tables
     import pandas as pd
@@ -91,6 +102,11 @@ def read_qrels_table(path, *, errors: str = "raise") -> pa.Table:
 
 def _qrels(path, errors: str) -> tuple[pa.Table, dict]:
     table, attrs = _read_table(path, QRELS_COLUMNS, _QRELS_KEEP, _QRELS_NUMERIC, errors)
+    if table.num_rows == 0:       # every measure would be undefined: refused, as an empty run
+        skipped = attrs.get("skipped", 0)
+        raise FormatError("the qrels have no judgement (" + (
+            f"all {skipped} lines skipped" if skipped else "an empty file") + "); expected "
+            "lines 'query_id iteration doc_id relevance'", file=path)
     duplicates = 0
     if _has_duplicate_docs(table):
         before = table.num_rows
@@ -264,9 +280,25 @@ def _first_pass(path, columns, keep, numeric, threads: bool):
     ``pyarrow.csv`` only."""
     path = Path(path)
     data = map_bytes(path)
+    _check_first_line(data, path)
     regular = _regular(data)
     return path, data, regular, _arrow_csv(data, columns, keep, numeric, threads) if regular \
         else None
+
+
+#: the longest line a qrels or run file may have (a TREC line is a few dozen bytes; a
+#: longer one is a file of another kind, read no further)
+MAX_LINE = 1 << 24
+
+
+def _check_first_line(data, path) -> None:
+    """A first line longer than :data:`MAX_LINE` is a :class:`FormatError` before any
+    parser meets it (a gzip bomb of one line, a binary file)."""
+    if len(data) <= MAX_LINE:
+        return
+    if data.find(b"\n", 0, MAX_LINE + 1) < 0 and data.find(b"\r", 0, MAX_LINE + 1) < 0:
+        raise FormatError(f"a line longer than {MAX_LINE >> 20} MiB; expected TREC lines of "
+                          "whitespace-separated fields", file=path, line=1)
 
 
 def _finish_table(path, data, regular, parsed, columns, keep, numeric, errors,
@@ -334,6 +366,8 @@ def _sniff_delimiter(data: bytes) -> str | None:
     lines = text.split("\n")
     if len(data) > _SNIFF_BYTES:
         lines = lines[:-1]  # the last line may be cut
+    if not lines:           # a first line longer than the sniffed bytes: another parser
+        return None
     delim = "\t" if "\t" in lines[0] else " "
     other = " " if delim == "\t" else "\t"
     for line in lines:
@@ -448,7 +482,10 @@ def _careful_parse(path: Path, columns, keep, numeric, errors, extra_ok, *,
     lines: list[int] = []
     skipped = 0
     text = decode_text(read_bytes(path) if data is None else data, path)
-    for lineno, raw in enumerate(text.split("\n"), start=1):
+    for lineno, raw in enumerate(split_lines(text), start=1):
+        if len(raw) > MAX_LINE:
+            raise FormatError(f"a line longer than {MAX_LINE >> 20} MiB; expected TREC lines "
+                              "of whitespace-separated fields", file=path, line=lineno)
         fields = [f for f in _WHITESPACE.split(raw) if f]
         if not fields or fields[0].startswith("#"):
             continue

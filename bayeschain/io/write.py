@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import BayeschainError
+from ..interrupts import raise_if_received
 
 
 def check_writable_folder(folder) -> Path:
@@ -57,10 +58,24 @@ def check_output_path(path, *, force: bool = False, protected: Iterable = ()) ->
             raise BayeschainError("refusing to overwrite an input file", file=target)
     if target.is_dir():
         raise BayeschainError("output is a folder, expected a file name", file=target)
+    if target.exists() and not target.is_file():     # a device, a FIFO, a socket
+        raise BayeschainError(f"output is not a regular file ({_kind(target)}); bayeschain "
+                              "writes regular files only, even with --force", file=target)
     if target.exists() and not force:
         raise BayeschainError("output file exists; use --force to replace it", file=target)
     check_writable_folder(target.parent)
     return target
+
+
+def _kind(path: Path) -> str:
+    import stat
+
+    mode = path.stat().st_mode
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
 
 
 def prepare_figure_folder(folder, names: Iterable[str], *, force: bool = False,
@@ -140,6 +155,7 @@ class OutputSet:
         done: list[Path] = []
         try:
             for tmp, target in self._pending:
+                raise_if_received()               # a signal whose exception was swallowed
                 os.chmod(tmp, mode)
                 fd = os.open(tmp, os.O_RDONLY)
                 try:
@@ -282,6 +298,7 @@ def publish_folder(stage, target, *, force: bool = False) -> Path:
     so a folder made meanwhile is never replaced); with ``force`` and an existing
     ``target``, each file replaces its namesake atomically.  Returns ``target``."""
     stage, target = Path(stage), Path(target)
+    raise_if_received()                           # a signal whose exception was swallowed
     os.chmod(stage, 0o777 & ~_umask())
     if force and target.is_dir():
         for item in sorted(stage.iterdir()):

@@ -256,19 +256,41 @@ def normalized_dcg(gains, ideal, k: int | None = None, base: float = 2.0,
     """``nDCG@k = DCG@k / ideal DCG@k`` (ideal: the topic's judged gains sorted descending).
 
     As in trec_eval, a topic without positive judgements scores 0.
+
+    nDCG does not change when every gain is multiplied by one positive number, and it is
+    computed so: the gains and the ideal gains of a list are divided by the power of two
+    nearest above their largest magnitude (exact in binary floating point, so ordinary
+    gains give the same bits), and gains of 1e308 cannot overflow the sums.
     """
-    top = discounted_cumulative_gain(gains, k, base, variant)
+    gains = ranked(gains, "gains")
     ideal = ranked(ideal, "ideal")
+    try:
+        np.broadcast_shapes(ideal.shape[:-1], gains.shape[:-1])
+    except ValueError:
+        raise ParameterError(f"ideal has lists {ideal.shape[:-1]}, the gains "
+                             f"{gains.shape[:-1]}: one row of judged grades per list") from None
+    gains, ideal = _scaled_together(gains, ideal)
+    top = discounted_cumulative_gain(gains, k, base, variant)
     if np.any(np.diff(ideal, axis=-1) > 0):  # not already sorted descending
         ideal = np.sort(ideal, axis=-1)[..., ::-1]
-    try:
-        np.broadcast_shapes(ideal.shape[:-1], top.shape)
-    except ValueError:
-        raise ParameterError(f"ideal has lists {ideal.shape[:-1]}, the gains {top.shape}: one "
-                             f"row of judged grades per list") from None
     best = discounted_cumulative_gain(ideal, k, base, variant)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(best > 0, top / np.where(best > 0, best, 1), 0.0)
+
+
+def _scaled_together(gains: np.ndarray, ideal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both arrays divided, list by list, by 2**e with 2**(e-1) <= their largest magnitude
+    < 2**e (lists of zeros unchanged): exact, and every value at most 1 in magnitude."""
+    def largest(a):
+        return np.max(np.abs(a), axis=-1, keepdims=True, initial=0.0)
+
+    with np.errstate(invalid="ignore"):
+        big = np.maximum(largest(gains)[..., 0], largest(ideal)[..., 0])
+    _, exponent = np.frexp(np.where(np.isfinite(big) & (big > 0), big, 1.0))
+    if not np.any(exponent):                # already within [0.5, 1) or zero: no change
+        return gains, ideal
+    factor = np.ldexp(1.0, -exponent)[..., None]
+    return gains * factor, ideal * factor
 
 
 def expected_reciprocal_rank(grades, k: int | None = None, max_grade=None) -> np.ndarray:

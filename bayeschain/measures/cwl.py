@@ -73,8 +73,11 @@ def inst_continuation(gains, T: float = 1.0) -> np.ndarray:
     g = ranked(gains, "gains")
     if not T >= 0.5:
         raise ParameterError(f"INST's target T must be at least 0.5; got {T}")
-    x = np.arange(1, g.shape[-1] + 1) + 2.0 * T - np.cumsum(g, axis=-1)
-    return ((x - 1.0) / x) ** 2
+    with np.errstate(over="ignore"):           # T near the largest float: 2T is inf
+        x = np.arange(1, g.shape[-1] + 1) + 2.0 * T - np.cumsum(g, axis=-1)
+    with np.errstate(invalid="ignore"):
+        # the limit 1 where x is infinite (a target no list can reach: read to the end)
+        return np.where(np.isinf(x), 1.0, ((x - 1.0) / x) ** 2)
 
 
 def inst_chain(gains, T: float = 1.0) -> chains.Tridiagonal:
@@ -104,12 +107,33 @@ def cwl_quantities(gains, continuation_chain: chains.Tridiagonal, *, T: float,
     etu = np.sum(reach * g, axis=-1)
     ed = np.sum(reach, axis=-1)
     if depth is None or depth > d:
-        a = 2.0 * T - g.sum(axis=-1)
-        last = reach[..., -1] * (d + a - 1.0) ** 2
-        inner = _trigamma(d + a)
-        beyond = inner if depth is None else inner - _trigamma(depth + a)
-        ed = ed + np.where(last > 0, last * beyond, 0.0)
+        with np.errstate(over="ignore"):
+            a = 2.0 * T - g.sum(axis=-1)
+        ed = ed + _depth_beyond(reach[..., -1], d + a, None if depth is None else depth - d)
     return {"EU": etu / ed, "ETU": etu, "ED": ed}
+
+
+def _depth_beyond(reach_last: np.ndarray, x: np.ndarray, more: int | None) -> np.ndarray:
+    """Expected ranks read past the list's end, ``reach_D (x - 1)^2 (psi1(x) - psi1(x +
+    more))`` with ``x = D + 2T - G_D`` (``more`` None: forever, the second trigamma 0).
+    Beyond x = 1e8 (a target T far above any gain) the trigammas' difference loses its
+    digits, and the asymptotic forms are used: ``(x - 1)^2 psi1(x) ~ (x - 1)^2 / x (1 +
+    1/(2x))`` and ``(x - 1)^2 (psi1(x) - psi1(x + m)) ~ m (x - 1)^2 / (x (x + m))``, whose
+    limits as T grows without bound are infinity (reading forever) and ``m`` (reading
+    to the cut-off)."""
+    small = x <= 1e8
+    xs = np.where(small, x, 2.0)
+    last = reach_last * (xs - 1.0) ** 2
+    inner = _trigamma(xs)
+    beyond = inner if more is None else inner - _trigamma(more + xs)
+    near = last * beyond
+    with np.errstate(over="ignore", invalid="ignore"):
+        ratio = np.where(np.isinf(x), 1.0, (x - 1.0) / x)
+        if more is None:
+            far = reach_last * (x - 1.0) * ratio * (1.0 + 0.5 / x)
+        else:
+            far = reach_last * more * ratio * np.where(np.isinf(x), 1.0, (x - 1.0) / (x + more))
+    return np.where(reach_last > 0, np.where(small, near, far), 0.0)
 
 
 def inst(grades, T: float = 1.0, k: int | None = None, *, min_rel: float = 0, max_rel=None,

@@ -516,6 +516,12 @@ def evaluate(measure: str | Measure, relevance, **context) -> np.ndarray | float
     check_memory((batch.shape[0], width), f"evaluating {m.name} on {batch.shape[0]:,} lists "
                  f"of {width:,} ranks", itemsize=8 * WORKING_ARRAYS, error=ParameterError)
     ctx = _context(context, single, batch.shape[0], batch.shape[1])
+    if "judged" in ctx and ctx.get("level", 1) <= 0:      # the one relevance rule
+        from ..io.lists import unjudged_below_level
+
+        batch = batch.copy()
+        unjudged_below_level(batch, np.broadcast_to(ctx["judged"], batch.shape),
+                             int(ctx["level"]))
     out = MEASURES.get(m.name).compute(batch, m, ctx)
     out = np.asarray(out, dtype=float)
     if not np.all(np.isfinite(out)):

@@ -116,6 +116,7 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
         grid.attrs["uncertainty"] = NO_USER_MODEL
         return grid
     shape = (post.sizes["chain"], post.sizes["draw"])
+    draw_block = _bounded_block(lists, m, draw_block)
     if client is None:
         values = _score_in_blocks(lists, m, posterior, draw_block)
     else:
@@ -127,6 +128,39 @@ def score(runs, qrels, measure, posterior, *, level: int = 1, depth: int | None 
             f"{unseen} of {total} relevant documents retrieved were not in the fitted log: "
             f"their holding rates are drawn from the population of their rank and query")
     return grid
+
+
+#: arrays of draws x lists x ranks floats that scoring holds at once (measured: 92 draws of
+#: one 10^6-rank list peaked at 11 GB, 15 such arrays: the walk's bands, the Thomas
+#: sweeps and their transposes, the visit weights)
+SCORING_ARRAYS = 16
+#: the fewest draws scored at a time (each block re-runs the solvers' loops over ranks)
+MIN_DRAW_BLOCK = 25
+
+
+def _bounded_block(lists: RankedLists, m, draw_block: int) -> int:
+    """Draws scored at a time so that their working arrays (:data:`SCORING_ARRAYS` of
+    draws x lists x ranks floats) take at most half of
+    :func:`~bayeschain.chains.checks.memory_budget`: long rankings are streamed over
+    fewer draws at a time; when even one draw cannot fit, refused up front."""
+    from ..chains.checks import _bytes, check_memory, memory_budget
+
+    width = lists.relevance.shape[1] if m.cutoff is None else m.cutoff
+    per_row = width * 8 * SCORING_ARRAYS
+    rows = max(1, len(lists))
+    budget = memory_budget() // 2
+    if MIN_DRAW_BLOCK * per_row > budget:     # one long ranking: per-list solves cannot shrink
+        raise ParameterError(
+            f"a ranking of {width:,} documents needs {_bytes(MIN_DRAW_BLOCK * per_row)} to "
+            f"score under {MIN_DRAW_BLOCK} draws at a time, more than {_bytes(budget)} (half "
+            f"of a quarter of this machine's memory); cut the rankings with the measure's "
+            f"cut-off, e.g. {m.name}(...)@1000 (users of a walk seldom pass rank 1,000)")
+    block = budget // (rows * per_row)
+    if block < MIN_DRAW_BLOCK:                # many lists: fewer lists would help, not draws
+        check_memory((rows, width, MIN_DRAW_BLOCK), f"scoring {rows:,} rankings of "
+                     f"{width:,} ranks under {MIN_DRAW_BLOCK} draws at a time",
+                     itemsize=8 * SCORING_ARRAYS, error=ParameterError)
+    return int(max(1, min(draw_block, max(block, MIN_DRAW_BLOCK))))
 
 
 def _score_in_blocks(lists, m, posterior, draw_block: int) -> np.ndarray:

@@ -76,6 +76,15 @@ def make_inputs(folder: Path) -> dict[str, Path]:
     return paths
 
 
+def one_line_error(err: str, command: str, *words: str) -> None:
+    """``err`` is one line ``bayeschain COMMAND: error: ...`` holding every one of ``words``."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"bayeschain {command}: error: "), err
+    for word in words:
+        assert word in lines[0], (word, err)
+
+
 def snapshot(folder: Path) -> dict[str, str]:
     """Relative path -> SHA-256 (``"dir"`` for folders) of everything under ``folder``."""
     out = {}

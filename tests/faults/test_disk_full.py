@@ -43,7 +43,7 @@ def _commands(p):
 
 
 @pytest.mark.parametrize("case", ["fit", "fit-walk", "score", "score-nc", "stats", "demo"])
-def test_issue16_d7_file_size_limit(inputs, case):
+def test_file_size_limit(inputs, case):
     args, limit, named = _commands(inputs)[case]
     if case == "fit-walk":
         pytest.importorskip("nutpie")
@@ -58,7 +58,7 @@ def test_issue16_d7_file_size_limit(inputs, case):
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 @pytest.mark.parametrize("command", ["eval", "stats", "score"])
-def test_issue16_d7_full_standard_output(inputs, command):
+def test_full_standard_output(inputs, command):
     p = inputs
     args = {"eval": ["eval", p["qrels"], p["run"], "-q"], "stats": ["stats", p["log"]],
             "score": ["score", p["qrels"], p["run"], "--posterior", p["posterior"]]}[command]
@@ -72,7 +72,7 @@ def test_issue16_d7_full_standard_output(inputs, command):
     assert snapshot(work) == before
 
 
-def test_issue16_d7_closed_pipe(inputs):
+def test_closed_pipe(inputs):
     """`bayeschain eval ... | head -0`: BrokenPipeError is one line, not a traceback and
     not Python's "Exception ignored" at exit."""
     p = inputs

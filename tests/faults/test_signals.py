@@ -37,7 +37,7 @@ def _interrupt(child: Child, marker: str, sig, *, delay: float = 0.0) -> tuple[i
 
 
 @pytest.mark.parametrize(("sig", "status", "word"), SIGNALS)
-def test_issue16_d1_interrupt_during_sampling(inputs, sig, status, word):
+def test_interrupt_during_sampling(inputs, sig, status, word):
     """nutpie catches KeyboardInterrupt and returns the draws made so far; fit refuses
     them: no posterior of a fraction of the draws, exit 130 / 143."""
     pytest.importorskip("nutpie")
@@ -65,7 +65,7 @@ def test_signal_during_fit_save(inputs, sig, status, word):
     assert snapshot(work) == before          # nor the figures folder made for the run
 
 
-def test_issue16_d15_sigterm_during_save_leaves_no_temp_file(inputs):
+def test_sigterm_during_save_leaves_no_temp_file(inputs):
     """SIGTERM raises (main's handler), so atomic_output's cleanup runs: the hidden
     temporary file of the posterior being written is removed."""
     work = inputs["log"].parent
@@ -120,7 +120,7 @@ def test_demo_through_the_child_writes_its_folder(tmp_path):
                                           "demo-out/scores_drwbm.nc"]
 
 
-def test_issue16_d6_concurrent_runs_never_overwrite_each_other(inputs, tmp_path):
+def test_concurrent_runs_never_overwrite_each_other(inputs, tmp_path):
     """Two `score -o` runs to the same file, both past the existence check and half-way
     through writing: exactly one succeeds, the other exits 2 with a one-line error, and
     the file is the winner's, whole."""

@@ -341,3 +341,25 @@ def test_argument_lists_fuzzed(files, data):
         finally:
             os.chdir(cwd)
     check_outcome(args, code, out, err)
+
+
+SIZES = st.sampled_from([0, -1, 10_001, 10**6, 10**9, 10**12, 10**18]) | st.integers(1, 30)
+
+
+@FUZZ
+@given(data=st.data())
+def test_size_parameters_fuzzed(files, data):
+    """Sizes known up front (sessions and ranks of ``simulate``, -M of ``eval``) beyond
+    the limits or the memory budget: refused before allocating, one error line."""
+    draw = data.draw
+    sessions, ranks = draw(SIZES), draw(SIZES)
+    if 0 < sessions * max(ranks, 1) <= 3_000 or sessions <= 0 or ranks <= 0 or \
+            ranks > 10_000 or sessions * ranks > 10**12:
+        with tempfile.TemporaryDirectory() as tmp:
+            args = ["simulate", "-o", str(Path(tmp) / "log.csv"), "--sessions", sessions,
+                    "--ranks", ranks]
+            code, out, err = run_command(args)
+        check_outcome(args, code, out, err)
+    args = ["eval", files["qrels"], files["run"], "-m", "AP", "-M", draw(SIZES)]
+    code, out, err = run_command(args)
+    check_outcome(args, code, out, err)

@@ -137,7 +137,8 @@ def mutated(draw, seeds: list[str]) -> tuple[bytes, str]:
     """``(bytes, name suffix)``: a seed mutated token- and line-wise, then encoded."""
     lines = draw(st.sampled_from(seeds)).split("\n")
     for _ in range(draw(st.integers(0, 3))):
-        op = draw(st.sampled_from(["delete", "duplicate", "swap", "comment", "blank"]))
+        op = draw(st.sampled_from(["delete", "duplicate", "swap", "comment", "blank",
+                                   "huge"]))
         i = draw(st.integers(0, len(lines) - 1)) if lines else 0
         j = draw(st.integers(0, len(lines) - 1)) if lines else 0
         if not lines:
@@ -150,6 +151,8 @@ def mutated(draw, seeds: list[str]) -> tuple[bytes, str]:
             lines[i], lines[j] = lines[j], lines[i]
         elif op == "comment":
             lines.insert(i, "# " + draw(st.text(max_size=10)))
+        elif op == "huge":          # longer than the fast parsers' sniffed head (64 KiB)
+            lines.insert(i, draw(st.sampled_from(["x", "1 ", "\t"])) * 70_000)
         else:
             lines.insert(i, draw(st.sampled_from(["", " ", "\t", "\r"])))
     parts = SPLIT.split("\n".join(lines))
@@ -175,8 +178,7 @@ def mutated(draw, seeds: list[str]) -> tuple[bytes, str]:
             sep = 2 * draw(st.integers(0, len(parts) // 2 - 1)) + 1
             parts[sep] = draw(st.sampled_from([" ", "\t", "  ", " \t", "\n", ",", ";", ""]))
     text = "".join(parts)
-    if draw(st.integers(0, 4)) == 0:
-        text = text.replace("\n", "\r\n")
+    text = text.replace("\n", draw(st.sampled_from(["\n", "\n", "\n", "\r\n", "\r"])))
     encoding = draw(st.sampled_from(["utf-8"] * 5 + ["latin-1", "cp1252", "utf-16",
                                                      "utf-16-le", "utf-8-sig"]))
     data = text.encode(encoding, errors="replace")

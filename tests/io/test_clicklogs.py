@@ -215,7 +215,7 @@ def click(start, rank, end=None):
     return f'<click num="1" starttime="{start}"{end}><rank>{rank}</rank></click>\n'
 
 
-def test_issue16_d4_trec_session_ranks_are_bounded(tmp_path):
+def test_trec_session_ranks_are_bounded(tmp_path):
     """``<result rank="300000000">`` padded a tiny page with empty documents (1.3 GB at
     rank 10^7): ranks above 10,000, or more than twice the page's results, are refused
     naming the <result>'s line."""
@@ -246,7 +246,7 @@ def test_issue16_d4_trec_session_ranks_are_bounded(tmp_path):
     (result(1, "a"), '<click num="1" starttime="2"></click>\n', 9, "click rank is missing"),
     (result(1, "a"), click(2, 0), 9, "click rank must be an integer from 1"),
 ])
-def test_issue16_d13_trec_session_malformed_ranks(tmp_path, results, clicks, line, message):
+def test_trec_session_malformed_ranks(tmp_path, results, clicks, line, message):
     """A non-numeric rank or a <result> without one raised ValueError / TypeError."""
     p = write(tmp_path, "s.xml", session_xml(results, clicks))
     with pytest.raises(FormatError, match=message) as info:
@@ -264,7 +264,7 @@ def test_issue16_d13_trec_session_malformed_ranks(tmp_path, results, clicks, lin
     (click(2, 1), "nan", "interaction starttime must be finite"),
     (click(2, 1), "1_000", "interaction starttime must be a number"),
 ])
-def test_issue16_d11_trec_session_times_are_checked(tmp_path, clicks, start, message):
+def test_trec_session_times_are_checked(tmp_path, clicks, start, message):
     """Out-of-order times, nan, inf and end < start were accepted silently."""
     p = write(tmp_path, "s.xml", session_xml(result(1, "a"), clicks, start=start))
     with pytest.raises(FormatError, match=message) as info:
@@ -273,7 +273,7 @@ def test_issue16_d11_trec_session_times_are_checked(tmp_path, clicks, start, mes
     assert read_trec_session(p, errors="skip").report["skipped_lines"] >= 1
 
 
-def test_issue16_d11_yandex_times_are_checked(tmp_path):
+def test_yandex_times_are_checked(tmp_path):
     """A ``nan`` time switched the time check off for the rest of its session: every
     comparison with NaN is false.  Non-finite times are refused; ties are counted."""
     for token, message in [("nan", "finite"), ("inf", "finite"), ("1e400", "finite"),
@@ -291,7 +291,7 @@ def test_issue16_d11_yandex_times_are_checked(tmp_path):
 
 
 @needs_shared
-def test_issue16_d11_clara2_has_ties_but_no_backward_times():
+def test_clara2_has_ties_but_no_backward_times():
     """The decision's data: CLARA2 has 13 events in the same millisecond as the previous
     one of their session (legitimate: counted) and none going backwards (an error)."""
     log = read_clicks(SHARED / "clara2" / "CLARA2SearchLog_beta")
@@ -308,7 +308,7 @@ CANONICAL_HEADER = "session_id,query_id,serp_id,event,rank,doc_id,time,end_time,
     ("s,q,0,query,,,5,,0\ns,q,0,click,1,d,,,1\ns,q,0,click,1,d,3,,2\n", 4, "backwards"),
     ("s,q,0,query,,,0,,0\n,q,0,click,1,d,1,,1\n", 3, "session_id is empty"),
 ])
-def test_issue16_d11_canonical_times_are_checked(tmp_path, rows, line, message):
+def test_canonical_times_are_checked(tmp_path, rows, line, message):
     """inf and end < start were accepted; an empty time switched the order check off for
     the next event."""
     p = write(tmp_path, "e.csv", CANONICAL_HEADER + rows)
@@ -334,7 +334,7 @@ def test_issue16_d11_canonical_times_are_checked(tmp_path, rows, line, message):
      "seq must be an integer"),                 # quotes and a blank line: exact line
     (CANONICAL_HEADER + 's,"q,0,query,,,0,,0\n', 2, "expected 9 fields|malformed CSV"),
 ])
-def test_issue16_d13_canonical_csv_errors(tmp_path, text, line, message):
+def test_canonical_csv_errors(tmp_path, text, line, message):
     """An empty file, an extra field and a rank of 2.5 or 1e30 raised tracebacks (pandas'
     EmptyDataError / ParserError, a failed Int64 cast)."""
     p = write(tmp_path, "e.csv", text)
@@ -343,7 +343,7 @@ def test_issue16_d13_canonical_csv_errors(tmp_path, text, line, message):
     assert (info.value.file, info.value.line) == (str(p), line)
 
 
-def test_issue16_d13_canonical_results_bounds(tmp_path):
+def test_canonical_results_bounds(tmp_path):
     events = write(tmp_path, "e.csv", CANONICAL_HEADER + "s,q,0,query,,,0,,0\n")
     for rank in ("2.5", "1e30", "inf"):
         pages = write(tmp_path, "p.csv", f"serp_id,rank,doc_id\n0,1,a\n0,{rank},b\n")
@@ -352,7 +352,7 @@ def test_issue16_d13_canonical_results_bounds(tmp_path):
         assert info.value.line == 3
 
 
-def test_issue16_d13_latin1_yandex_with_format(tmp_path):
+def test_latin1_yandex_with_format(tmp_path):
     """The Yandex format is ASCII ids: a Latin-1 file is a FormatError about the encoding
     (it was a UnicodeDecodeError traceback with --format yandex)."""
     p = tmp_path / "log"
@@ -366,7 +366,7 @@ def test_issue16_d13_latin1_yandex_with_format(tmp_path):
         read_clicks(p, format="wscd")
 
 
-def test_issue16_d12_truncated_gzip_click_logs(tmp_path):
+def test_truncated_gzip_click_logs(tmp_path):
     """Truncated .gz logs raised EOFError; canonical .csv.gz was recognised but refused."""
     import gzip
 

@@ -166,7 +166,7 @@ SEPARATORS = {"space": " ", "tab": "\t", "double space": "  "}
 
 @pytest.mark.parametrize("sep", SEPARATORS.values(), ids=SEPARATORS.keys())
 @pytest.mark.parametrize("token", [*NULLS, "inf", "-Infinity", "1e400"])
-def test_issue16_d2_null_tokens_in_run_scores(tmp_path, token, sep):
+def test_null_tokens_in_run_scores(tmp_path, token, sep):
     """Arrow's default null spellings made the document drop to the bottom (single space or
     tab) while the double-space file was refused: every layout refuses, naming the line."""
     fields = ["1", "Q0", "B", "2", token, "R"]
@@ -180,7 +180,7 @@ def test_issue16_d2_null_tokens_in_run_scores(tmp_path, token, sep):
 
 @pytest.mark.parametrize("sep", SEPARATORS.values(), ids=SEPARATORS.keys())
 @pytest.mark.parametrize("token", NULLS)
-def test_issue16_d2_null_tokens_in_qrels_grades(tmp_path, token, sep):
+def test_null_tokens_in_qrels_grades(tmp_path, token, sep):
     """A null spelling as a grade gave NaN topic scores; now a FormatError naming the line."""
     p = write(tmp_path, "qrels", sep.join(["1", "0", "A", "1"]) + "\n"
               + sep.join(["1", "0", "B", token]) + "\n")
@@ -199,7 +199,7 @@ def test_issue16_d2_null_tokens_in_qrels_grades(tmp_path, token, sep):
     (read_run, ["1", "Q0", "B", "2", "1_000", "R"], "score must be a number, found '1_000'"),
     (read_run, ["1", "Q0", "B", "2", "0x1p3", "R"], "score must be a number"),
 ])
-def test_issue16_d2_underscores_and_other_spellings_are_refused(tmp_path, sep, reader,
+def test_underscores_and_other_spellings_are_refused(tmp_path, sep, reader,
                                                                 fields, message):
     """Python's int/float read ``1_000`` as 1000 where trec_eval's atol/atof read 1: such
     fields are refused (documented in bayeschain.io.trec), on every parser alike."""
@@ -211,7 +211,7 @@ def test_issue16_d2_underscores_and_other_spellings_are_refused(tmp_path, sep, r
 
 
 @pytest.mark.parametrize("sep", SEPARATORS.values(), ids=SEPARATORS.keys())
-def test_issue16_d2_plain_signs_and_forms_read_alike(tmp_path, sep):
+def test_plain_signs_and_forms_read_alike(tmp_path, sep):
     """What every parser accepts reads the same whatever the separators: ``+1`` and ``-0``
     grades, ``1.``, ``.5``, ``1E+2`` scores."""
     q = read_qrels(write(tmp_path, "q", sep.join(["1", "0", "A", "+1"]) + "\n"
@@ -248,7 +248,7 @@ def gz(path, data: bytes):
     return path
 
 
-def test_issue16_d12_truncated_gzip_is_a_format_error(tmp_path):
+def test_truncated_gzip_is_a_format_error(tmp_path):
     import gzip
 
     for name, reader in (("qrels.test", read_qrels), ("results.test", read_run)):
@@ -265,7 +265,7 @@ def test_issue16_d12_truncated_gzip_is_a_format_error(tmp_path):
         read_qrels(p)
 
 
-def test_issue16_d12_gzip_files_that_need_the_careful_parser(tmp_path):
+def test_gzip_files_that_need_the_careful_parser(tmp_path):
     """A comment line sends a file to the careful parser, which read the compressed bytes
     and called them 'not UTF-8'."""
     for name, reader in (("qrels.test", read_qrels), ("results.test", read_run)):
@@ -281,7 +281,7 @@ def test_issue16_d12_gzip_files_that_need_the_careful_parser(tmp_path):
     assert info.value.line == 3
 
 
-def test_issue16_d12_text_encodings(tmp_path):
+def test_text_encodings(tmp_path):
     """Latin-1, UTF-16 and NUL bytes are FormatErrors naming the line; a UTF-8 byte-order
     mark is dropped."""
     p = tmp_path / "latin1"
@@ -301,7 +301,7 @@ def test_issue16_d12_text_encodings(tmp_path):
 
 
 @pytest.mark.parametrize("sep", [" ", "  "])
-def test_issue16_d18_duplicate_judgements_are_refused(tmp_path, sep):
+def test_duplicate_judgements_are_refused(tmp_path, sep):
     """trec_eval 10 aborts on a document judged twice for a topic (form_res_rels.c:
     "duplicate docs"); keeping the last judgement silently was not what it does."""
     p = write(tmp_path, "q", sep.join("1 0 A 1".split()) + "\n1 0 B 0\n"
@@ -315,7 +315,7 @@ def test_issue16_d18_duplicate_judgements_are_refused(tmp_path, sep):
     assert read_qrels(write(tmp_path, "ok", "1 0 A 1\n2 0 A 1\n")).attrs["duplicates"] == 0
 
 
-def test_issue16_d18_same_run_file_twice_is_refused(tmp_path):
+def test_same_run_file_twice_is_refused(tmp_path):
     """The same run file given twice was merged into one run (run_names fell back to the
     path, twice the same); now a ParameterError naming it."""
     from bayeschain.errors import ParameterError
@@ -337,7 +337,7 @@ def test_issue16_d18_same_run_file_twice_is_refused(tmp_path):
     assert len(set(names)) == 2              # a copy is another run: told apart by path
 
 
-def test_issue16_d18_frames_in_memory_get_the_same_checks():
+def test_frames_in_memory_get_the_same_checks():
     """ranked_lists kept the last of two judgements and turned NaN grades or scores into
     NaN topic scores when the frames did not come from the readers (ir_measures, the
     Python API)."""

@@ -1,6 +1,6 @@
-"""Issue 16 (reliability): the commands' faults and the posterior's integrity.
+"""The commands' faults and the posterior's integrity.
 
-One regression test per defect (``test_issue16_dN_...``), each failing on the code before
+One regression test per defect, named after the behaviour it holds, each failing on the code before
 its fix; the faults that need a child process (signals, a full disk, concurrent runs) are
 in ``tests/faults/``."""
 
@@ -21,6 +21,7 @@ from bayeschain.cli import main
 from bayeschain.errors import BayeschainError
 from bayeschain.inference import Posterior
 from tests.faults.helpers import FAST_SPEC, TREC, make_inputs, snapshot, tiny_posterior
+from tests.faults.helpers import one_line_error as _one_line
 
 pytest.importorskip("h5netcdf")
 
@@ -28,14 +29,6 @@ pytest.importorskip("h5netcdf")
 @pytest.fixture
 def inputs(tmp_path):
     return make_inputs(tmp_path / "work")
-
-
-def _one_line(err: str, command: str, *words: str) -> None:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith(f"bayeschain {command}: error: "), err
-    for word in words:
-        assert word in lines[0], (word, err)
 
 
 def _log_without_clicks(folder: Path) -> tuple[Path, Path]:
@@ -78,7 +71,7 @@ def _fake_sampler(short_by: int = 0, nan_chain: int | None = None, interrupt: bo
 @pytest.mark.parametrize("partial", [dict(short_by=30), dict(nan_chain=1),
                                      dict(interrupt=True)],
                          ids=["fewer-draws", "nan-padded", "swallowed-interrupt"])
-def test_issue16_d1_interrupt_during_sampling(inputs, monkeypatch, capsys, partial):
+def test_interrupt_during_sampling(inputs, monkeypatch, capsys, partial):
     """A partial trace (the draws nutpie returns when it catches Ctrl-C) is refused:
     fit raises SamplingInterrupted, the command exits 130 and writes nothing.  (The
     signal itself, delivered to a real sampler: tests/faults/test_signals.py.)"""
@@ -111,7 +104,7 @@ def _fake_demo(monkeypatch):
 
 
 @pytest.mark.parametrize("fault", [KeyboardInterrupt, OSError, RuntimeError])
-def test_issue16_d5_demo_writes_all_or_nothing(tmp_path, monkeypatch, capsys, fault):
+def test_demo_writes_all_or_nothing(tmp_path, monkeypatch, capsys, fault):
     """A fault while the demo writes one of its files leaves neither the output folder nor
     its hidden staging sibling (the demo used to write in place: a partial folder)."""
     _fake_demo(monkeypatch)
@@ -149,7 +142,7 @@ def _umask() -> int:
 
 # d8: clear errors ----------------------------------------------------------------------------
 
-def test_issue16_d8_score_without_common_topics(inputs, tmp_path, capsys):
+def test_score_without_common_topics(inputs, tmp_path, capsys):
     run = tmp_path / "other.run"
     run.write_text("999 Q0 doc1 1 1.0 x\n999 Q0 doc2 2 0.5 x\n")
     assert main(["score", str(inputs["qrels"]), str(run), "--posterior",
@@ -157,7 +150,7 @@ def test_issue16_d8_score_without_common_topics(inputs, tmp_path, capsys):
     _one_line(capsys.readouterr().err, "score", "no topic of the runs is in the qrels")
 
 
-def test_issue16_d8_compare_with_an_empty_run(inputs, tmp_path, capsys):
+def test_compare_with_an_empty_run(inputs, tmp_path, capsys):
     empty = tmp_path / "empty.run"
     empty.write_text("")
     out = tmp_path / "c.md"
@@ -168,7 +161,7 @@ def test_issue16_d8_compare_with_an_empty_run(inputs, tmp_path, capsys):
 
 
 @pytest.mark.filterwarnings("ignore:NUTS diagnostics")
-def test_issue16_d8_mpcont_on_a_session_walk(inputs, capsys):
+def test_mpcont_on_a_session_walk(inputs, capsys):
     """walk-session has no [holding]: MPcont's rates are missing, said so (a KeyError)."""
     pytest.importorskip("nutpie")
     work = inputs["log"].parent
@@ -193,7 +186,7 @@ def test_issue16_d8_mpcont_on_a_session_walk(inputs, capsys):
 # d9: a fit that fails writes nothing ---------------------------------------------------------
 
 @pytest.mark.parametrize("spec", ["walk", "clicks-conjugate"])
-def test_issue16_d9_log_without_clicks_writes_nothing(inputs, capsys, spec):
+def test_log_without_clicks_writes_nothing(inputs, capsys, spec):
     """A log without clicks (or without any event) is refused before sampling: no
     prior-only posterior saved, no traceback from the sampler."""
     if spec == "walk":
@@ -212,7 +205,7 @@ def test_issue16_d9_log_without_clicks_writes_nothing(inputs, capsys, spec):
 
 # d10: permissions ------------------------------------------------------------------------------
 
-def test_issue16_d10_outputs_follow_the_umask(inputs, capsys):
+def test_outputs_follow_the_umask(inputs, capsys):
     work = inputs["log"].parent
     out, scores = work / "post.nc", work / "scores.csv"
     old = os.umask(0o022)
@@ -248,7 +241,7 @@ def _unwritable_folder(tmp_path) -> Path:
     pytest.skip("no folder this process cannot write to")
 
 
-def test_issue16_d15_unwritable_output_folder_is_refused_first(inputs, tmp_path, capsys):
+def test_unwritable_output_folder_is_refused_first(inputs, tmp_path, capsys):
     folder = _unwritable_folder(tmp_path)
     try:
         cases = [
@@ -294,7 +287,7 @@ def _halve_forward(tree) -> None:
     tree["posterior"]["walk"].values[..., 0] *= 0.5
 
 
-def test_issue16_d16_tampered_posterior_is_refused(inputs, tmp_path, capsys):
+def test_tampered_posterior_is_refused(inputs, tmp_path, capsys):
     """Forward probabilities halved in the file: the digest no longer matches (error
     naming the file); without the digest, the walk's rows no longer sum to 1 (error
     naming the variable); the command says so on one line instead of scoring."""
@@ -317,7 +310,7 @@ def test_issue16_d16_tampered_posterior_is_refused(inputs, tmp_path, capsys):
         Posterior.load(attr)
 
 
-def test_issue16_d16_posterior_without_digest_loads_with_a_warning(inputs, tmp_path):
+def test_posterior_without_digest_loads_with_a_warning(inputs, tmp_path):
     """A file written before digests were stored loads (its draws checked) with one
     warning line; re-saving it adds the digest."""
     old = _rewrite(inputs["posterior"], tmp_path / "old.nc", lambda t: None, digest="drop")
@@ -343,7 +336,7 @@ def test_issue16_d16_posterior_without_digest_loads_with_a_warning(inputs, tmp_p
     ("holding_rate", lambda v: v.__setitem__((0, 1, 4), np.inf), "non-finite"),
     ("walk", lambda v: v.__setitem__((0, 2, 5), [0.5, 0.1, 0.1, 0.2]), "sum to 1"),
 ])
-def test_issue16_d16_draws_outside_their_domain_are_refused(inputs, tmp_path, variable,
+def test_draws_outside_their_domain_are_refused(inputs, tmp_path, variable,
                                                              edit, message):
     """Digest restamped, so that only the domain checks can object: each names the
     variable."""
@@ -354,7 +347,7 @@ def test_issue16_d16_draws_outside_their_domain_are_refused(inputs, tmp_path, va
     assert str(bad) in str(info.value)
 
 
-def test_issue16_d16_invalid_draws_are_never_saved(tmp_path):
+def test_invalid_draws_are_never_saved(tmp_path):
     from bayeschain.inference import posterior_from_parameters
 
     walk = np.full((5, 10, 4), 0.25)
@@ -368,7 +361,7 @@ def test_issue16_d16_invalid_draws_are_never_saved(tmp_path):
 
 # d18: commands ------------------------------------------------------------------------------
 
-def test_issue16_d18_fit_output_must_be_netcdf(inputs, capsys):
+def test_fit_output_must_be_netcdf(inputs, capsys):
     work = inputs["log"].parent
     before = snapshot(work)
     assert main(["fit", str(inputs["log"]), "--spec", "clicks-conjugate", "-o",
@@ -381,7 +374,7 @@ def test_issue16_d18_fit_output_must_be_netcdf(inputs, capsys):
         Posterior.load(inputs["posterior"]).save(work / "post.h5")
 
 
-def test_issue16_d18_stats_of_an_empty_log_prints_no_nan(inputs, capsys):
+def test_stats_of_an_empty_log_prints_no_nan(inputs, capsys):
     for log in _log_without_clicks(inputs["log"].parent):
         assert main(["stats", str(log)]) == 0
         out = capsys.readouterr().out
@@ -389,7 +382,7 @@ def test_issue16_d18_stats_of_an_empty_log_prints_no_nan(inputs, capsys):
         assert "no click-to-click moves" in out
 
 
-def test_issue16_d18_empty_run_is_an_error(inputs, tmp_path, capsys):
+def test_empty_run_is_an_error(inputs, tmp_path, capsys):
     empty = tmp_path / "empty.run"
     empty.write_text("")
     for args in (["eval", str(inputs["qrels"]), str(empty)],
@@ -402,7 +395,7 @@ def test_issue16_d18_empty_run_is_an_error(inputs, tmp_path, capsys):
         _one_line(captured.err, args[0], "empty.run", "no rankings")
 
 
-def test_issue16_usage_errors_are_one_line(capsys):
+def test_usage_errors_are_one_line(capsys):
     """argparse's mistakes too: one line, status 2, returned (not a SystemExit)."""
     for args in (["fit"], ["score", "q"], ["eval", "q", "r", "-M", "x"], ["nope"],
                  ["fit", "log", "--method", "magic"]):
