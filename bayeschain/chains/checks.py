@@ -74,7 +74,11 @@ def plain(value) -> str:
 def memory_budget() -> int:
     """Bytes one array may take: a quarter of this machine's physical memory, or of the
     process's address-space limit (``ulimit -v``) when that is lower (at least 256 MiB;
-    4 GiB where the operating system does not say)."""
+    4 GiB where the operating system does not say).  ``BAYESCHAIN_MEMORY_BUDGET`` (bytes)
+    sets it lower or higher, e.g. on a shared machine."""
+    chosen = os.environ.get("BAYESCHAIN_MEMORY_BUDGET", "").strip()
+    if chosen.isdigit() and int(chosen) > 0:
+        return int(chosen)
     try:
         total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):

@@ -29,6 +29,7 @@ non-finite gradient, 4 non-finite log density) and
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +109,22 @@ def _as_pointer(typingctx, address):
     return types.voidptr(types.int64), codegen
 
 
+def _cfunc(signature):
+    """``numba.cfunc`` with its on-disk cache, or without it when the cache cannot be
+    written (a full disk, a file-size limit, a read-only folder: the rule of
+    :mod:`bayeschain.chains.jit`), so that a cache never sends the walk to the slower
+    Python callback."""
+    def build(func):
+        if os.environ.get("BAYESCHAIN_NUMBA_NO_CACHE") != "1":
+            try:
+                return numba.cfunc(signature, cache=True)(func)
+            except OSError:
+                pass
+        return numba.cfunc(signature, cache=False)(func)
+
+    return build
+
+
 _LOGP_SIG = types.int64(types.uint64, types.CPointer(types.double),
                         types.CPointer(types.double), types.CPointer(types.double),
                         types.voidptr)
@@ -115,7 +132,7 @@ _EXPAND_SIG = types.int64(types.uint64, types.uint64, types.CPointer(types.doubl
                           types.CPointer(types.double), types.voidptr)
 
 
-@numba.cfunc(_LOGP_SIG, cache=True)
+@_cfunc(_LOGP_SIG)
 def logp_cfunc(dim, x_, out_, logp_, user_data):
     """nutpie's ``logp(dim, x, grad, logp, user_data)``: 0, or 4 (log density not
     finite; the gradient is then zero) or 3 (a gradient entry not finite)."""
@@ -161,7 +178,7 @@ def logp_cfunc(dim, x_, out_, logp_, user_data):
     return 0
 
 
-@numba.cfunc(_EXPAND_SIG, cache=True)
+@_cfunc(_EXPAND_SIG)
 def expand_cfunc(dim, n_expanded, x_, out_, user_data):
     """nutpie's ``expand``: the draw itself."""
     if n_expanded != dim:
