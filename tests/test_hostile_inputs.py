@@ -416,3 +416,15 @@ def test_a_signal_swallowed_by_a_finaliser_still_stops_the_commit(tmp_path):
     finally:
         RECEIVED.clear()
     assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_canonical_header_field_beyond_the_csv_limit_is_a_format_error(tmp_path):
+    """Found by the readers' fuzz (a line longer than the sniffed head): the csv module's
+    128 KiB field limit raised its own error from the header."""
+    from bayeschain.errors import FormatError
+    from bayeschain.io import read_canonical
+
+    log = tmp_path / "log.csv"
+    log.write_text("1 " * 70_000 + "\nserp_id,rank,doc_id\n0,1,d\n")
+    with pytest.raises(FormatError, match=str(log)):
+        read_canonical(log)

@@ -305,7 +305,10 @@ def _arrow_csv(data: bytes, sep: str, path: Path) -> pd.DataFrame | None:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    names = next(csv.reader([data.split(b"\n", 1)[0].decode("utf-8")], delimiter=sep))
+    try:
+        names = next(csv.reader([data.split(b"\n", 1)[0].decode("utf-8")], delimiter=sep))
+    except csv.Error:         # a header field beyond the csv module's limit: it names the line
+        return None
     _header(names, path)
     try:
         table = pcsv.read_csv(
