@@ -94,6 +94,22 @@ def memory_budget() -> int:
     return max(int(total) // 4, 256 << 20)
 
 
+def budget_origin() -> str:
+    """Where :func:`memory_budget` comes from, in words, for error messages."""
+    if os.environ.get("BAYESCHAIN_MEMORY_BUDGET", "").strip().isdigit():
+        return "BAYESCHAIN_MEMORY_BUDGET"
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY and \
+                soft < os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"):
+            return "a quarter of the address space ulimit -v allows"
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass
+    return "a quarter of this machine's memory"
+
+
 def _bytes(n: float) -> str:
     for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20)):
         if n >= size:
@@ -113,7 +129,7 @@ def check_memory(shape, what: str, *, itemsize: int = 8,
         dims = " x ".join(str(int(d)) for d in shape) if isinstance(shape, tuple | list) \
             else f"{int(count)} values"
         raise error(f"{what} needs an array of {dims} ({_bytes(need)}); the limit is "
-                    f"{_bytes(memory_budget())} (a quarter of this machine's memory)")
+                    f"{_bytes(memory_budget())} ({budget_origin()})")
 
 
 def float_array(value, name: str, *, last: int | None = None, batch: tuple | None = None,

@@ -246,11 +246,11 @@ def line_number(data: bytes | str, offset: int) -> int:
 
 
 def _too_large(path, limit: int) -> FormatError:
-    from ..chains.checks import _bytes
+    from ..chains.checks import _bytes, budget_origin
 
-    return FormatError(f"the content (after decompression) is larger than {_bytes(limit)}, "
-                       "a quarter of this machine's memory; split the file or give a "
-                       "smaller one", file=path)
+    return FormatError(f"the content (after decompression) is larger than {_bytes(limit)} "
+                       f"({budget_origin()}); split the file or give a smaller one",
+                       file=path)
 
 
 def read_bytes(path, *, text: bool = True) -> bytes:

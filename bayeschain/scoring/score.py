@@ -143,7 +143,7 @@ def _bounded_block(lists: RankedLists, m, draw_block: int) -> int:
     draws x lists x ranks floats) take at most half of
     :func:`~bayeschain.chains.checks.memory_budget`: long rankings are streamed over
     fewer draws at a time; when even one draw cannot fit, refused up front."""
-    from ..chains.checks import _bytes, check_memory, memory_budget
+    from ..chains.checks import _bytes, budget_origin, check_memory, memory_budget
 
     width = lists.relevance.shape[1] if m.cutoff is None else m.cutoff
     per_row = width * 8 * SCORING_ARRAYS
@@ -153,7 +153,7 @@ def _bounded_block(lists: RankedLists, m, draw_block: int) -> int:
         raise ParameterError(
             f"a ranking of {width:,} documents needs {_bytes(MIN_DRAW_BLOCK * per_row)} to "
             f"score under {MIN_DRAW_BLOCK} draws at a time, more than {_bytes(budget)} (half "
-            f"of a quarter of this machine's memory); cut the rankings with the measure's "
+            f"of {budget_origin()}); cut the rankings with the measure's "
             f"cut-off, e.g. {m.name}(...)@1000 (users of a walk seldom pass rank 1,000)")
     block = budget // (rows * per_row)
     if block < MIN_DRAW_BLOCK:                # many lists: fewer lists would help, not draws
