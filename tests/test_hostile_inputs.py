@@ -428,3 +428,24 @@ def test_a_canonical_header_field_beyond_the_csv_limit_is_a_format_error(tmp_pat
     log.write_text("1 " * 70_000 + "\nserp_id,rank,doc_id\n0,1,d\n")
     with pytest.raises(FormatError, match=str(log)):
         read_canonical(log)
+
+
+def test_a_numba_cache_entry_that_cannot_be_read_is_a_miss(tmp_path, monkeypatch):
+    """Two environments of one Python sharing an editable source tree: an entry written by
+    another Numba (LLVM 20 bitcode read by LLVM 14 raises RuntimeError) is compiled
+    afresh instead of failing the command."""
+    pytest.importorskip("numba")
+    from numba.core import caching
+
+    from bayeschain.chains.jit import jit
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+
+    def twice(x):
+        return 2.0 * x
+
+    def unreadable(self, sig, target_context):
+        raise RuntimeError("LLVM bitcode parsing error")
+
+    monkeypatch.setattr(caching.Cache, "load_overload", unreadable)
+    assert jit(twice)(3.0) == 6.0

@@ -5,8 +5,11 @@ next to the module, or ``NUMBA_CACHE_DIR``).  On a full disk or a read-only inst
 that write raises ``OSError`` from inside the first call of the function (Numba guards it
 only on Windows), so a fit would fail with "File too large" for a file the user never
 asked for.  :func:`jit` compiles the same way and lets a failed cache write pass: the
-function runs, uncompiled-from-cache next time.  Numba removes its own temporary file
-when a write fails, and a cache index that names a missing data file is read as a miss.
+function runs, uncompiled-from-cache next time.  A cache entry another Numba wrote (two
+environments of one Python sharing an editable source tree: Numba 0.60's LLVM 14 cannot
+read LLVM 20's bitcode, "LLVM bitcode parsing error") is read as a miss.  Numba removes
+its own temporary file when a write fails, and a cache index that names a missing data
+file is read as a miss.
 """
 
 from __future__ import annotations
@@ -34,6 +37,15 @@ def jit(func: Callable, **options) -> Callable:
         return numba.njit(cache=False, **options)(func)        # (bayeschain.caches)
     dispatcher = numba.njit(cache=True, **options)(func)
     cache = getattr(dispatcher, "_cache", None)
+    load = getattr(cache, "load_overload", None)
+    if load is not None:
+        def load_or_miss(sig, target_context, _load=load):
+            try:
+                return _load(sig, target_context)
+            except Exception:   # written by another Numba / LLVM (a shared source tree)
+                return None     # a miss: compiled afresh, and the entry rewritten
+
+        cache.load_overload = load_or_miss
     save = getattr(cache, "save_overload", None)
     if save is not None:
         def save_or_skip(sig, data, _save=save):

@@ -118,7 +118,7 @@ def _cfunc(signature):
         if os.environ.get("BAYESCHAIN_NUMBA_NO_CACHE") != "1":
             try:
                 return numba.cfunc(signature, cache=True)(func)
-            except OSError:
+            except Exception:   # unwritable cache, or an entry another Numba wrote
                 pass
         return numba.cfunc(signature, cache=False)(func)
 

@@ -453,6 +453,8 @@ def _pandas_parse(data: bytes, columns, keep, numeric, extra_ok) -> pa.Table | N
                             encoding="utf-8", index_col=False)
     except (ValueError, pd.errors.ParserError, OverflowError, UnicodeDecodeError):
         return None
+    if not len(frame):      # no line (pandas 2.2 returns untyped columns): careful parser
+        return None
     if len(frame) and ((frame[columns[-1]] == "").any()
                        or frame[columns[0]].str.startswith("#").any()
                        or (not extra_ok and (frame["_extra"] != "").any())):
