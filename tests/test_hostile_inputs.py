@@ -347,17 +347,6 @@ def test_a_missing_home_gets_temporary_compile_caches(tmp_path, monkeypatch):
     assert len(said) == 2 and all("using" in s for s in said)
 
 
-def test_a_missing_home_runs_the_compiled_scoring_path(tmp_path):
-    post = tiny_posterior(tmp_path / "post.nc")
-    env = {**os.environ, "HOME": str(tmp_path / "no-such-home")}
-    result = _child(["score", QRELS, RUN, "--posterior", post, "-m",
-                     "PatH(model='drwbm', order=2)", "--fixed-reference"], env=env)
-    assert "Traceback" not in result.stderr and "no locator" not in result.stderr
-    assert result.returncode in (0, 2)
-    if result.returncode == 2:
-        _one_line(result.stderr, "score")
-
-
 def test_an_output_that_is_a_device_is_never_replaced(tmp_path, capsys):
     device = tmp_path / "null"
     try:
