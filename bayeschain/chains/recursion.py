@@ -550,7 +550,7 @@ def ratio_weights(transient, effort: Effort = "h", start=0, *, tol: float = 1e-1
     ``E[T/f(H)]`` is linear in the rewards, so ``w_i`` is the order-1 value of the reward
     vector ``e_i``: ``w_i = sum_n E[N_i(n) ; H = n] / f(n)`` with ``N_i(n)`` the visits to
     ``i`` in the first ``n`` steps.  It depends only on the chain: scoring many lists under
-    one chain is then a matrix product (DESIGN.md section 4).  Computed by
+    one chain is then a matrix product.  Computed by
     :func:`expected_ratio` with the identity as a batch of reward vectors, so each chain
     costs ``O(steps x N^2)``.
 

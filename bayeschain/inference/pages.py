@@ -1,6 +1,6 @@
 r"""The pages of a click log as the examination walk sees them.
 
-Every result page of the log is one walk of the user (DESIGN.md section 4): it starts at
+Every result page of the log is one walk of the user: it starts at
 rank 1 of a page of ``n`` results (``n`` = the page's length in the log: 10, 20, 50...,
 never a cut that drops clicks), and what the log shows of it is the ordered sequence of
 clicked ranks (repeats included) and what followed the last click or the click-less page:

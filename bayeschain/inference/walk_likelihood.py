@@ -12,7 +12,7 @@ boundary rule, see :func:`apply_boundary`).  With the move matrix ``P``
 .. math::  A = I - \operatorname{diag}(a) P, \qquad M = A^{-1}
 
 (``M_ij``: expected arrivals at ``j`` before the first click, from an arrival at ``i``),
-the click process is Markov at click times (DESIGN.md section 4):
+the click process is Markov at click times:
 
 * first click on ``j``: ``G_1j = (e_1^T M)_j c_j``; no click and outcome ``o``
   (``o = r``, ``s``, or ``r + s`` when the log cannot tell): ``z_1 = e_1^T M (a o)``;

@@ -1,6 +1,6 @@
 """Click logs in one canonical schema, whatever format they came in.
 
-Canonical events (one row per event, DESIGN.md section 5):
+Canonical events (one row per event):
 
 =========== ======== =====================================================================
 column      type     meaning

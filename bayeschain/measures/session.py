@@ -26,7 +26,7 @@ Algorithm 1 of the electronic appendix computes
 **Pseudo-code vs reference implementation.**  The printed pseudo-code discounts every
 document by ``1 + e(i) + e_Q`` (the same ``e_Q`` for every query, including the first)
 and sums ``g(j) = pi(j) sum_i E(i)`` without the query index.  The authors' reference
-implementation, which this module follows (DESIGN.md section 4), uses the time
+implementation, which this module follows, uses the time
 ``e(i) + (j - 1) e_Q`` and weights each query's own gain by ``pi(j)``.
 :func:`msm_pseudocode` implements the printed version for comparison.  The seed's
 logarithmic discount uses base 10; the reference MATLAB uses the natural logarithm, hence

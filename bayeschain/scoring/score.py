@@ -31,7 +31,7 @@ r"""Posterior scoring: every posterior draw of the user model pushed through the
 * ``MPcont``: the holding rates ``mu`` per rank, and the jump kernel as for MP when the
   posterior has one (otherwise the model's fixed ID / LID weights), paired by draw.
 
-Static browsing models use the visit-vector path of DESIGN.md section 4: for each list
+Static browsing models use the visit-vector path: for each list
 length ``L`` the chain's expected visits ``v`` (order 2) or ratio weights ``w`` (order 1)
 are solved once per draw, and the scores of all lists of that length are one matrix
 product ``relevance @ v.T``.  A posterior with a single draw reproduces ``evaluate``.
