@@ -262,7 +262,6 @@ def test_long_rankings_are_scored_in_bounded_blocks_or_refused(tmp_path, capsys,
     from bayeschain.inference import posterior_from_parameters
     from bayeschain.io import read_qrels, read_run
     from bayeschain.scoring import score
-    from bayeschain.scoring import score as score_module  # noqa: F401
 
     walks = np.random.default_rng(1).dirichlet([6, 1, 1, 2], size=(400, 1))[:, 0]
     post = posterior_from_parameters({"walk": walks})

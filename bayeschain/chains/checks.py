@@ -83,29 +83,32 @@ def memory_budget() -> int:
         total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
         total = 16 << 30
+    limit = address_space_limit()
+    if limit is not None:
+        total = min(total, limit)
+    return max(int(total) // 4, 256 << 20)
+
+
+def address_space_limit() -> int | None:
+    """The process's address-space limit in bytes (``ulimit -v``), or None when unlimited."""
     try:
         import resource
 
         soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY:
-            total = min(total, soft)
     except (ImportError, OSError, ValueError):
-        pass
-    return max(int(total) // 4, 256 << 20)
+        return None
+    return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
 def budget_origin() -> str:
     """Where :func:`memory_budget` comes from, in words, for error messages."""
     if os.environ.get("BAYESCHAIN_MEMORY_BUDGET", "").strip().isdigit():
         return "BAYESCHAIN_MEMORY_BUDGET"
+    limit = address_space_limit()
     try:
-        import resource
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY and \
-                soft < os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"):
+        if limit is not None and limit < os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"):
             return "a quarter of the address space ulimit -v allows"
-    except (ImportError, OSError, ValueError, AttributeError):
+    except (ValueError, OSError, AttributeError):
         pass
     return "a quarter of this machine's memory"
 

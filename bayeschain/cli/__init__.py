@@ -207,15 +207,10 @@ def _quiet_signals(hook):
 
 def _memory_limit() -> str:
     """`` (address space limited to N MiB: ulimit -v)`` when a limit is set, else ``""``."""
-    try:
-        import resource
+    from ..chains.checks import address_space_limit
 
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    except (ImportError, OSError, ValueError):
-        return ""
-    if soft == resource.RLIM_INFINITY:
-        return ""
-    return f" (address space limited to {soft >> 20:,} MiB: ulimit -v)"
+    limit = address_space_limit()
+    return "" if limit is None else f" (address space limited to {limit >> 20:,} MiB: ulimit -v)"
 
 
 def _os_error_message(exc: OSError) -> str:

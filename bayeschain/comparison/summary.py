@@ -222,7 +222,7 @@ def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.
     if pairs > MAX_PAIRS:
         raise ParameterError(
             f"{len(names):,} runs make {pairs:,} pairs, more than {MAX_PAIRS:,} (about 4 ms "
-            f"and 4 kB each: {pairs * 0.004 / 3600:,.1f} hours); compare every run with "
+            f"each, as measured: {pairs * 0.004 / 3600:,.1f} hours); compare every run with "
             "one reference run instead (reference=, --reference RUN)")
     stacked = scores.stack(sample=("chain", "draw")).transpose("sample", "run", "topic")
     stacked = stacked.sel(run=names)

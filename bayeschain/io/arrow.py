@@ -380,10 +380,6 @@ def iter_lines(path, *, max_line: int = 1 << 28) -> Iterator[tuple[int, str]]:
         for raw in lines[:-1]:
             lineno += 1
             yield lineno, decode_line(raw, path, lineno)
-    if pending.endswith(b"\r"):
-        pending = pending[:-1]
+    if pending:                                   # the last line, with or without its end
         lineno += 1
-        yield lineno, decode_line(pending, path, lineno)
-    elif pending:
-        lineno += 1
-        yield lineno, decode_line(pending, path, lineno)
+        yield lineno, decode_line(pending.removesuffix(b"\r"), path, lineno)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..chains.checks import check_memory
+from ..chains.checks import _bytes, budget_origin, memory_budget
 from ..errors import ParameterError
 from ..inference.walk_replay import walk_pages
 from ..io.clicklog import RESULT_COLUMNS, ClickLog, canonical_types
@@ -71,8 +71,11 @@ def simulate_click_log(n_sessions: int, *, n_ranks: int = 10, forward=0.6, backw
     rng = np.random.default_rng(seed)
     u = int(n_sessions)
     # measured: 10^6 sessions of 10 ranks peak at 2.6 GB, about 256 bytes a (session, rank)
-    check_memory((u, n), f"simulating {u:,} sessions of {n:,} ranks", itemsize=256,
-                 error=ParameterError)
+    need = float(u) * n * 256
+    if need > memory_budget():
+        raise ParameterError(f"simulating {u:,} sessions of {n:,} ranks would hold about "
+                             f"{_bytes(need)} (256 bytes per session and rank, as measured); "
+                             f"the limit is {_bytes(memory_budget())} ({budget_origin()})")
     clock = rng.uniform(0, 10, u)
     query_no = np.zeros(u, dtype=np.int64)
     alive = np.arange(u)
