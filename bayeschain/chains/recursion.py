@@ -321,7 +321,9 @@ def _joint_law(start, exit_p, src, dst, prob, rho, tol, max_steps):
         a[i, rho[i]] = start[i]
     hi = top                                   # rewards so far lie in 0..hi
     for step in range(max_steps):
-        if step >= cap:                        # grow the buffers
+        # step ``step`` writes rewards up to hi + top = top * (step + 2): the buffers need
+        # ``step + 2 <= cap`` columns of rewards (and ``step < cap`` rows)
+        if step + 2 > cap:                     # grow the buffers
             cap *= 2
             new_width = top * cap + 1
             # element by element: a slice assignment would compile NumPy's shape checks

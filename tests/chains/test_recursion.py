@@ -92,3 +92,56 @@ def test_user_effort_function(rng):
     ref = brute_expected_ratio(walk.to_dense(), rho, lambda n: np.log2(n + 1), n_max=300)
     got = ch.expected_ratio(walk, rho, effort=lambda h: np.log2(h + 1), tol=1e-13)
     assert got == pytest.approx(ref, abs=1e-9)
+
+
+
+def _dense_joint_law(moves, rewards, steps):
+    """``P(H = n, T(H) = t)`` by a dense NumPy recursion over (rank, reward so far), written
+    from the definition and independent of the solver's compiled kernel."""
+    n = moves.shape[0]
+    exits = 1.0 - moves.sum(axis=1)
+    top = int(rewards.max())
+    a = np.zeros((n, top * (steps + 1) + 1))
+    a[0, rewards[0]] = 1.0
+    law = np.zeros((steps, a.shape[1]))
+    for step in range(steps):
+        law[step] = exits @ a
+        nxt = np.zeros_like(a)
+        for j in range(n):
+            shifted = moves[:, j] @ a
+            nxt[j, rewards[j]:] += shifted[:a.shape[1] - rewards[j]]
+        a = nxt
+    return law
+
+
+@pytest.mark.parametrize("rewards", [[1, 1, 1, 1, 1], [2, 1, 2, 2, 2], [1, 0, 0, 0, 2]])
+def test_joint_law_of_walks_longer_than_the_first_buffer_matches_a_dense_recursion(rewards):
+    """Walks alive for hundreds of steps: the compiled recursion grows its buffers as it
+    goes, and every cell must stay where the definition puts it, including the largest
+    reward totals (every visit at the top reward), which sit at the buffers' edge."""
+    from bayeschain.chains.recursion import ratio_laws
+
+    up = np.array([[0.9, 0.8, 0.8, 0.8, 0.0]])
+    lo = np.array([[0.0, 0.19, 0.19, 0.19, 0.9]])
+    rewards = np.array(rewards)
+    n = up.shape[1]
+    moves = np.diag(up[0, :-1], 1) + np.diag(lo[0, 1:], -1)
+    joint = ch.joint_distribution(moves, rewards, tol=1e-10)
+    steps = joint.shape[0]
+    assert steps > 200
+    reference = _dense_joint_law(moves, rewards, steps)
+    width = min(joint.shape[1], reference.shape[1])
+    np.testing.assert_allclose(joint[:, :width], reference[:, :width], atol=1e-15, rtol=1e-9)
+    assert joint[:, width:].sum() == 0 and reference[:, width:].sum() < 1e-15
+    # the ratio laws, from the same reference law
+    values, probs = ratio_laws(up, lo, rewards[None], tol=1e-10)
+    h = np.arange(1, steps + 1)[:, None]
+    t = np.arange(reference.shape[1])[None, :]
+    ratio = np.round(t / h, 12)
+    expected = np.zeros(values.size)
+    cells = reference > 0
+    position = np.searchsorted(values, ratio[cells])
+    assert np.array_equal(values[position], ratio[cells])
+    np.add.at(expected, position, reference[cells])
+    np.testing.assert_allclose(probs[0, 0], expected, atol=1e-14)
+
