@@ -3,7 +3,7 @@
     python3 benchmarks/bench_dwell_models.py [--logs trec clara2] [--draws 500]
 
 On each log, ``log.split(0.25, seed=0)`` by session; the dwell model on each click's
-observation (``[holding] censoring = "examination"``, :mod:`bayeschain.inference.dwell_model`)
+observation (``[holding] censoring = "examination"``, :mod:`bayeschain.inference.dwell.model`)
 is fitted on the 75% with each family (exponential, log-normal, gamma, Weibull; per-rank
 rates, then per-document rates with the best family on CLARA2, where (query, document)
 pairs recur), and scored
@@ -73,9 +73,9 @@ def main() -> None:
     import numpy as np
 
     from bayeschain.inference import fit
-    from bayeschain.inference.dwell_checks import predictive_dwell_distribution
-    from bayeschain.inference.dwell_data import dwell_observations
-    from bayeschain.inference.dwell_model import heldout_loglik
+    from bayeschain.inference.dwell.checks import predictive_dwell_distribution
+    from bayeschain.inference.dwell.data import dwell_observations
+    from bayeschain.inference.dwell.model import heldout_loglik
     from bayeschain.inference.specs import parse_spec
     from bayeschain.io.clickformats import read_clicks
 

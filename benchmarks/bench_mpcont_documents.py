@@ -77,8 +77,8 @@ def main() -> None:
     args = ap.parse_args()
     import bayeschain as bc
     from bayeschain.inference import posterior_from_parameters
-    from bayeschain.inference.dwell_model import log_means
     from bayeschain.measures.markov import invariant_weights
+    from bayeschain.posterior.dwell import log_means
 
     rng = np.random.default_rng(0)
     queries, docs = 50, 200
@@ -125,7 +125,7 @@ def main() -> None:
 
 
 def bc_slice(post, lo, hi):
-    from bayeschain.inference.parameters import draw_slice
+    from bayeschain.posterior.draws import draw_slice
 
     return draw_slice(post, lo, hi)
 

@@ -46,9 +46,9 @@ def gradient_microseconds() -> dict[str, float]:
     import nutpie
     import pyarrow as pa
 
-    from bayeschain.inference.examination import WalkModel
-    from bayeschain.inference.pages import page_data
-    from bayeschain.inference.walk_sampler import _mass_matrix, compiled_model
+    from bayeschain.inference.walk.data import page_data
+    from bayeschain.inference.walk.model import WalkModel
+    from bayeschain.inference.walk.sampler import _mass_matrix, compiled_model
     from bayeschain.io.clickformats import read_clicks
 
     model = WalkModel(page_data(read_clicks(LOG), clicks="rank", default_length=10))

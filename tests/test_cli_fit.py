@@ -150,7 +150,7 @@ def test_click_to_click_posterior_is_refused_for_the_walk(tmp_path, capsys):
                  "--draws", "100", "--quiet"]) == 0
     assert "click-to-click chain" in capsys.readouterr().out
     # read back: the exact posterior of each rank's row is Dirichlet(prior + counts), the
-    # counts made here from the XML as bayeschain.inference.data documents them: after a
+    # counts made here from the XML as bayeschain.inference.clicks.data documents them: after a
     # click on rank i (deeper ranks pooled into the spec's last), the next click is deeper
     # (forward) or higher (backward); after the page's last click the session ends (stop)
     # or issues another query (reformulate); a click on the same rank again is left out;

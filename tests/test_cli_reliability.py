@@ -75,8 +75,9 @@ def test_interrupt_during_sampling(inputs, monkeypatch, capsys, partial):
     """A partial trace (the draws nutpie returns when it catches Ctrl-C) is refused:
     fit raises SamplingInterrupted, the command exits 130 and writes nothing.  (The
     signal itself, delivered to a real sampler: tests/faults/test_signals.py.)"""
-    from bayeschain.inference import fit, walk_sampler
-    from bayeschain.inference.fit import SamplingInterrupted
+    from bayeschain.inference import fit
+    from bayeschain.inference.sampling import SamplingInterrupted
+    from bayeschain.inference.walk import sampler as walk_sampler
 
     monkeypatch.setattr(walk_sampler, "sample", _fake_sampler(**partial))
     with pytest.raises(SamplingInterrupted):
@@ -271,7 +272,7 @@ def _rewrite(path: Path, target: Path, edit, *, digest: str = "keep") -> Path:
     """Copy a posterior file with ``edit(tree)`` applied; its digest kept as it was
     (``"keep"``: the file now disagrees with it), removed (``"drop"``: a file from before
     digests) or recomputed (``"restamp"``: only the domain checks can object)."""
-    from bayeschain.inference.posterior import DIGEST_ATTR, content_digest
+    from bayeschain.posterior.storage import DIGEST_ATTR, content_digest
 
     tree = xr.open_datatree(path, engine="h5netcdf").load()
     edit(tree)

@@ -22,6 +22,7 @@ LAYERS = [
     {"browsing"},
     {"measures"},
     {"evaluation", "integrations"},
+    {"posterior"},
     {"inference"},
     {"simulate", "scoring"},
     {"comparison", "recipes", "plots", "report"},
@@ -93,6 +94,72 @@ def test_no_import_cycle():
         if node not in state:
             visit(node, [node])
     assert not cycles, f"import cycles: {cycles}"
+
+
+def _private_imports() -> list[tuple[str, str]]:
+    """(module, what) for every private name one bayeschain module takes from another:
+    ``from .x import _name`` or ``x._name`` on an imported bayeschain module."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    found = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = set()
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("bayeschain"):
+                continue
+            for a in node.names:
+                if f"{target}.{a.name}" in modules:
+                    aliases.add(a.asname or a.name)
+                elif a.name.startswith("_") and not a.name.startswith("__"):
+                    found.append((name, f"{target}.{a.name}"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id in aliases and node.attr.startswith("_") \
+                    and not node.attr.startswith("__"):
+                found.append((name, f"{node.value.id}.{node.attr}"))
+    return found
+
+
+def test_no_private_name_is_used_across_modules():
+    assert not _private_imports()
+
+
+@pytest.mark.parametrize("reader", ["scoring", "comparison", "simulate"])
+def test_scoring_comparison_and_simulation_read_posteriors_never_fits(reader):
+    """They read what a fit wrote through :mod:`bayeschain.posterior`, never
+    :mod:`bayeschain.inference` (directly or through another module of theirs)."""
+    graph = _imports()
+    bad = [(m, t) for m, targets in graph.items() if m.split(".")[1:2] == [reader]
+           for t in targets if t.split(".")[1:2] == ["inference"]]
+    assert not bad
+
+
+#: the parts every model family of inference/ has, one module each
+FAMILY_PARTS = {"data.py", "model.py", "fit.py", "checks.py"}
+
+
+@pytest.mark.parametrize("family", ["walk", "clicks", "dwell"])
+def test_every_model_family_has_the_same_parts(family):
+    folder = PACKAGE / "inference" / family
+    assert FAMILY_PARTS <= {p.name for p in folder.glob("*.py")}
+
+
+def test_the_posterior_contract_imports_no_sampler():
+    for path in (PACKAGE / "posterior").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.split(".")[0] in ("pymc", "pytensor", "nutpie") for n in names)
+            assert not any("inference" in n.split(".") for n in names), path
 
 
 def test_every_top_level_package_has_a_layer():

@@ -113,7 +113,7 @@ def budget_origin() -> str:
     return "a quarter of this machine's memory"
 
 
-def _bytes(n: float) -> str:
+def size_text(n: float) -> str:
     for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20)):
         if n >= size:
             return f"{n / size:.1f} {unit}"
@@ -131,8 +131,8 @@ def check_memory(shape, what: str, *, itemsize: int = 8,
     if need > memory_budget():
         dims = " x ".join(str(int(d)) for d in shape) if isinstance(shape, tuple | list) \
             else f"{int(count)} values"
-        raise error(f"{what} needs an array of {dims} ({_bytes(need)}); the limit is "
-                    f"{_bytes(memory_budget())} ({budget_origin()})")
+        raise error(f"{what} needs an array of {dims} ({size_text(need)}); the limit is "
+                    f"{size_text(memory_budget())} ({budget_origin()})")
 
 
 def float_array(value, name: str, *, last: int | None = None, batch: tuple | None = None,

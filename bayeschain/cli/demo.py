@@ -38,7 +38,7 @@ LAW_TOL = 1e-4
 
 
 #: the demo's walk fits: a warm-up, then draws until every quantity has R-hat <= 1.01 and
-#: bulk ESS >= 400 (at most 3,000 per chain); see ``sample`` in inference.walk_sampler.
+#: bulk ESS >= 400 (at most 3,000 per chain); see ``sample`` in inference.walk.sampler.
 #: Measured with nutpie 0.16.8 and 0.16.11, seeds 2026 and 1-5: the walk with moves by
 #: relevance and MsM's session walk had no divergence with 250 tuning steps and
 #: target_accept 0.9; the walk had 4-28 at seed 2026 (none with 400 and 0.95)
@@ -203,12 +203,13 @@ def _report(path: Path, results: Results, rope: float, seed) -> None:
     path.write_text(report.to_html(), encoding="utf-8")
 
 
-def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
-            ) -> Results:
+def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None,
+            sampler=None) -> Results:
     """Steps 1-5 of the module docstring, printed as they go.  ``children``: a list to
     which the processes compiling the kernels are added (:mod:`~bayeschain.cli.prewarm`;
     the caller stops them): the walk's density from the start, the rehearsal once the log
-    has been read (none for a folder without it)."""
+    has been read (none for a folder without it).  ``sampler``: the walks' sampler
+    (default NUTS by nutpie; the rehearsal passes a stand-in)."""
     import numpy as np
     import pandas as pd
 
@@ -240,7 +241,8 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
         _preload()
         if children:
             children[0].wait_for("walk")
-        post = fit(log, "walk", seed=args.seed, report=st.update, **WALK_SAMPLER)
+        post = fit(log, "walk", seed=args.seed, report=st.update, sampler=sampler,
+                   **WALK_SAMPLER)
     _step(t0, f"fitted the walk P@H scores (spec walk: forward, backward and leave moves and "
               f"click probabilities per rank, examinations hidden; {post.n_draws:,} NUTS "
               f"draws, {post.divergences()} divergences)")
@@ -250,8 +252,9 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
     rel_stage = Stage("fitting the walk with moves by relevance (NUTS)")
     session_stage = Stage("fitting MsM's session walk (NUTS)")
     rel_fit = Background(fit, log, "walk-relevance", qrels=topic_qrels, seed=args.seed,
+                         sampler=sampler,
                          report=rel_stage.update, **SAMPLER)
-    session_fit = Background(fit, log, "walk-session", seed=args.seed,
+    session_fit = Background(fit, log, "walk-session", seed=args.seed, sampler=sampler,
                              report=session_stage.update, after=rel_fit, **SAMPLER)
     with stage("replaying the fitted walk on the log's pages"):
         checks = predictive_walk_checks(post, log, seed=args.seed)
@@ -328,8 +331,8 @@ def _print_walk(post, log, ranks: int = 10) -> None:
     import numpy as np
 
     from ..inference import expected_visits
-    from ..inference.parameters import draws_of
-    from ..inference.walk_checks import observed_summary
+    from ..inference.walk.checks import observed_summary
+    from ..posterior.draws import draws_of
 
     visits = expected_visits(post, ranks)                          # (draws, ranks)
     # every examination of rank i clicks with c_i: E[clicks at i] = E[visits to i] c_i
@@ -337,7 +340,7 @@ def _print_walk(post, log, ranks: int = 10) -> None:
     h = visits.sum(axis=1)
     lo, hi = np.quantile(h, [0.025, 0.975])
     print(f"    E[H] on a 10-result page: {h.mean():.2f} examinations [{lo:.2f}, {hi:.2f}]")
-    from ..inference.pages import page_data
+    from ..inference.walk.data import page_data
 
     data = page_data(log)
     observed = observed_summary(log, data)

@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             if "backward_share" in checks:
                 _report_click_to_click(post, log, spec, args, out)
         if "dwell" in checks:
-            if post.attrs.get("holding", "").startswith("the log has no dwell"):
+            if post.parametrises == "walk" and post.metadata.dwell_observed == 0:
                 print("no dwell times in the log: no holding rates fitted (MPcont needs them)")
             else:
                 from ..inference import predictive_dwell_distribution
@@ -164,8 +164,8 @@ def _learns(spec) -> str:
 def _report_walk(post, log, qrels, args, out) -> None:
     import numpy as np
 
-    from ..inference.parameters import expected_visits, walk_summary
-    from ..inference.walk_checks import predictive_walk_checks
+    from ..inference.walk.checks import predictive_walk_checks
+    from ..posterior.walk import expected_visits, walk_summary
 
     attrs = post.attrs
     level = attrs.get("click_level")

@@ -16,19 +16,19 @@ REHEARSAL_DRAWS = 4
 
 
 def _stand_in_sample(model, *, chains: int = 2, seed: int = 0, **_):
-    """What :func:`~bayeschain.inference.walk_sampler.sample` returns, for a few draws near
+    """What :func:`~bayeschain.inference.walk.sampler.sample` returns, for a few draws near
     the prior's centre (no sampling: the rehearsal only needs the types)."""
     import numpy as np
     import xarray as xr
 
-    from ..inference.walk_sampler import _Expansions
+    from ..inference.walk.sampler import Expansions
 
     rng = np.random.default_rng(seed)
     theta = np.array([[model.initial_point(rng) for _ in range(REHEARSAL_DRAWS)]
                       for _ in range(chains)])
     stats = xr.Dataset({k: (("chain", "draw"), np.zeros((chains, REHEARSAL_DRAWS), dtype))
                         for k, dtype in (("diverging", bool), ("n_steps", np.int64))})
-    return _Expansions(model).of(theta), stats
+    return Expansions(model).of(theta), stats
 
 
 def main(folder: str) -> None:
@@ -42,13 +42,11 @@ def main(folder: str) -> None:
     if hasattr(os, "nice"):        # below the demo and the walk's compilation: spare cycles
         os.nice(10)
     warnings.simplefilter("ignore")
-    from ..inference import walk_sampler
     from . import demo
 
-    walk_sampler.sample = _stand_in_sample
     args = argparse.Namespace(data=folder, seed=1, rope=0.01)
     with contextlib.redirect_stdout(io.StringIO()):
-        demo.analyse(args, time.perf_counter())
+        demo.analyse(args, time.perf_counter(), sampler=_stand_in_sample)
     print("done", flush=True)
 
 

@@ -91,10 +91,11 @@ def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, 
     """
     from ..browsing.base import extend_ranks
     from ..chains.recursion import ratio_laws
-    from ..inference.parameters import draw_indices, walk_parameters
     from ..io.lists import ranked_lists
     from ..measures import parse_measure
     from ..measures.path import apply_gains
+    from ..posterior.draws import draw_indices
+    from ..posterior.walk import walk_parameters
 
     m = parse_measure(measure)
     kw = m.kwargs
@@ -223,7 +224,7 @@ def _mc_se(indicator: np.ndarray, chains: int | None) -> float:
         return 0.0
     n = indicator.size
     if chains and chains > 1 and n % chains == 0:
-        from ..inference.diagnostics import bulk_ess
+        from ..posterior.diagnostics import bulk_ess
 
         ess = float(bulk_ess(indicator.reshape(chains, -1, 1))[0])
         n = max(min(ess, n), 1.0) if np.isfinite(ess) else n

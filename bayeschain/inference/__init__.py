@@ -6,21 +6,17 @@ the exact page likelihood), or click-to-click transitions, jumps and dwell times
 conjugate draws, or NUTS through PyMC, imported only then).
 """
 
-from .click_prediction import ClickMetrics, click_metrics, heldout_click_metrics, predict_clicks
-from .data import ModelData, model_data
-from .dwell_checks import DistributionCheck, predictive_dwell_distribution
-from .fit import check_diagnostics, fit, statistics_of
-from .parameters import (
-    expected_visits,
-    posterior_from_parameters,
-    session_parameters,
-    walk_parameters,
-    walk_summary,
-)
-from .posterior import Posterior
+from ..posterior.construct import posterior_from_parameters
+from ..posterior.container import Posterior
+from ..posterior.walk import expected_visits, session_parameters, walk_parameters, walk_summary
+from .clicks.checks import PredictiveCheck, predictive_backward_share, predictive_dwell_means
+from .clicks.data import ModelData, model_data
+from .dwell.checks import DistributionCheck, predictive_dwell_distribution
+from .fit import fit
+from .sampling import check_diagnostics, statistics_of
 from .specs import ModelSpec, builtin_specs, load_spec, parse_spec
-from .transition_checks import PredictiveCheck, predictive_backward_share, predictive_dwell_means
-from .walk_checks import predictive_walk_checks
+from .walk.checks import predictive_walk_checks
+from .walk.prediction import ClickMetrics, click_metrics, heldout_click_metrics, predict_clicks
 
 __all__ = ["ClickMetrics", "DistributionCheck", "ModelData", "ModelSpec", "Posterior",
            "PredictiveCheck", "builtin_specs", "check_diagnostics", "click_metrics",

@@ -71,8 +71,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError
+from .keys import check_table
 from .sections import SECTIONS
-from .sections.keys import check_table
 
 # key -> (type, allowed values or None, default); the tables of SECTIONS ([transitions],
 # [jumps], [holding]) are declared and validated by their own modules

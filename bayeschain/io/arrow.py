@@ -246,9 +246,9 @@ def line_number(data: bytes | str, offset: int) -> int:
 
 
 def _too_large(path, limit: int) -> FormatError:
-    from ..chains.checks import _bytes, budget_origin
+    from ..chains.checks import size_text, budget_origin
 
-    return FormatError(f"the content (after decompression) is larger than {_bytes(limit)} "
+    return FormatError(f"the content (after decompression) is larger than {size_text(limit)} "
                        f"({budget_origin()}); split the file or give a smaller one",
                        file=path)
 

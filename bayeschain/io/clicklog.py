@@ -486,7 +486,7 @@ def read_canonical(path, *, errors: str = "raise", results=None) -> ClickLog:
     the line, or are skipped and counted with ``errors="skip"``.  ``results`` (a file or a
     DataFrame of ``serp_id, rank, doc_id``) gives the pages' contents: their lengths and
     documents reach the models (without it a page's length is unknown, see
-    :func:`~bayeschain.inference.pages.page_lengths`).
+    :func:`~bayeschain.inference.walk.data.page_lengths`).
     """
     if errors not in ("raise", "skip"):
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")

@@ -317,9 +317,9 @@ class Judgements:
 
     def doc_positions(self, doc) -> np.ndarray:
         """``1 +`` the position of each doc id among the judged ones, 0 when unjudged."""
-        return self._doc_index(doc) + np.int32(1)
+        return self.doc_index(doc) + np.int32(1)
 
-    def _doc_index(self, doc) -> np.ndarray:
+    def doc_index(self, doc) -> np.ndarray:
         """The position of each doc id among the judged ones (int32), -1 when unjudged."""
         return to_numpy(pc.fill_null(pc.index_in(doc, value_set=self.docs), _MINUS_ONE))
 
@@ -491,7 +491,7 @@ def _rank_stretches(starts, qid, doc, score, first_rows, run_index, judged: Judg
         doc, score = pc.take(doc, from_numpy(rows)), score[rows]
         counts, topics, runs = counts[keep], topics[keep], runs[keep]
         starts = np.r_[0, np.cumsum(counts)[:-1]]
-    d = judged._doc_index(doc)
+    d = judged.doc_index(doc)
     order = _tie_order(score, starts, doc)
     names = doc.to_numpy(zero_copy_only=False) if docs else None
     if order is not None:

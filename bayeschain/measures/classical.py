@@ -93,7 +93,7 @@ def _base(recall_base, found: np.ndarray, shape: tuple) -> np.ndarray:
     """The recall base of each list: given, or the relevant documents retrieved."""
     if recall_base is None:
         return found.astype(float)
-    return np.broadcast_to(_per_list(recall_base, "recall_base", shape), shape)
+    return np.broadcast_to(per_list(recall_base, "recall_base", shape), shape)
 
 
 def _over_base(count: np.ndarray, rb: np.ndarray) -> np.ndarray:
@@ -156,12 +156,12 @@ def average_precision(binary, recall_base=None, k: int | None = None) -> np.ndar
     total = np.bincount(rows, weights=kth / (cols + 1.0), minlength=flat.shape[0])
     total = total.reshape(shape)
     rb = per_row.reshape(shape).astype(float) if recall_base is None else \
-        _per_list(recall_base, "recall_base", shape)
+        per_list(recall_base, "recall_base", shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(rb > 0, total / np.where(rb > 0, rb, 1), 0.0)
 
 
-def _per_list(values, name: str, shape: tuple) -> np.ndarray:
+def per_list(values, name: str, shape: tuple) -> np.ndarray:
     """One count (a finite whole number >= 0) per list (``shape``), or one for all."""
     arr = float_array(values, name, low=0.0, error=ParameterError)
     if np.any(arr != np.round(arr)):
@@ -229,7 +229,7 @@ def rank_biased_precision_finite(gains, p, lengths=None) -> np.ndarray:
     p = check_persistence(p)
     _persistence_for(p, g)
     n = np.full(g.shape[:-1], g.shape[-1]) if lengths is None else \
-        _per_list(lengths, "lengths", g.shape[:-1])
+        per_list(lengths, "lengths", g.shape[:-1])
     inside = np.arange(g.shape[-1]) < n[..., None]
     if _draw_column(p, g):            # p (draws, 1), gains (lists, N): one matrix product
         top = p ** np.arange(g.shape[-1]) @ np.where(inside, g, 0.0).T

@@ -29,13 +29,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
-from .classical import _per_list, check_persistence, ranked
+from .classical import per_list, check_persistence, ranked
 
 
 def _inside(rel: np.ndarray, lengths) -> tuple[np.ndarray, np.ndarray]:
     """List lengths ``(...)`` and the mask of ranks inside each list."""
     n = np.full(rel.shape[:-1], rel.shape[-1]) if lengths is None else \
-        np.broadcast_to(_per_list(lengths, "lengths", rel.shape[:-1]), rel.shape[:-1])
+        np.broadcast_to(per_list(lengths, "lengths", rel.shape[:-1]), rel.shape[:-1])
     if np.any(n > rel.shape[-1]):
         raise ParameterError(f"list lengths must be at most the {rel.shape[-1]} ranks given")
     return n, np.arange(rel.shape[-1]) < n[..., None]
@@ -75,10 +75,10 @@ def bpref(relevance, judged=None, level: float = 1, recall_base=None,
     above = np.cumsum(nonrel, axis=-1)          # at a relevant rank: judged non-relevant above
     shape = rel.shape[:-1]
     r = relevant.sum(axis=-1).astype(float) if recall_base is None else \
-        np.broadcast_to(_per_list(recall_base, "recall_base", shape), shape)
+        np.broadcast_to(per_list(recall_base, "recall_base", shape), shape)
     n_retrieved = nonrel.sum(axis=-1)
     n = n_retrieved.astype(float) if nonrelevant_base is None else \
-        np.broadcast_to(_per_list(nonrelevant_base, "nonrelevant_base", shape), shape)
+        np.broadcast_to(per_list(nonrelevant_base, "nonrelevant_base", shape), shape)
     if np.any(n < n_retrieved):
         raise ParameterError("nonrelevant_base is smaller than the judged non-relevant "
                              "documents retrieved")

@@ -19,7 +19,7 @@ def plot_predictive_check(ax, check, *, label: str = "statistic"):
 
 def plot_distribution_check(ax, check, *, prob: float = 0.95):
     """Observed distribution (click-depth pmf as bars, dwell CDF as a step line) against
-    the ``prob`` posterior predictive band (:class:`~bayeschain.inference.dwell_checks.
+    the ``prob`` posterior predictive band (:class:`~bayeschain.inference.dwell.checks.
     DistributionCheck`)."""
     lo, hi = check.band(prob)
     x = np.asarray(check.support, dtype=float)

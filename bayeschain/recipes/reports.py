@@ -69,8 +69,8 @@ def fit_report(posterior, *, log_source: str = "", checks=None,
     import numpy as np
     import pandas as pd
 
-    from ..inference.parameters import expected_visits, walk_summary
     from ..plots import plot_distribution_check
+    from ..posterior.walk import expected_visits, walk_summary
 
     r = Report(title, intro=f"{posterior.attrs.get('spec_name', '')} fitted to "
                             f"{log_source or 'a click log'}.")

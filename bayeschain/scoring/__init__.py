@@ -3,7 +3,7 @@
 ``score`` (runs x topics), ``score_sessions`` (MsM of sessions), ``path_cdf_bands`` (the law
 of P@H of one list, banded over draws).  Which measure takes which parameter from the
 posterior is declared by the measure (:mod:`bayeschain.measures`); the map from a posterior
-to the chain's parameters lives in :mod:`bayeschain.inference.parameters`.
+to the chain's parameters lives in :mod:`bayeschain.posterior.walk`.
 """
 
 from .bands import path_cdf_bands

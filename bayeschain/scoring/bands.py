@@ -7,7 +7,8 @@ import xarray as xr
 
 from ..browsing.base import extend_ranks
 from ..errors import ParameterError
-from ..inference.parameters import draw_indices, walk_parameters
+from ..posterior.draws import draw_indices
+from ..posterior.walk import walk_parameters
 
 
 def path_cdf_bands(relevance, model: str, posterior, *, grid=None, probs=(0.05, 0.5, 0.95),

@@ -15,7 +15,7 @@ r"""Posterior scoring: every posterior draw of the user model pushed through the
 * ``RBP``: the persistence ``p`` (shared forward probability; per-rank posteriors need
   ``PatH(model='sfbm', order=2)``).
 * ``MP``: the jump kernel, from a posterior of jumps (specs ``jumps-id``, ``jumps-free``;
-  :func:`~bayeschain.inference.parameters.jump_kernel`).  An ID / LID exponent ``g``
+  :func:`~bayeschain.posterior.jumps.jump_kernel`).  An ID / LID exponent ``g``
   (``jump_exponent``) gives ``alpha(i, j) = w(|i - j|)^g``, still symmetric, so every
   model (GL / LO x AD / OR) keeps the reversible closed form ``pi_i`` proportional to the
   row sum of ``alpha`` over the states linked to ``i`` (Ferrante, Ferro & Maistro, SIGIR
@@ -47,21 +47,15 @@ from .. import chains
 from ..browsing import build_chain
 from ..browsing.base import extend_ranks
 from ..errors import ParameterError
-from ..inference.dwell_model import document_rates, per_document, unseen_documents
-from ..inference.parameters import (
-    draw_slice,
-    has_jumps,
-    holding_rates,
-    jump_kernel,
-    relevance_level,
-    relevance_walk_parameters,
-    walk_parameters,
-)
 from ..io.lists import RankedLists, ranked_lists
 from ..measures import MEASURES, Measure, parse_measure
 from ..measures.classical import cut
 from ..measures.markov import parse_model
 from ..measures.path import apply_gains
+from ..posterior.draws import draw_slice
+from ..posterior.dwell import document_rates, holding_rates, per_document, unseen_documents
+from ..posterior.jumps import has_jumps, jump_kernel
+from ..posterior.walk import relevance_level, relevance_walk_parameters, walk_parameters
 
 
 def _lists(runs, qrels, level, depth, complete, docs=False) -> RankedLists:
@@ -143,7 +137,7 @@ def _bounded_block(lists: RankedLists, m, draw_block: int) -> int:
     draws x lists x ranks floats) take at most half of
     :func:`~bayeschain.chains.checks.memory_budget`: long rankings are streamed over
     fewer draws at a time; when even one draw cannot fit, refused up front."""
-    from ..chains.checks import _bytes, budget_origin, check_memory, memory_budget
+    from ..chains.checks import size_text, budget_origin, check_memory, memory_budget
 
     width = lists.relevance.shape[1] if m.cutoff is None else m.cutoff
     per_row = width * 8 * SCORING_ARRAYS
@@ -151,8 +145,8 @@ def _bounded_block(lists: RankedLists, m, draw_block: int) -> int:
     budget = memory_budget() // 2
     if MIN_DRAW_BLOCK * per_row > budget:     # one long ranking: per-list solves cannot shrink
         raise ParameterError(
-            f"a ranking of {width:,} documents needs {_bytes(MIN_DRAW_BLOCK * per_row)} to "
-            f"score under {MIN_DRAW_BLOCK} draws at a time, more than {_bytes(budget)} (half "
+            f"a ranking of {width:,} documents needs {size_text(MIN_DRAW_BLOCK * per_row)} to "
+            f"score under {MIN_DRAW_BLOCK} draws at a time, more than {size_text(budget)} (half "
             f"of {budget_origin()}); cut the rankings with the measure's "
             f"cut-off, e.g. {m.name}(...)@1000 (users of a walk seldom pass rank 1,000)")
     block = budget // (rows * per_row)

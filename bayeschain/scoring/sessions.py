@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import xarray as xr
 
-from ..inference.parameters import session_parameters
+from ..posterior.walk import session_parameters
 
 
 def score_sessions(sessions: Mapping[str, np.ndarray], posterior, *,

@@ -2,7 +2,7 @@
 
 Each session issues up to ``max_queries`` queries.  On a page of ``n_ranks`` results the
 user walks the ranks as the walk of Ferrante & Ferro (ICTIR 2020) that bayeschain fits
-(:mod:`bayeschain.inference.walk_replay`): from rank ``i`` forward with ``p_i``, backward with
+(:mod:`bayeschain.browsing.page_walk`): from rank ``i`` forward with ``p_i``, backward with
 ``q_i``, next query of the session with ``r_i`` and end of session with the rest; rank 1
 has no backward move (its mass ends the session) and at rank ``n`` the forward mass
 leaves the page (split between next query and end in their proportion).  On each
@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..chains.checks import _bytes, budget_origin, memory_budget
+from ..browsing.page_walk import walk_pages
+from ..chains.checks import size_text, budget_origin, memory_budget
 from ..errors import ParameterError
-from ..inference.walk_replay import walk_pages
 from ..io.clicklog import RESULT_COLUMNS, ClickLog, canonical_types
 
 
@@ -74,8 +74,8 @@ def simulate_click_log(n_sessions: int, *, n_ranks: int = 10, forward=0.6, backw
     need = float(u) * n * 256
     if need > memory_budget():
         raise ParameterError(f"simulating {u:,} sessions of {n:,} ranks would hold about "
-                             f"{_bytes(need)} (256 bytes per session and rank, as measured); "
-                             f"the limit is {_bytes(memory_budget())} ({budget_origin()})")
+                             f"{size_text(need)} (256 bytes per session and rank, as measured); "
+                             f"the limit is {size_text(memory_budget())} ({budget_origin()})")
     clock = rng.uniform(0, 10, u)
     query_no = np.zeros(u, dtype=np.int64)
     alive = np.arange(u)

@@ -124,7 +124,6 @@ def test_joint_law_of_walks_longer_than_the_first_buffer_matches_a_dense_recursi
     up = np.array([[0.9, 0.8, 0.8, 0.8, 0.0]])
     lo = np.array([[0.0, 0.19, 0.19, 0.19, 0.9]])
     rewards = np.array(rewards)
-    n = up.shape[1]
     moves = np.diag(up[0, :-1], 1) + np.diag(lo[0, 1:], -1)
     joint = ch.joint_distribution(moves, rewards, tol=1e-10)
     steps = joint.shape[0]

@@ -83,7 +83,7 @@ def _install_pauses() -> None:
 
 
 def _announce_sampling() -> None:
-    from bayeschain.inference import walk_sampler
+    from bayeschain.inference.walk import sampler as walk_sampler
 
     sample = walk_sampler.sample
 

@@ -278,7 +278,7 @@ def _mutated_posterior(folder: Path, files, draw) -> Path:
     digest left as it was, or restamped so that only the domain checks can object)."""
     import xarray as xr
 
-    from bayeschain.inference.posterior import DIGEST_ATTR, content_digest
+    from bayeschain.posterior.storage import DIGEST_ATTR, content_digest
 
     path = folder / "post.nc"
     raw = files["posterior"].read_bytes()

@@ -86,7 +86,7 @@ def test_mp_paper_estimator_is_the_limiting_posterior_mode():
     from bayeschain.inference import parse_spec
 
     spec = parse_spec(spec_text)
-    from bayeschain.inference.sections.holding import gamma_parameters
+    from bayeschain.inference.dwell.holding import gamma_parameters
 
     shape, rate = gamma_parameters(data, spec.section("holding")["prior"], shared=False)
     mode = (shape - 1) / rate

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bayeschain.inference.diagnostics import bulk_ess, rank_rhat
+from bayeschain.posterior.diagnostics import bulk_ess, rank_rhat
 
 az = pytest.importorskip("arviz")
 

@@ -6,7 +6,7 @@ import xarray as xr
 
 from bayeschain.errors import ParameterError
 from bayeschain.inference import Posterior, fit
-from bayeschain.inference.dwell_checks import predictive_dwell_distribution
+from bayeschain.inference.dwell.checks import predictive_dwell_distribution
 
 from .logs import click_log, transition_posterior
 

@@ -9,10 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from bayeschain.inference.dwell_data import dwell_observations
-from bayeschain.inference.dwell_model import exponential_gap, gap_terms, log_means
+from bayeschain.inference.dwell.data import dwell_observations
+from bayeschain.inference.dwell.model import exponential_gap, gap_terms
 from bayeschain.inference.specs import parse_spec
 from bayeschain.io.clicklog import ClickLog, make_events
+from bayeschain.posterior.dwell import log_means
 
 from .dwell_truth import RANKS, simulate_log, truth
 
@@ -189,7 +190,7 @@ def test_the_time_to_the_next_event_is_not_the_dwell():
     """Why the model exists: taking the gap as the dwell (``censoring = "none"``) puts the
     examination into the dwell, and the rates fall below the truth at every rank (the
     bias of issue 17; the recovery tests above show the model's rates do not)."""
-    from bayeschain.inference.dwell_data import dwell_observations
+    from bayeschain.inference.dwell.data import dwell_observations
 
     t = truth(6, queries=8, family="exponential", doc_sd=0.0, query_sd=0.0)
     log = simulate_log(t, sessions=3000, seed=8, p_end=0.0)
@@ -203,8 +204,8 @@ def test_heldout_likelihood_and_the_cdf_check_find_the_true_family(lognormal_fit
     """Log-normal truth: the log-normal fit has the higher held-out log-likelihood (per
     observation, on a log the fits did not see) than a Weibull fit, its dwell-CDF
     predictive check holds everywhere, and the Weibull's leaves its band."""
-    from bayeschain.inference.dwell_checks import predictive_dwell_distribution
-    from bayeschain.inference.dwell_model import heldout_loglik
+    from bayeschain.inference.dwell.checks import predictive_dwell_distribution
+    from bayeschain.inference.dwell.model import heldout_loglik
 
     t = LOGNORMAL
     held_out_log = simulate_log(t, 300, seed=9)

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from bayeschain.inference import fit, load_spec, parse_spec
-from bayeschain.inference.sections.jumps import decay_matrix
+from bayeschain.inference.clicks.jumps import decay_matrix
 from bayeschain.io.clickstats_tables import ClickStats
 from bayeschain.io.clickstats_tables import canonical as _finish
 from bayeschain.measures.markov import transition_matrix

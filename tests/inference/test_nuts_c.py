@@ -7,8 +7,8 @@ import ctypes
 import numpy as np
 import pytest
 
-from bayeschain.inference.examination import WalkModel
-from bayeschain.inference.pages import page_data
+from bayeschain.inference.walk.data import page_data
+from bayeschain.inference.walk.model import WalkModel
 from tests.reference.walk_clicks import pages_to_log, simulate_pages
 
 pytest.importorskip("numba")
@@ -34,7 +34,7 @@ def _simulated_model(rng, n: int, pages: int, **kwargs) -> WalkModel:
 
 @pytest.mark.parametrize("boundary", ["leave", "rescale"])
 def test_cfunc_equals_the_model(boundary):
-    from bayeschain.inference.nuts_c import _table, expand_cfunc, logp_cfunc
+    from bayeschain.inference.walk.bridge import _table, expand_cfunc, logp_cfunc
 
     rng = np.random.default_rng(5)
     model = _simulated_model(rng, 8, 400, boundary=boundary)
@@ -57,7 +57,7 @@ def test_cfunc_equals_the_model(boundary):
 def test_zero_density_is_reported_not_returned_as_a_number():
     """A click the walk cannot make (click probability 0 where the log has clicks): the
     cfunc says 4 (non-finite log density) and zeroes the gradient."""
-    from bayeschain.inference.nuts_c import _table, logp_cfunc
+    from bayeschain.inference.walk.bridge import _table, logp_cfunc
 
     rng = np.random.default_rng(6)
     n = 5
@@ -87,7 +87,7 @@ def _click_mean_and_sd_agree(a: np.ndarray, b: np.ndarray) -> None:
 @pytest.fixture
 def fresh_path_state(monkeypatch):
     """A process in which the C path has not been tried yet."""
-    from bayeschain.inference import walk_sampler
+    from bayeschain.inference.walk import sampler as walk_sampler
 
     monkeypatch.setitem(walk_sampler._C_PATH_STATE, "state", None)
     return walk_sampler
@@ -117,7 +117,7 @@ def test_any_failure_of_the_c_path_falls_back_to_a_python_callback(
     pytest.importorskip("nutpie")
     from nutpie import _lib
 
-    from bayeschain.inference import nuts_c
+    from bayeschain.inference.walk import bridge as nuts_c
 
     walk_sampler = fresh_path_state
     model = _simulated_model(np.random.default_rng(8), 6, 1500, moves="shared",

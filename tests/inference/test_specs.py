@@ -143,7 +143,8 @@ def test_each_section_is_validated_by_its_module():
 
 
 def test_section_validate_names_the_source_and_is_idempotent():
-    from bayeschain.inference.sections import holding, jumps, transitions
+    from bayeschain.inference.clicks import jumps, transitions
+    from bayeschain.inference.dwell import holding
 
     with pytest.raises(FormatError, match=r"^mine\.toml: \[holding\] prior: \[inf\] not finite"):
         holding.validate({"prior": [float("inf"), 1.0]}, "mine.toml")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bayeschain.inference import fit, posterior_from_parameters, predictive_walk_checks
-from bayeschain.inference.walk_checks import LogSummary
+from bayeschain.inference.walk.checks import LogSummary
 from tests.reference.walk_clicks import pages_to_log, simulate_pages
 
 N = 8

@@ -151,7 +151,7 @@ def test_moves_by_relevance_are_recovered():
     runs = {"r": pd.DataFrame({"query_id": "q0", "doc_id": docs[0], "score": np.arange(n, 0, -1.0),
                                "run_id": "r"})}
     got = score(runs, qrels, "PatH(model='drwbm', order=2)", post).values.ravel()
-    from bayeschain.inference.parameters import relevance_walk_parameters
+    from bayeschain.posterior.walk import relevance_walk_parameters
 
     params = relevance_walk_parameters(post)
     rel0 = qrels[qrels["query_id"] == "q0"]["relevance"].to_numpy(dtype=float)
@@ -179,7 +179,7 @@ def test_session_moves_give_msm():
     f[-1] = 0.0
     pages = simulate_pages(rng, 12_000, f, b, rr, ss, np.full(n, 0.3))
     post = fit(pages_to_log(pages, n), "walk-session", seed=4)
-    from bayeschain.inference.parameters import session_parameters
+    from bayeschain.posterior.walk import session_parameters
 
     params = session_parameters(post)
     for name, value in zip("pqrs", (p, q, r, s), strict=True):

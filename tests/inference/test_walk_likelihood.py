@@ -4,13 +4,13 @@ differences and the frequencies of pages walked by an independent simulator."""
 import numpy as np
 import pytest
 
-from bayeschain.inference.examination import WalkModel
-from bayeschain.inference.pages import page_data
-from bayeschain.inference.walk_likelihood import (
+from bayeschain.inference.walk.data import page_data
+from bayeschain.inference.walk.likelihood import (
     ClickCounts,
     table_log_likelihood,
     walk_log_likelihood,
 )
+from bayeschain.inference.walk.model import WalkModel
 from tests.reference.walk_clicks import dense_log_likelihood, pages_to_log, simulate_pages
 
 

@@ -156,7 +156,7 @@ def test_unknown_format_and_missing_file(tmp_path):
 
 def test_canonical_log_with_its_result_pages(tmp_path):
     """read_clicks(events, results=pages): page lengths and documents reach the walk."""
-    from bayeschain.inference.pages import page_data
+    from bayeschain.inference.walk.data import page_data
     from bayeschain.io.clicklog import concat_logs
 
     log = bc.simulate_click_log(40, n_ranks=6, seed=3)

@@ -121,7 +121,7 @@ def test_the_comparison_says_which_documents_had_no_rate_of_their_own():
 def test_population_draws_are_normal_with_the_posteriors_spread():
     """An unseen document's log mean dwell is the rank effect plus ``tau z``: over 4,000
     draws its mean and standard deviation are those of Normal(0, tau) (5 s.e.)."""
-    from bayeschain.inference.dwell_model import log_means
+    from bayeschain.posterior.dwell import log_means
 
     post = _posterior(BETA, {"1": 0.0}, {"1\x1fa": 0.0}, draws=4000, tau=(0.3, 0.5))
     eta = log_means(post, np.array([3]), ["1"], ["never-seen"])[:, 0] - BETA[2]

@@ -10,10 +10,10 @@ import pytest
 from bayeschain.errors import ParameterError
 from bayeschain.evaluation import evaluate_runs
 from bayeschain.inference import Posterior, fit, load_spec, parse_spec, posterior_from_parameters
-from bayeschain.inference.parameters import jump_kernel
 from bayeschain.io import read_qrels, read_run
 from bayeschain.io.lists import ranked_lists
 from bayeschain.measures.markov import MODELS
+from bayeschain.posterior.jumps import jump_kernel
 from bayeschain.scoring import score
 from tests.reference.markov_jumps import dense_mp
 
@@ -148,7 +148,7 @@ def test_family_is_read_from_the_fitted_spec_and_kept_by_files(trec, tmp_path):
     through [jumps]; a saved and loaded constructed posterior keeps jump_family."""
     import xarray as xr
 
-    from bayeschain.inference.posterior import make_posterior
+    from bayeschain.posterior.container import make_posterior
 
     qrels, runs = trec
     spec = parse_spec(load_spec("jumps-id").text.replace('family = "ID"', 'family = "LID"'))
@@ -192,7 +192,7 @@ def test_fitted_jumps_id_posterior_scores_with_width(trec):
     family comes from the spec, its exponent draws spread the scores, each draw is the
     dense definition's MP."""
     pytest.importorskip("pymc")
-    from bayeschain.inference.sections.jumps import decay_matrix
+    from bayeschain.inference.clicks.jumps import decay_matrix
     from tests.inference.test_jumps import sample_moves, stats_from_moves
 
     qrels, runs = trec

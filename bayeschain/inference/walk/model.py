@@ -10,7 +10,7 @@ three moves), and at the page's last rank the forward mass leaves the page
 (``boundary = "leave"``: split between ``r`` and ``s`` in their proportion, the convention
 of P@H's walk, whose chain stops there) or is spread over the other moves in
 proportion (``boundary = "rescale"``: MsM's Algorithm 1, van Dijk et al., ECIR 2019).
-The log shows the clicks only; :mod:`~bayeschain.inference.walk_likelihood` gives the
+The log shows the clicks only; :mod:`~bayeschain.inference.walk.likelihood` gives the
 exact likelihood of each page from this chain.
 
 **Parameters and priors** (``[examination]`` of a spec).  Move logits against ``stop``:
@@ -39,22 +39,22 @@ relevance class of the examined document its own moves (``drwbm``).
 
 **Sampling.**  NUTS by nutpie on the exact log density and its gradient, both computed
 here from the page counts (no graph compilation: the only compiled code is the Numba
-kernel of the likelihood, cached on disk): :mod:`~bayeschain.inference.walk_sampler`.
+kernel of the likelihood, cached on disk): :mod:`~bayeschain.inference.walk.sampler`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from ..chains.jit import jit
-from ..errors import ParameterError
-from . import walk_likelihood
-from .pages import PageData
+from ...chains.jit import jit
+from ...errors import ParameterError
+from . import likelihood as walk_likelihood
+from .data import PageData
 
-MOVES = ("forward", "backward", "reformulate", "stop")
 #: the logit families of the moves: forward and backward against leaving the page, and
 #: continuing the session (next query) against ending it when the user leaves
 LOGITS = ("forward", "backward", "continue")
@@ -70,7 +70,7 @@ REPEAT_PRIOR_MEAN = -2.0
 
 
 # --------------------------------------------------------------------------- compiled
-#: the likelihood's table driver; :func:`_compiled` rebinds it to its compiled version
+#: the likelihood's table driver; :func:`compiled` rebinds it to its compiled version
 #: before compiling the functions below that call it
 _table_loglik = walk_likelihood.compiled_or_python("_table_loglik")
 
@@ -195,7 +195,7 @@ def _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits):
                                                                 - g_rows[row, 3])
 
 
-def _logp(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd,
+def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd,
           n_groups, n_ranks, free, n_move_coords, lengths, items, starts, move_index,
           click_index, rescale, state_ptr, states, term_ptr, targets, counts, grad):
     """Log posterior density of the walk; its gradient is written into ``grad``.
@@ -242,10 +242,11 @@ def _logp(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_
 
 
 _COMPILED: dict = {}
-_JITTED = ("_families_forward", "_families_backward", "_move_rows", "_move_rows_grad", "_logp")
+_JITTED = ("_families_forward", "_families_backward", "_move_rows", "_move_rows_grad",
+           "logp_kernel")
 
 
-def _compiled(name: str):
+def compiled(name: str):
     """Functions of this module compiled by Numba (the likelihood's table driver bound as
     their callee), or plain Python without Numba."""
     if not _COMPILED:
@@ -260,6 +261,35 @@ def _compiled(name: str):
 # --------------------------------------------------------------------------- model
 #: how a pooled family's coordinate is parametrised
 NON_CENTRED, CENTRED, OWN = 0, 1, 2
+
+
+class LogpArguments(NamedTuple):
+    """The arguments of :func:`logp_kernel` between ``theta`` and ``grad``, in its order."""
+
+    kind: np.ndarray
+    p_start: np.ndarray
+    c_start: np.ndarray
+    n_coord: np.ndarray
+    x: np.ndarray
+    centred: np.ndarray
+    a0: np.ndarray
+    prior_sd: float
+    dev_sd: float
+    n_groups: int
+    n_ranks: int
+    free: np.ndarray
+    n_move_coords: int
+    lengths: np.ndarray
+    items: np.ndarray
+    starts: np.ndarray
+    move_index: np.ndarray
+    click_index: np.ndarray
+    rescale: bool
+    state_ptr: np.ndarray
+    states: np.ndarray
+    term_ptr: np.ndarray
+    targets: np.ndarray
+    counts: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -291,7 +321,7 @@ class WalkModel:
 
     Parameters
     ----------
-    data : :class:`~bayeschain.inference.pages.PageData`
+    data : :class:`~bayeschain.inference.walk.data.PageData`
     moves, clicks : ``"pooled"`` or ``"shared"`` (clicks also ``"document"``, which the
         page data must have been built for)
     backward : whether the walk may move backward (``False``: forward-only walks, SFBM)
@@ -350,25 +380,28 @@ class WalkModel:
         self._n_move_coords = int(self._n_coord[:-2].sum())
         self._blocks = walk_likelihood.blocks(data.lengths, data.counts.state_ptr)
 
-    def _args(self):
+    def kernel_arguments(self) -> LogpArguments:
+        """The arguments of :func:`logp_kernel` after ``theta`` (and before ``grad``), by
+        name: what the C callback's address table is built from."""
         d = self.data
-        return (self._kind, self._p_start, self._c_start, self._n_coord, self._x,
-                self._centred, self._a0, self.prior_sd, self.deviation_sd, d.classes,
-                d.ranks, self.free, self._n_move_coords, d.lengths, *self._blocks,
-                d.move_index, d.click_index, self.boundary == "rescale", *d.counts.arrays())
+        return LogpArguments(self._kind, self._p_start, self._c_start, self._n_coord, self._x,
+                             self._centred, self._a0, self.prior_sd, self.deviation_sd,
+                             d.classes, d.ranks, self.free, self._n_move_coords, d.lengths,
+                             *self._blocks, d.move_index, d.click_index,
+                             self.boundary == "rescale", *d.counts.arrays())
 
     def logp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Log posterior density (up to a constant) and its gradient."""
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         grad = np.empty_like(theta)
-        lp = _compiled("_logp")(theta, *self._args(), grad)
+        lp = compiled("logp_kernel")(theta, *self.kernel_arguments(), grad)
         if not np.isfinite(lp):
             return -np.inf, np.zeros_like(theta)
         return float(lp), grad
 
     def _logits(self, theta) -> np.ndarray:
         logits = np.empty(self._x.size)
-        _compiled("_families_forward")(np.ascontiguousarray(theta, dtype=np.float64),
+        compiled("_families_forward")(np.ascontiguousarray(theta, dtype=np.float64),
                                        self._kind, self._p_start, self._c_start,
                                        self._n_coord, self._x, self._centred, logits)
         return logits
@@ -377,7 +410,7 @@ class WalkModel:
         """``(classes, ranks, 4)`` probabilities of forward, backward, reformulate, stop."""
         d = self.data
         rows = np.empty((d.classes * d.ranks, 4))
-        _compiled("_move_rows")(self._logits(theta), d.classes, d.ranks, self.free, rows)
+        compiled("_move_rows")(self._logits(theta), d.classes, d.ranks, self.free, rows)
         return rows.reshape(d.classes, d.ranks, 4)
 
     def click_table(self, theta) -> np.ndarray:

@@ -3,7 +3,7 @@
 nutpie's ``from_pyfunc`` calls a Python function for every gradient: on TREC Session 2013
 that costs about 95 us on top of the likelihood's 57 us, under the GIL, so two chains run
 no faster than one.  nutpie's own PyMC path instead calls a Numba ``cfunc`` by address from
-its Rust threads; this module gives the walk's :func:`~bayeschain.inference.examination._logp`
+its Rust threads; this module gives the walk's :func:`~bayeschain.inference.walk.model._logp`
 the same entry: one compiled ``cfunc`` (cached on disk, the same for every model) that
 reads the model's arrays from a table of addresses and shapes (``user_data``), and an
 ``expand`` that returns the unconstrained draw itself (the named quantities are computed
@@ -19,7 +19,7 @@ compiled C density: this bridge uses its lower-level classes (``_lib.LogpFunc``,
 does, and their signatures change between releases (0.16.11 passes two more arguments to
 ``_make_sampler`` than 0.16.8).  So :func:`c_model` is used only on the nutpie releases
 it was tested with (:data:`TESTED`), raises :class:`CPathUnavailable` otherwise, and
-:mod:`~bayeschain.inference.walk_sampler` verifies it at its first use in a process (a
+:mod:`~bayeschain.inference.walk.sampler` verifies it at its first use in a process (a
 few draws whose log density and gradient, as nutpie reports them, must equal the
 model's) and falls back to nutpie's public ``from_pyfunc`` on any failure, saying so once.
 C signatures (nutpie's): ``logp(dim, x, grad, logp, user_data) -> int`` (0 ok, 3
@@ -39,7 +39,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from . import examination
+from . import model as examination
 
 #: nutpie releases the C bridge is used with: from the first tested release up to, not
 #: including, the first untested minor release (the lower-level classes are nutpie's to
@@ -73,17 +73,12 @@ FLOATS = ("x", "a0", "counts", "scalars")
 MATRICES = ("items", "move_index", "click_index")
 
 def _table(model) -> tuple[np.ndarray, list]:
-    """The address table of a :class:`~bayeschain.inference.examination.WalkModel`: for
+    """The address table of a :class:`~bayeschain.inference.walk.model.WalkModel`: for
     each of :data:`ARRAYS` its address and two extents, then the integer scalars; and the
     arrays it points to (kept alive by the caller)."""
-    (kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd, n_groups, n_ranks,
-     free, n_move_coords, lengths, items, starts, move_index, click_index, rescale,
-     state_ptr, states, term_ptr, targets, counts) = model._args()
-    named = dict(kind=kind, p_start=p_start, c_start=c_start, n_coord=n_coord, x=x,
-                 centred=centred, a0=a0, free=free, lengths=lengths, items=items,
-                 starts=starts, move_index=move_index, click_index=click_index,
-                 state_ptr=state_ptr, states=states, term_ptr=term_ptr, targets=targets,
-                 counts=counts, scalars=np.array([prior_sd, dev_sd], dtype=np.float64))
+    args = model.kernel_arguments()
+    named = args._asdict()
+    named["scalars"] = np.array([args.prior_sd, args.dev_sd], dtype=np.float64)
     keep = []
     table = []
     for name in ARRAYS:
@@ -93,11 +88,12 @@ def _table(model) -> tuple[np.ndarray, list]:
             a = a.reshape(a.shape[0], -1) if a.ndim == 2 else a.reshape(-1, 1)
         keep.append(a)
         table += [a.ctypes.data, a.shape[0], a.shape[1] if a.ndim == 2 else 0]
-    table += [int(n_groups), int(n_ranks), int(n_move_coords), int(bool(rescale))]
+    table += [int(args.n_groups), int(args.n_ranks), int(args.n_move_coords),
+              int(bool(args.rescale))]
     return np.array(table, dtype=np.int64), keep
 
 
-_LOGP = examination._compiled("_logp")
+_LOGP = examination.compiled("logp_kernel")
 _N = len(ARRAYS)
 
 

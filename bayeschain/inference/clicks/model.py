@@ -2,9 +2,9 @@
 
 Each section of the spec adds its variables and likelihood
 (:mod:`bayeschain.inference.sections`, where the formulas are).  The likelihoods use the
-sufficient statistics of :mod:`bayeschain.inference.data`, so the cost of a gradient does
+sufficient statistics of :mod:`bayeschain.inference.clicks.data`, so the cost of a gradient does
 not grow with the size of the log, except the dwell model on each click's observation
-(``[holding] censoring = "examination"``, :mod:`bayeschain.inference.dwell_model`), whose
+(``[holding] censoring = "examination"``, :mod:`bayeschain.inference.dwell.model`), whose
 cost grows with the number of timed clicks.
 """
 
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import xarray as xr
 
-from ..errors import ParameterError
+from ...errors import ParameterError
+from ...posterior.container import Posterior, make_posterior
+from ..sections import sections_of
+from ..specs import ModelSpec
 from .data import ModelData
-from .posterior import Posterior, make_posterior
-from .sections import sections_of
-from .specs import ModelSpec
 
 
 def build_model(data: ModelData, spec: ModelSpec):

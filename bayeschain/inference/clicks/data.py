@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError
-from ..io.clickstats_tables import TABLES, ClickStats
+from ...errors import ParameterError
+from ...io.clickstats_tables import TABLES, ClickStats
 
 
 @dataclass(frozen=True)

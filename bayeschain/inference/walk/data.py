@@ -11,7 +11,7 @@ Pages that share everything the likelihood depends on form a *configuration*: th
 length, the click parameter at each position (the rank's, or the attractiveness of the
 document shown there) and the move parameters at each position (the rank's, or the
 rank's within the relevance class of the document shown there).  The likelihood needs only
-counts per configuration (:class:`~bayeschain.inference.walk_likelihood.ClickCounts`):
+counts per configuration (:class:`~bayeschain.inference.walk.likelihood.ClickCounts`):
 first clicks, click-less pages, click-to-click moves and last clicks by outcome.
 
 Page lengths come from the log's result pages (``ClickLog.results``); a page the log
@@ -28,14 +28,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError
-from ..io.clicklog import ClickLog
-from ..io.clickstats_pandas import observations
-from .walk_likelihood import OUTCOMES, ClickCounts
-
-#: relevance classes of the examined document (``drwbm``: moves after examining a
-#: relevant document differ from moves after examining any other)
-CLASSES = ("non-relevant", "relevant")
+from ...errors import ParameterError
+from ...io.clicklog import ClickLog
+from ...io.clickstats_pandas import observations
+from .likelihood import OUTCOMES, ClickCounts
 
 
 @dataclass(frozen=True)
@@ -191,7 +187,6 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
                     np.bincount(config, minlength=uniq.shape[0]), width, classes, documents,
                     bool(log.has_sessions), report, digest[:16], page_ids, config,
                     pages["query_id"].astype(str).to_numpy())
-
 
 
 def _page_documents(log: ClickLog, page_ids: np.ndarray, width: int) -> np.ndarray | None:

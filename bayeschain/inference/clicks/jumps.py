@@ -20,9 +20,9 @@ import numpy as np
 import xarray as xr
 
 from ...errors import FormatError, ParameterError
-from ..conjugate import sample_dirichlet
-from ..data import ModelData
-from .keys import check_finite, check_table, is_number
+from ..keys import check_finite, check_table, is_number
+from .conjugate import sample_dirichlet
+from .data import ModelData
 
 #: free Dirichlet rows, or the paper's distance decays (inverse distance, log inverse)
 FAMILIES = ("free", "ID", "LID")

@@ -2,7 +2,7 @@ r"""From a posterior to the parameters of the chain a measure scores (one home).
 
 A posterior says which chain it parametrises (its ``parametrises`` attr, from its spec):
 
-* ``"walk"`` (spec ``walk`` and its variants, :mod:`~bayeschain.inference.examination`):
+* ``"walk"`` (spec ``walk`` and its variants, :mod:`~bayeschain.inference.walk.model`):
   the per-step moves of the walk that examines every rank it visits: what P@H
   (``rwbm``, ``sfbm``), RBP, ``drwbm`` and MsM score;
 * ``"click-to-click"`` (``clicks-*``, ``jumps-*``): where the *next click* lands after a
@@ -21,12 +21,10 @@ Every function returns arrays with the flattened posterior draws first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import NamedTuple
-
 import numpy as np
 
 from ..errors import ParameterError
+from .draws import draws_of
 
 #: why a click-to-click posterior cannot parametrise a walk measure, and what to fit
 CLICK_TO_CLICK = (
@@ -36,12 +34,6 @@ CLICK_TO_CLICK = (
     "scores another chain (it can reverse system rankings).  Fit the walk itself: "
     "`bayeschain fit LOG -o post.nc` (spec 'walk'; 'walk-relevance' for drwbm, "
     "'walk-session' for MsM)")
-
-
-def draws_of(posterior, name: str) -> np.ndarray:
-    """A posterior variable flattened to ``(draws, ...)``."""
-    da = posterior.posterior[name]
-    return da.stack(sample=("chain", "draw")).transpose("sample", ...).values
 
 
 def _walk(posterior, measure: str):
@@ -72,7 +64,7 @@ def walk_parameters(posterior) -> tuple[np.ndarray, np.ndarray]:
     if "relevance" in walk.dims:
         raise ParameterError("this posterior's moves depend on the relevance of the examined "
                              "document: score it with PatH(model='drwbm')")
-    if posterior.attrs.get("boundary", "leave") != "leave":
+    if posterior.metadata.boundary != "leave":
         raise ParameterError("this posterior is MsM's session walk (its last rank's forward "
                              "mass is spread over the other moves, Algorithm 1 of the MsM "
                              "paper), not the walk P@H scores: fit the spec 'walk'")
@@ -102,8 +94,8 @@ def relevance_walk_parameters(posterior) -> dict[str, np.ndarray]:
 
 def relevance_level(posterior, default: int = 1) -> int:
     """The lowest relevant grade the posterior's moves were fitted with (``drwbm``)."""
-    level = int(posterior.attrs.get("relevance_level", -1))
-    return default if level < 0 else level
+    level = posterior.metadata.relevance_level
+    return default if level is None else level
 
 
 def session_parameters(posterior) -> dict[str, np.ndarray]:
@@ -111,15 +103,14 @@ def session_parameters(posterior) -> dict[str, np.ndarray]:
     ``walk-session``: moves shared by all ranks, Algorithm 1's boundaries, fitted to a
     log that tells whether each session went on)."""
     walk = _walk(posterior, "MsM")
-    attrs = posterior.attrs
     if "relevance" in walk.dims:
         raise ParameterError("MsM takes one p, q, r, s; this posterior's moves depend on "
                              "relevance (fit the spec 'walk-session')")
-    if attrs.get("boundary", "leave") != "rescale":
+    if posterior.metadata.boundary != "rescale":
         raise ParameterError("MsM scores its own session walk (rank 1's backward and the "
                              "last rank's forward mass spread over the other moves): fit "
                              "the spec 'walk-session'")
-    if not int(attrs.get("sessions_observed", 1)):
+    if not posterior.metadata.sessions_observed:
         raise ParameterError("MsM needs r (next query) and s (end of session) apart, but "
                              "the log this posterior was fitted to has no sessions")
     w = draws_of(posterior, "walk")                             # (draws, rank, move)
@@ -132,115 +123,9 @@ def session_parameters(posterior) -> dict[str, np.ndarray]:
     return {names[m]: row[:, moves.index(m)] for m in names}
 
 
-def holding_rates(posterior, ranks: int | None = None) -> np.ndarray:
-    """Exponential dwell rates ``mu`` per rank, ``(draws, ranks)`` (MPcont)."""
-    from ..browsing.base import extend_ranks
-
-    if "holding_rate" not in posterior.posterior:
-        raise ParameterError(f"the posterior (spec {posterior.attrs.get('spec_name')!r}) has "
-                             f"no holding rates; fit a spec with a [holding] section (e.g. "
-                             f"'walk')")
-    mu = draws_of(posterior, "holding_rate")
-    return mu if ranks is None else extend_ranks(mu, ranks)
-
-
-#: the posterior variables of a learned jump kernel (``[jumps]``, Markov Precision)
-JUMP_VARIABLES = ("jump_exponent", "jump")
-
-
-class JumpKernel(NamedTuple):
-    """Where the next click lands, learned from a log (``[jumps]``):
-
-    * ``kind="exponent"``: ``family`` ``"ID"`` or ``"LID"``, ``draws`` the exponents ``g``
-      ``(draws,)`` of ``p_ij = w(|i - j|)^g / sum_k w(|i - k|)^g``;
-    * ``kind="matrix"``: ``family="free"``, ``draws`` the jump rows ``(draws, R, R)``
-      between ranks ``1..R`` (row-stochastic, zero diagonal).
-    """
-
-    kind: str
-    family: str
-    draws: np.ndarray
-
-
-def has_jumps(posterior) -> bool:
-    """Whether the posterior learned a jump kernel (``jump_exponent`` or ``jump``)."""
-    return any(name in posterior.posterior for name in JUMP_VARIABLES)
-
-
-def jump_family(posterior) -> str | None:
-    """The ``[jumps]`` family (``"free"``, ``"ID"``, ``"LID"``) the posterior was fitted with:
-    its attr ``jump_family`` (:func:`posterior_from_parameters`), else the ``family`` of the
-    ``[jumps]`` table of its spec's TOML text; None when neither says."""
-    attrs = posterior.attrs
-    if attrs.get("jump_family"):
-        return str(attrs["jump_family"])
-    if not attrs.get("spec"):
-        return None
-    import tomllib
-
-    try:
-        table = tomllib.loads(str(attrs["spec"])).get("jumps", {})
-    except tomllib.TOMLDecodeError:
-        return None
-    family = table.get("family") if isinstance(table, dict) else None
-    return str(family) if family is not None else None
-
-
-def jump_kernel(posterior) -> JumpKernel:
-    """The learned jump kernel of Markov Precision, draws first (:class:`JumpKernel`).
-
-    A posterior of a distance-decay family (spec ``jumps-id``, or ``family = "LID"``)
-    gives its exponent ``jump_exponent`` (its ``jump`` matrix is that decay on the fitted
-    ranks only): the kernel holds at every rank distance, so lists of any length are
-    scored.  A free-rows posterior (spec ``jumps-free``) gives ``jump``.  Refuses a
-    posterior without jumps (a walk, click-to-click transitions, dwell times).
-    """
-    post = posterior.posterior
-    attrs = posterior.attrs
-    if not has_jumps(posterior):
-        raise ParameterError(f"the posterior (spec {attrs.get('spec_name')!r}) has no jump "
-                             f"kernel (jump_exponent or jump): Markov Precision learns where "
-                             f"the next click lands from the specs 'jumps-id' (ID decay, "
-                             f"learned exponent) or 'jumps-free' (free rows)")
-    if "jump_exponent" not in post:
-        return JumpKernel("matrix", "free", draws_of(posterior, "jump"))
-    family = jump_family(posterior)
-    if family not in ("ID", "LID"):
-        raise ParameterError(f"the posterior (spec {attrs.get('spec_name')!r}) has a jump "
-                             f"exponent but its provenance names no ID or LID decay (family "
-                             f"{family!r}), so the weights it raises to that power are "
-                             f"unknown")
-    return JumpKernel("exponent", family, draws_of(posterior, "jump_exponent"))
-
-
-def draw_slice(posterior, lo: int, hi: int):
-    """The posterior restricted to flattened draws ``lo:hi`` (as one chain); its
-    ``draw_offset`` attr keeps where they start among all the draws (what per-draw random
-    streams are keyed on, so that a score does not depend on how draws are blocked)."""
-    import xarray as xr
-
-    from .posterior import Posterior
-
-    flat = posterior.posterior.stack(sample=("chain", "draw")).isel(sample=slice(lo, hi))
-    ds = flat.drop_vars(["sample", "chain", "draw"]).rename(sample="draw") \
-        .expand_dims("chain").transpose("chain", "draw", ...)
-    tree = xr.DataTree.from_dict({"posterior": ds})
-    tree.attrs.update(posterior.attrs)         # which chain it parametrises, its boundary
-    tree.attrs["draw_offset"] = int(posterior.attrs.get("draw_offset", 0)) + int(lo)
-    return Posterior(tree)
-
-
-def draw_indices(n_draws: int, max_draws: int | None, seed=None) -> np.ndarray:
-    """The flattened draws to use: all, or ``max_draws`` of them at random (sorted)."""
-    idx = np.arange(n_draws)
-    if max_draws is not None and n_draws > max_draws:
-        idx = np.sort(np.random.default_rng(seed).choice(idx, max_draws, replace=False))
-    return idx
-
-
 def page_tables(posterior, data, rows: np.ndarray, seed=None):
     """The walk's move rows and click probabilities for the page configurations of
-    ``data`` (:class:`~bayeschain.inference.pages.PageData`, built for *any* log: the
+    ``data`` (:class:`~bayeschain.inference.walk.data.PageData`, built for *any* log: the
     fitted one, or held-out pages) under the posterior draws ``rows``.
 
     Returns ``moves (draws, classes * ranks, 4)`` and ``repeat (draws, classes * ranks)``
@@ -344,7 +229,7 @@ def walk_summary(posterior, ranks: int = 10, prob: float = 0.95):
             "leave": w[..., moves.index("reformulate")] + w[..., moves.index("stop")]}
     if "click" in posterior.posterior:
         cols["click"] = draws_of(posterior, "click")
-    if posterior.attrs.get("boundary", "leave") == "leave":
+    if posterior.metadata.boundary == "leave":
         cols["visits"] = expected_visits(posterior, ranks)
     lo, hi = (1 - prob) / 2, (1 + prob) / 2
     rows = []
@@ -358,117 +243,3 @@ def walk_summary(posterior, ranks: int = 10, prob: float = 0.95):
     return pd.DataFrame(rows)
 
 
-def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
-                              boundary: str = "leave", relevance_level: int = 1,
-                              jump_family: str | None = None):
-    """A one-chain posterior of the walk from parameter arrays ``(draws, ...)`` (tests,
-    what-if runs):
-
-    * ``walk``: ``(draws, 4)`` moves shared by all ranks, or ``(draws, ranks, 4)``, in the
-      order forward, backward, reformulate, stop;
-    * ``walk_by_relevance``: ``(draws, 2, 4)`` or ``(draws, 2, ranks, 4)``: moves after
-      examining a non-relevant (index 0) and a relevant (index 1) document
-      (``PatH(model='drwbm')``);
-    * ``click``: ``(draws, ranks)`` click probability per examination (click prediction,
-      predictive checks);
-    * ``holding_rate``: ``(draws, ranks)``;
-    * ``jump_exponent``: ``(draws,)`` exponents ``g >= 0`` of the ``jump_family`` (``"ID"``,
-      the default, or ``"LID"``) distance decay, as the spec ``jumps-id`` learns them;
-    * ``jump``: ``(draws, R, R)`` free jump rows (row-stochastic, zero diagonal), as the
-      spec ``jumps-free`` learns them (``jump_family`` ``"free"``).
-
-    ``boundary`` is the walk's rule at a page's last rank (``"rescale"``: MsM's session
-    walk), ``relevance_level`` the lowest relevant grade of ``walk_by_relevance``.  A
-    posterior with jumps parametrises the click-to-click chain (Markov Precision's), so it
-    cannot also hold a walk.
-    """
-    import xarray as xr
-
-    from .examination import MOVES
-    from .pages import CLASSES
-    from .posterior import Posterior
-
-    variables = {}
-    if "walk" in parameters and "walk_by_relevance" in parameters:
-        raise ParameterError("give walk or walk_by_relevance, not both")
-    mu = None
-    if "holding_rate" in parameters:
-        mu = np.asarray(parameters["holding_rate"], dtype=float)
-        variables["holding_rate"] = xr.DataArray(
-            mu[None], dims=("chain", "draw", "rank"),
-            coords={"rank": np.arange(1, mu.shape[1] + 1)})
-    for key, extra in (("walk", ()), ("walk_by_relevance", ("relevance",))):
-        if key not in parameters:
-            continue
-        w = np.asarray(parameters[key], dtype=float)
-        if w.ndim == 2 + len(extra):            # shared by all ranks
-            ranks = mu.shape[1] if mu is not None else (
-                np.shape(parameters["click"])[1] if "click" in parameters else 1)
-            w = np.repeat(w[..., None, :], ranks, axis=-2)
-        if w.ndim != 3 + len(extra) or w.shape[-1] != 4 or (extra and w.shape[1] != 2):
-            raise ParameterError(f"{key} must be (draws, {'2, ' if extra else ''}[ranks,] 4)")
-        if mu is not None and w.shape[-2] != mu.shape[1]:
-            raise ParameterError(f"{key} and holding_rate must have the same ranks")
-        if np.any(w < 0) or not np.allclose(w.sum(-1), 1.0):
-            raise ParameterError(f"{key}: each row of moves must be probabilities summing "
-                                 f"to 1")
-        coords = {"rank": np.arange(1, w.shape[-2] + 1), "move": list(MOVES)}
-        if extra:
-            coords["relevance"] = list(CLASSES)
-        variables["walk"] = xr.DataArray(w[None], dims=("chain", "draw") + extra +
-                                         ("rank", "move"), coords=coords)
-    if "click" in parameters:
-        c = np.asarray(parameters["click"], dtype=float)
-        variables["click"] = xr.DataArray(c[None], dims=("chain", "draw", "rank"),
-                                          coords={"rank": np.arange(1, c.shape[1] + 1)})
-    family = _jump_variables(parameters, jump_family, variables)
-    kind = "walk" if "walk" in variables else "click-to-click" if family else "dwell"
-    tree = xr.DataTree.from_dict({"posterior": xr.Dataset(variables)})
-    tree.attrs.update({"parametrises": kind,
-                       "spec_name": "posterior_from_parameters", "boundary": boundary,
-                       "relevance_level": int(relevance_level)})
-    if family:
-        tree.attrs["jump_family"] = family
-    return Posterior(tree)
-
-
-def _jump_variables(parameters: Mapping[str, np.ndarray], family: str | None,
-                    variables: dict) -> str | None:
-    """``jump_exponent`` / ``jump`` of :func:`posterior_from_parameters` into
-    ``variables``; their family (None without jumps)."""
-    import xarray as xr
-
-    given = [k for k in JUMP_VARIABLES if k in parameters]
-    if not given:
-        if family is not None:
-            raise ParameterError("jump_family without jump_exponent or jump")
-        return None
-    if "walk" in variables:
-        raise ParameterError("a posterior of jumps parametrises the click-to-click chain, "
-                             "not the walk: give walk or jump parameters, not both")
-    if len(given) == 2:
-        raise ParameterError("give jump_exponent (ID / LID decay) or jump (free rows), "
-                             "not both")
-    if given == ["jump_exponent"]:
-        family = "ID" if family is None else family
-        if family not in ("ID", "LID"):
-            raise ParameterError(f"jump_family of a jump exponent must be 'ID' or 'LID', "
-                                 f"got {family!r}")
-        g = np.asarray(parameters["jump_exponent"], dtype=float)
-        if g.ndim != 1 or g.size == 0 or not np.all(np.isfinite(g)) or np.any(g < 0):
-            raise ParameterError("jump_exponent must be (draws,) finite numbers >= 0")
-        variables["jump_exponent"] = xr.DataArray(g[None], dims=("chain", "draw"))
-        return family
-    if family not in (None, "free"):
-        raise ParameterError(f"free jump rows are of the family 'free', not {family!r}")
-    p = np.asarray(parameters["jump"], dtype=float)
-    if p.ndim != 3 or p.shape[1] != p.shape[2] or p.shape[1] < 2:
-        raise ParameterError("jump must be (draws, R, R) with R >= 2 ranks")
-    ranks = np.arange(p.shape[1])
-    if np.any(p < 0) or not np.allclose(p.sum(-1), 1.0, rtol=0, atol=1e-9) \
-            or np.any(p[:, ranks, ranks] != 0):
-        raise ParameterError("jump: each row must be probabilities over the other ranks "
-                             "(zero diagonal) summing to 1")
-    variables["jump"] = xr.DataArray(p[None], dims=("chain", "draw", "rank", "to_rank"),
-                                     coords={"rank": ranks + 1, "to_rank": ranks + 1})
-    return "free"

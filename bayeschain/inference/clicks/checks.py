@@ -8,7 +8,7 @@ r"""Posterior predictive checks and held-out likelihood of a fitted posterior.
   rates, against the observed means.
 
 Held-out click prediction (the click-model field's log-likelihood and perplexity) is
-:mod:`~bayeschain.inference.click_prediction`.
+:mod:`~bayeschain.inference.walk.prediction`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each page starts with an arrival at rank 1.  On every arrival at rank ``i`` the 
 clicks with the position's click probability (and after a click clicks the same result
 again at once with the repeat probability), then moves forward, backward, or leaves the
 page (next query or end of session) with the position's moves; the page's last rank
-follows the walk's boundary rule (:func:`bayeschain.inference.walk_likelihood._boundary`,
+follows the walk's boundary rule (:func:`boundary`,
 the same rule the likelihood uses).  This is what the log of the fitted model looks like:
 the posterior predictive checks replay it, and :func:`~bayeschain.simulate.simulate_click_log`
 builds synthetic logs from it.  The loop is compiled by Numba when it is installed.
@@ -17,7 +17,54 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..chains.jit import jit
-from . import walk_likelihood
+
+
+def boundary(n, f, b, r, s, rescale):
+    """Apply the boundary rule at position ``n - 1`` in place; returns the moves before."""
+    k = n - 1
+    fl, bl, rl, sl = f[k], b[k], r[k], s[k]
+    if rescale:
+        rest = bl + rl + sl
+        b[k], r[k], s[k] = bl / rest, rl / rest, sl / rest
+    else:
+        scale = (rl + sl + fl) / (rl + sl)
+        r[k], s[k] = rl * scale, sl * scale
+    f[k] = 0.0
+    return fl, bl, rl, sl
+
+
+
+def page_rows(g, move_index, click_index, moves, click, rescale, f, b, r, s, c):
+    """Rows of page (configuration) ``g`` from the tables, the boundary rule applied: the
+    walk of one page as the simulators and the click predictions use it.  Returns its
+    length."""
+    n = 0
+    while n < move_index.shape[1] and move_index[g, n] >= 0:
+        n += 1
+    for i in range(n):
+        m = move_index[g, i]
+        f[i] = moves[m, 0]
+        b[i] = moves[m, 1] if i > 0 else 0.0
+        r[i] = moves[m, 2]
+        s[i] = moves[m, 3]
+        c[i] = click[click_index[g, i]]
+    boundary(n, f, b, r, s, rescale)
+    return n
+
+
+_KERNELS: dict = {}
+
+
+def compiled(name: str):
+    """:func:`boundary` or :func:`page_rows` compiled by Numba (cached on disk; the callee
+    bound first), or the same Python function without Numba: the one compile helper of
+    the page kernels, which the likelihood's and the predictions' kernels call."""
+    if not _KERNELS:
+        g = globals()
+        for k in ("boundary", "page_rows"):
+            g[k] = jit(g[k], nogil=True, error_model="numpy")
+            _KERNELS[k] = g[k]
+    return _KERNELS[name]
 
 
 def _walk_pages(move_index, click_index, moves, click, repeat, rescale, rng, max_steps,
@@ -33,7 +80,7 @@ def _walk_pages(move_index, click_index, moves, click, repeat, rescale, rng, max
     k = 0
     cap = c_page.size
     for pg in range(n_pages):
-        walk_likelihood._page_rows(pg, move_index, click_index, moves, click, rescale, f, b,
+        page_rows(pg, move_index, click_index, moves, click, rescale, f, b,
                                    r, s, c)
         i = 0
         steps = 0
@@ -68,7 +115,7 @@ _COMPILED = None
 def _kernel():
     global _COMPILED
     if _COMPILED is None:
-        walk_likelihood.compiled("_page_rows")
+        compiled("page_rows")
         _COMPILED = jit(_walk_pages, nogil=True)
     return _COMPILED
 
@@ -99,7 +146,7 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
     ----------
     lengths : (P,) page lengths
     move_index, click_index : (P, N) row of ``moves`` and entry of ``click`` at each
-        position (as in :class:`~bayeschain.inference.pages.PageData`)
+        position (as in :class:`~bayeschain.inference.walk.data.PageData`)
     moves : (M, 4) forward, backward, reformulate, stop probabilities
     click : (C,) click probabilities
     repeat : (M,) probability of clicking the result again right after a click, indexed

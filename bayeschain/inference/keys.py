@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...errors import FormatError
+from ..errors import FormatError
 
 #: how the per-rank parameters of a section are tied: one set per rank, one for all ranks,
 #: or shrunk towards a trend in log rank (hierarchical, NUTS only)

@@ -48,7 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..chains.jit import jit
+from ...browsing import page_walk
+from ...chains.jit import jit
 
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
 OUTCOMES = ("next_query", "end", "unknown")
@@ -59,7 +60,7 @@ _WORK_ROWS = 20
 LANES = 8
 
 
-def _thomas_factor(lower, upper, n, cprime, inv):
+def thomas_factor(lower, upper, n, cprime, inv):
     """LU of the tridiagonal ``A`` with unit diagonal, ``lower[i] = A[i, i-1]`` and
     ``upper[i] = A[i, i+1]``, without pivoting (A is diagonally dominant by rows):
     ``A = L U`` with ``L`` lower bidiagonal (pivots ``1 / inv[i]``, subdiagonal ``lower``)
@@ -72,8 +73,8 @@ def _thomas_factor(lower, upper, n, cprime, inv):
         cprime[i] = upper[i] * v if i < n - 1 else 0.0
 
 
-def _thomas_solve(lower, cprime, inv, rhs, out, n):
-    """``A out = rhs`` from the factors of :func:`_thomas_factor`."""
+def thomas_solve(lower, cprime, inv, rhs, out, n):
+    """``A out = rhs`` from the factors of :func:`thomas_factor`."""
     out[0] = rhs[0]
     for i in range(1, n):
         out[i] = (rhs[i] - lower[i] * out[i - 1]) * inv[i]
@@ -336,38 +337,6 @@ def _loglik(lengths, items, starts, f, b, r, s, c, q, state_ptr, states, term_pt
     return total
 
 
-def _boundary(n, f, b, r, s, rescale):
-    """Apply the boundary rule at position ``n - 1`` in place; returns the moves before."""
-    k = n - 1
-    fl, bl, rl, sl = f[k], b[k], r[k], s[k]
-    if rescale:
-        rest = bl + rl + sl
-        b[k], r[k], s[k] = bl / rest, rl / rest, sl / rest
-    else:
-        scale = (rl + sl + fl) / (rl + sl)
-        r[k], s[k] = rl * scale, sl * scale
-    f[k] = 0.0
-    return fl, bl, rl, sl
-
-
-def _page_rows(g, move_index, click_index, moves, click, rescale, f, b, r, s, c):
-    """Rows of page (configuration) ``g`` from the tables, the boundary rule applied: the
-    walk of one page as the simulators and the click predictions use it.  Returns its
-    length."""
-    n = 0
-    while n < move_index.shape[1] and move_index[g, n] >= 0:
-        n += 1
-    for i in range(n):
-        m = move_index[g, i]
-        f[i] = moves[m, 0]
-        b[i] = moves[m, 1] if i > 0 else 0.0
-        r[i] = moves[m, 2]
-        s[i] = moves[m, 3]
-        c[i] = click[click_index[g, i]]
-    _boundary(n, f, b, r, s, rescale)
-    return n
-
-
 def _boundary_grad(n, gf, gb, gr, gs, fl, bl, rl, sl, rescale):
     """Gradients at position ``n - 1`` with respect to the moves before the boundary."""
     k = n - 1
@@ -433,7 +402,7 @@ def _table_loglik(lengths, items, starts, move_index, click_index, moves, click,
                 rows[3, i, w] = moves[m, 3]
                 rows[4, i, w] = click[click_index[g, i]]
                 rows[5, i, w] = repeat[m]
-            fl, bl, rl, sl = _boundary(nw, rows[0, :, w], rows[1, :, w], rows[2, :, w],
+            fl, bl, rl, sl = page_walk.boundary(nw, rows[0, :, w], rows[1, :, w], rows[2, :, w],
                                        rows[3, :, w], rescale)
             saved[0, w], saved[1, w], saved[2, w], saved[3, w] = fl, bl, rl, sl
         ll = _block_loglik(n, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], s_lo,
@@ -467,6 +436,7 @@ def compiled(name: str):
     """A function of this module compiled by Numba (cached on disk), or the same Python
     function without Numba."""
     if not _COMPILED:
+        page_walk.compiled("page_rows")            # the page kernels, bound first
         g = globals()
         for k in _JITTED:                          # callees first: globals are bound
             g[k] = jit(g[k], nogil=True, error_model="numpy")
@@ -479,8 +449,8 @@ def compiled_or_python(name: str):
     return globals()[name]
 
 
-_JITTED = ("_thomas_factor", "_thomas_solve", "_block_loglik", "_boundary",
-           "_page_rows", "_boundary_grad", "_loglik", "_table_loglik")
+_JITTED = ("thomas_factor", "thomas_solve", "_block_loglik", "_boundary_grad", "_loglik",
+           "_table_loglik")
 
 
 @dataclass(frozen=True)

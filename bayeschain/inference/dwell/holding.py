@@ -1,5 +1,5 @@
 r"""``[holding]``: the dwell time after a click on rank ``i``, from the per-rank sufficient
-statistics of :mod:`bayeschain.inference.data` (``n_i``, ``S_i = sum t``, ``sum log t``,
+statistics of :mod:`bayeschain.inference.clicks.data` (``n_i``, ``S_i = sum t``, ``sum log t``,
 ``sum (log t)^2``), so the cost does not grow with the size of the log.  Right-censored
 times with no known lower bound contribute a factor 1 to either likelihood.
 
@@ -22,7 +22,7 @@ times with no known lower bound contribute a factor 1 to either likelihood.
 The statistics above take the time to the next event as the dwell when the log records no
 end (``censoring = "none"``, the default of the click-to-click specs).  With
 ``censoring = "examination"`` the section fits the model of
-:mod:`bayeschain.inference.dwell_model` to each click's own observation instead: an exact
+:mod:`bayeschain.inference.dwell.model` to each click's own observation instead: an exact
 dwell where the end is recorded, dwell plus an examination time to the next click, dwell
 plus a writing time to the next query; families ``exponential``, ``lognormal``, ``gamma``,
 ``weibull``; parametrisation ``per-rank``, ``shared`` or ``per-document`` (rank, query and
@@ -36,15 +36,16 @@ import numpy as np
 import xarray as xr
 
 from ...errors import FormatError, ParameterError
-from .. import dwell_model
-from ..conjugate import sample_gamma
-from ..data import ModelData
-from .keys import PARAMETRISATIONS, check_finite, check_table, is_number
+from ...posterior.dwell import VARIABLES as DWELL_VARIABLES
+from ..clicks.conjugate import sample_gamma
+from ..clicks.data import ModelData
+from ..keys import PARAMETRISATIONS, check_finite, check_table, is_number
+from . import model as dwell_model
 
 #: the dwell-time likelihoods; ``none`` learns no dwell parameters
 LIKELIHOODS = ("exponential", "lognormal", "gamma", "weibull", "none")
 #: how a time without a recorded end is read: as the dwell (``none``), or as the dwell plus
-#: an examination or writing time (``examination``: :mod:`~bayeschain.inference.dwell_model`)
+#: an examination or writing time (``examination``: :mod:`~bayeschain.inference.dwell.model`)
 CENSORING = ("none", "examination")
 
 #: the keys of ``[holding]``: key -> (type, allowed values or None, default)
@@ -55,7 +56,7 @@ KEYS = {"likelihood": (str, LIKELIHOODS, "exponential"),
 
 #: posterior variables of the section
 VARIABLES = ("holding_rate", "log_dwell_mean", "log_dwell_sd") + tuple(
-    v for v in dwell_model.VARIABLES if v != "holding_rate")
+    v for v in DWELL_VARIABLES if v != "holding_rate")
 
 
 def validate(section: dict, source: str = "<string>") -> dict:
@@ -96,7 +97,7 @@ def validate(section: dict, source: str = "<string>") -> dict:
 
 def needs_observations(section: dict) -> bool:
     """Whether the section is fitted to each click's dwell observation
-    (:mod:`~bayeschain.inference.dwell_model`) rather than to per-rank sums."""
+    (:mod:`~bayeschain.inference.dwell.model`) rather than to per-rank sums."""
     return has_parameters(section) and (
         section.get("censoring", "none") == "examination"
         or section["likelihood"] in ("gamma", "weibull")

@@ -1,19 +1,19 @@
 """NUTS (nutpie) on the examination walk's exact log density
-(:class:`~bayeschain.inference.examination.WalkModel`).
+(:class:`~bayeschain.inference.walk.model.WalkModel`).
 
 nutpie draws the model's unconstrained vector ``theta``, calling the compiled density as a
-C function (:mod:`~bayeschain.inference.nuts_c`; a Python callback on a nutpie without its
+C function (:mod:`~bayeschain.inference.walk.bridge`; a Python callback on a nutpie without its
 lower-level classes); the named quantities (moves, clicks, repeats) are computed from each
 draw afterwards.  With ``min_ess > 0`` the draws are checked while they come and sampling
 stops once every quantity has rank R-hat <= ``max_rhat`` and bulk ESS >= ``min_ess``
-(:mod:`~bayeschain.inference.diagnostics`).
+(:mod:`~bayeschain.posterior.diagnostics`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .examination import WalkModel
+from .model import WalkModel
 
 #: seconds between two looks at the draws when sampling stops on its diagnostics
 CHECK_EVERY = 0.5
@@ -28,7 +28,7 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
     """NUTS (nutpie) on the model's exact log density.
 
     nutpie draws the unconstrained vector ``theta``, calling the compiled density through
-    a C callback (:mod:`~bayeschain.inference.nuts_c`) or, where that cannot run (another
+    a C callback (:mod:`~bayeschain.inference.walk.bridge`) or, where that cannot run (another
     nutpie, no Numba, any failure of the bridge), a Python callback
     (:func:`compiled_model`; ``path`` forces one); the named quantities are computed from
     each draw afterwards (:meth:`WalkModel.expand`).  The statistics' attr
@@ -39,7 +39,7 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
     chain) is taken while the chains run on, and once there are as many as the last check
     said are needed, they are checked: sampling stops as soon as every named quantity has
     rank R-hat <= ``max_rhat`` and bulk ESS >= ``min_ess``
-    (:mod:`~bayeschain.inference.diagnostics`), and the draws returned are exactly those
+    (:mod:`~bayeschain.posterior.diagnostics`), and the draws returned are exactly those
     checked.  ``report(done, total)`` is called with the draws per chain so far.
 
     Returns ``(draws, sample_stats)``: a dict name -> ``(chain, draw, ...)`` array of the
@@ -54,7 +54,7 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
     options = dict(draws=draws, tune=tune, chains=chains, cores=min(chains, 2), seed=seed,
                    progress_bar=progress, target_accept=target_accept, save_warmup=False,
                    return_raw_trace=True, **_mass_matrix(nutpie.sample, low_rank))
-    expanded = _Expansions(model)
+    expanded = Expansions(model)
     compiled, path = compiled_model(model, init, path=path)
     while True:
         try:
@@ -114,14 +114,14 @@ def path_description(path: str) -> str:
 def compiled_model(model: WalkModel, init, *, path: str = "auto"):
     """nutpie's compiled model of ``model`` and the path it takes (:data:`C_PATH` or
     :data:`PYTHON_PATH`).  ``path="auto"``: the C bridge
-    (:mod:`~bayeschain.inference.nuts_c`) on the nutpie releases it was tested with,
+    (:mod:`~bayeschain.inference.walk.bridge`) on the nutpie releases it was tested with,
     verified at its first use in the process (:func:`verify_c_model`); on any failure, now
     or earlier in the process, the Python callback, said once on standard error.
     ``"c"`` or ``"python"`` force one (``"c"`` raises where it cannot run), as does the
     environment variable :data:`PATH_VARIABLE` when ``path`` is ``"auto"``."""
     import os
 
-    from ..errors import ParameterError
+    from ...errors import ParameterError
 
     source = "path"
     if path == "auto" and os.environ.get(PATH_VARIABLE):
@@ -131,7 +131,7 @@ def compiled_model(model: WalkModel, init, *, path: str = "auto"):
     if path == "python" or (path == "auto" and _C_PATH_STATE["state"]):
         return _python_model(model, init), PYTHON_PATH
     try:
-        from .nuts_c import c_model
+        from .bridge import c_model
 
         compiled = c_model(model, init)
         if _C_PATH_STATE["state"] is None:
@@ -238,7 +238,7 @@ def _raw_draws(trace, keep: int | None = None):
     return theta, stats
 
 
-class _Expansions:
+class Expansions:
     """The named quantities of draws of ``theta``, computed once per draw (the checks
     while sampling see the same draws again, with more after them)."""
 
@@ -261,7 +261,7 @@ class _Expansions:
                 for k in names}
 
 
-def _sample_until(sampler, expanded: _Expansions, draws, min_ess, max_rhat, report):
+def _sample_until(sampler, expanded: Expansions, draws, min_ess, max_rhat, report):
     """Run a background nutpie sampler until the diagnostics of its draws so far pass
     (see :func:`sample`); returns ``(theta, stats)`` of the draws checked.  The chains run
     on while a copy of their draws is checked; once it passes, sampling stops and the
@@ -305,7 +305,7 @@ def _finished(sampler) -> bool:
 def _worst(quantities: dict[str, np.ndarray]) -> tuple[float, float]:
     """The smallest bulk ESS and the largest rank R-hat over every quantity (constant
     quantities, e.g. structural zeros, have no R-hat; non-finite draws give ESS 0)."""
-    from .diagnostics import bulk_ess, rank_rhat
+    from ...posterior.diagnostics import bulk_ess, rank_rhat
 
     ess, rhat = np.inf, 0.0
     for x in quantities.values():

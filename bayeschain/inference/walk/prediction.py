@@ -28,10 +28,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..chains.jit import jit
-from ..errors import ParameterError
-from . import walk_likelihood
-from .parameters import draw_indices, page_tables
+from ...browsing import page_walk
+from ...chains.jit import jit
+from ...errors import ParameterError
+from ...posterior.draws import draw_indices
+from ...posterior.walk import page_tables
+from . import likelihood as walk_likelihood
 
 #: ranks that click-model evaluation reports (PyClick's RANK_MAX)
 METRIC_RANKS = 10
@@ -46,8 +48,8 @@ def _no_click(n, f, b, lv, c, mask, lo, up, cp, inv, rhs, y):
         lo[i] = -a * b[i] if i > 0 else 0.0
         up[i] = -a * f[i] if i < n - 1 else 0.0
         rhs[i] = a * lv[i]
-    walk_likelihood._thomas_factor(lo, up, n, cp, inv)
-    walk_likelihood._thomas_solve(lo, cp, inv, rhs, y, n)
+    walk_likelihood.thomas_factor(lo, up, n, cp, inv)
+    walk_likelihood.thomas_solve(lo, cp, inv, rhs, y, n)
     return y[0]
 
 
@@ -71,7 +73,7 @@ def _predict(move_index, click_index, moves, click, rescale, clicked, upto, unco
     mask = np.zeros(width, dtype=np.bool_)
     ones = np.empty(width, dtype=np.int64)
     for p in range(n_rows):
-        n = walk_likelihood._page_rows(p, move_index, click_index, moves, click, rescale, f,
+        n = page_walk.page_rows(p, move_index, click_index, moves, click, rescale, f,
                                        b, r, s, c)
         for i in range(n):
             lv[i] = r[i] + s[i]
@@ -112,7 +114,7 @@ _COMPILED = None
 def _kernel():
     global _COMPILED
     if _COMPILED is None:
-        walk_likelihood.compiled("_page_rows")
+        page_walk.compiled("page_rows")
         g = globals()
         g["_no_click"] = jit(_no_click, nogil=True, error_model="numpy")
         _COMPILED = jit(_predict, nogil=True, error_model="numpy")
@@ -122,7 +124,7 @@ def _kernel():
 def pages_for(posterior, log, qrels, level):
     """The pages of ``log`` as the posterior's walk sees them: clicks per rank or per
     document, grouped by relevance when its moves depend on it."""
-    from .pages import page_data
+    from .data import page_data
 
     attrs = posterior.attrs
     clicks = "document" if "attractiveness" in posterior.posterior else "rank"

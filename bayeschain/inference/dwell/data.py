@@ -20,18 +20,18 @@ Every click is also marked ``last`` when nothing followed it in its session (no 
 click, no new query): the session's last click, after which the user stopped searching
 (satisfied, or gave up).  Those clicks' dwells are longer in real logs; the model gives
 them their own shift and weighs the two kinds of click by their share at each rank
-(:mod:`bayeschain.inference.dwell_model`), so dropping the ``open`` ones no longer biases
+(:mod:`bayeschain.inference.dwell.model`), so dropping the ``open`` ones no longer biases
 the rates upward: the share of last clicks is known from the log even where their times
 are not.
 
 Taking ``next - time`` as the dwell (what the sufficient statistics of
-:mod:`bayeschain.inference.data` do) counts the examination and the writing of the next
+:mod:`bayeschain.inference.clicks.data` do) counts the examination and the writing of the next
 query as dwell, and biases the rates of the deep ranks downward (issue 17: ranks 9-10
 recovered at 0.152 / 0.149 against the true 0.18 / 0.20 with one second of examination).
 
 The examination time is observed directly on every page whose first click the log times:
 ``delay = first click - query``.  These delays are the ``scan`` observations; the model
-of :mod:`bayeschain.inference.dwell_model` gives them the law of ``E``, which separates
+of :mod:`bayeschain.inference.dwell.model` gives them the law of ``E``, which separates
 ``D`` from ``E`` in the gaps (without them the sum of two exponentials is symmetric in
 the two rates and the dwell is not identified).  The writing time ``W`` has its own
 exponential law: reading a query gap as the bound ``D <= next - time`` would be wrong (the
@@ -47,9 +47,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError
-from ..io.clicklog import ClickLog
-from ..io.clickstats_pandas import observations
+from ...errors import ParameterError
+from ...io.clicklog import ClickLog
+from ...io.clickstats_pandas import observations
 
 KINDS = ("exact", "gap", "query", "open")
 

@@ -1,5 +1,5 @@
 r"""``[transitions]``: what follows a click on rank ``i`` (forward, backward, stop,
-reformulate), from the counts ``n_ic`` of :mod:`bayeschain.inference.data`.
+reformulate), from the counts ``n_ic`` of :mod:`bayeschain.inference.clicks.data`.
 
 The likelihood is ``n_i ~ Multinomial(N_i, theta_i)`` per rank.
 
@@ -22,9 +22,9 @@ import numpy as np
 import xarray as xr
 
 from ...errors import FormatError, ParameterError
-from ..conjugate import sample_dirichlet
-from ..data import ModelData
-from .keys import PARAMETRISATIONS, check_finite, check_table, is_number
+from ..keys import PARAMETRISATIONS, check_finite, check_table, is_number
+from .conjugate import sample_dirichlet
+from .data import ModelData
 
 #: what can follow a click: the next click lies below, lies above, the user stops, or
 #: reformulates the query

@@ -1,7 +1,7 @@
 r"""Posterior predictive checks that replay the fitted walk itself, from rank 1.
 
 For a subsample of posterior draws, every page of the log is walked again by a simulated
-user of that draw (:func:`bayeschain.inference.walk_replay.walk_pages`: start at rank 1, click
+user of that draw (:func:`bayeschain.browsing.page_walk.walk_pages`: start at rank 1, click
 with the page's click probabilities, click a result again at once with the repeat
 probability, move with the walk's moves, the same boundary rule)
 and the replicated log is summarised as the observed one:
@@ -24,10 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ParameterError
-from .dwell_checks import DistributionCheck
-from .parameters import draw_indices, page_tables
-from .transition_checks import PredictiveCheck
+from ...errors import ParameterError
+from ...posterior.draws import draw_indices
+from ...posterior.walk import page_tables
+from ..clicks.checks import PredictiveCheck
+from ..dwell.checks import DistributionCheck
 
 #: deepest-rank and click-rank distributions pool ranks deeper than this
 DEPTH_BINS = 10
@@ -83,7 +84,7 @@ DISTRIBUTIONS = ("clicks per page", "deepest clicked rank", "click rank")
 def observed_summary(log, data) -> LogSummary:
     """The log's own clicks on the pages of ``data`` (its :class:`PageData`), in page
     order."""
-    from ..io.clickstats_pandas import observations
+    from ...io.clickstats_pandas import observations
 
     obs, _, _ = observations(log.events, has_sessions=log.has_sessions)
     obs = obs.sort_values(["serp_id", "seq"], kind="stable")
@@ -101,10 +102,10 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
     Returns ``{name: DistributionCheck}`` for the clicks per page, the deepest clicked rank
     and the click-rank histogram, each with its scalar summaries (click-less pages,
     backward share, pages with a click at rank >= 5, mean clicks per page) as
-    :class:`~bayeschain.inference.transition_checks.PredictiveCheck`.
+    :class:`~bayeschain.inference.clicks.checks.PredictiveCheck`.
     """
-    from .click_prediction import pages_for
-    from .walk_replay import walk_pages
+    from ...browsing.page_walk import walk_pages
+    from .prediction import pages_for
 
     data = pages_for(posterior, log, qrels, 1)
     observed = observed_summary(log, data).statistics()

@@ -1,9 +1,9 @@
 r"""Posterior predictive checks of whole distributions, against the click log itself.
 
 :class:`DistributionCheck` holds an observed distribution, its replications (one row per
-posterior draw) and :class:`~bayeschain.inference.transition_checks.PredictiveCheck` summaries;
+posterior draw) and :class:`~bayeschain.inference.clicks.checks.PredictiveCheck` summaries;
 ``plots.plot_distribution_check`` draws it.  The walk's checks (clicks per page, deepest
-click, click ranks) replay the fitted walk (:mod:`~bayeschain.inference.walk_checks`);
+click, click ranks) replay the fitted walk (:mod:`~bayeschain.inference.walk.checks`);
 this module holds the dwell-time check:
 
 * :func:`predictive_dwell_distribution`: every observed dwell time is replicated from the
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ParameterError
-from .parameters import draw_indices
-from .transition_checks import PredictiveCheck
+from ...errors import ParameterError
+from ...posterior.draws import draw_indices
+from ..clicks.checks import PredictiveCheck
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,8 @@ class DistributionCheck:
 
 
 def _observations(log):
-    from ..io.clicklog import ClickLog
-    from ..io.clickstats_pandas import observations
+    from ...io.clicklog import ClickLog
+    from ...io.clickstats_pandas import observations
 
     if not isinstance(log, ClickLog):
         raise ParameterError("distribution checks need the click log itself (a ClickLog), "
@@ -80,17 +80,17 @@ def _observed_times(posterior, log, rng, max_draws):
 
     Sufficient-statistics posteriors: the dwell (or the time to the next event) of each
     click, replicated from the draw's law of its rank.  Posteriors of the model on each
-    click's observation (:mod:`~bayeschain.inference.dwell_model`): each exact dwell, gap
+    click's observation (:mod:`~bayeschain.inference.dwell.model`): each exact dwell, gap
     and query gap as the log shows it, replicated as the model says it arises: the dwell
     of the click's rank, query and document, plus an examination (gap) or writing (query)
     time."""
-    from .dwell_model import click_log_means, family_of, missing_rate, sample_dwell
-    from .parameters import draws_of
+    from ...posterior.draws import draws_of
+    from ...posterior.dwell import click_log_means, family_of, missing_rate, sample_dwell
 
     post = posterior.posterior
     r = int(post.sizes["rank"])
     if "dwell_family" in posterior.attrs:          # the model on each click's observation
-        from .dwell_data import dwell_observations
+        from .data import dwell_observations
 
         obs = dwell_observations(log, r).clicks
         obs = obs[obs["kind"].isin(["exact", "gap", "query"])]

@@ -22,7 +22,7 @@ Every section module offers
 * ``predictive_checks(section)``: the posterior predictive checks of what it parametrises.
 
 ``[examination]`` (the walk that P@H scores) is not here: :mod:`~bayeschain.inference.specs`
-validates its table, the page likelihood of :mod:`~bayeschain.inference.examination` fits
+validates its table, the page likelihood of :mod:`~bayeschain.inference.walk.model` fits
 it, and it is checked by replaying the walk.
 """
 
@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import holding, jumps, transitions
+from .clicks import jumps, transitions
+from .dwell import holding
 
 #: section name -> its module, in the order the fits take them: conjugate draws share one
 #: random stream in this order (so it fixes what a seed draws), and the PyMC variables are

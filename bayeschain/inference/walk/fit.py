@@ -1,0 +1,117 @@
+"""The fit of the examination walk (``[examination]``): the log's pages
+(:mod:`.data`), the walk's density (:mod:`.model`), sampled by :mod:`.sampler` (or the
+sampler the caller passes), then the spec's dwell rates drawn from their exact posterior
+alongside."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from ...errors import ParameterError
+from ...posterior.container import Posterior, make_posterior
+from ...posterior.vocabulary import MOVES
+from ..clicks.data import model_data
+from ..dwell import holding
+from ..sampling import as_log, check_complete, check_diagnostics, interrupt_watch, statistics_of
+from ..specs import ModelSpec
+from .sampler import sample
+
+#: ``clicks = "auto"`` fits an attractiveness per (query, document) pair when the log shows
+#: each pair on at least this many pages on average
+AUTO_DOCUMENT_RECURRENCE = 20.0
+
+
+
+def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
+             report=None, sampler=None) -> Posterior:
+    """The examination walk (:mod:`bayeschain.inference.walk.model`) by NUTS (nutpie),
+    with the spec's dwell rates drawn from their exact posterior alongside."""
+    from ...posterior.vocabulary import CLASSES
+    from .data import document_recurrence, page_data
+    from .model import WalkModel
+
+    exam = spec.section("examination")
+    s = spec.sampler
+    if s["method"] != "nuts":
+        raise ParameterError("the examination walk has no conjugate posterior; use "
+                             "method='nuts'")
+    log = as_log(log)
+    if exam["by_relevance"] and qrels is None:
+        raise ParameterError(f"spec {spec.name!r} has moves by relevance: pass qrels")
+    clicks = exam["clicks"]
+    recurrence = document_recurrence(log)
+    if clicks == "auto":
+        clicks = "document" if recurrence >= AUTO_DOCUMENT_RECURRENCE else "pooled"
+    data = page_data(log, clicks="document" if clicks == "document" else "rank",
+                     qrels=qrels if exam["by_relevance"] else None, level=level,
+                     default_length=spec.ranks)
+    if data.report["clicks"] == 0:
+        raise ParameterError("the click log has no clicks on its result pages: nothing to "
+                             "learn (the posterior would be the prior)")
+    model = WalkModel(data, moves=exam["moves"], clicks=clicks, backward=exam["backward"],
+                      boundary=exam["boundary"], prior_sd=exam["prior_sd"],
+                      deviation_sd=exam["deviation_sd"])
+    with interrupt_watch() as seen:
+        draws, stats = (sampler or sample)(model, draws=s["draws"], tune=s["tune"],
+                                           chains=s["chains"], seed=s["seed"],
+                                           progress=progress,
+                                           target_accept=s["target_accept"],
+                                           min_ess=s["min_ess"], report=report)
+    # stopped on its diagnostics, a fit keeps the draws it checked; otherwise all it asked
+    kept = next(iter(draws.values())).shape[1] if s["min_ess"] > 0 else s["draws"]
+    check_complete(seen, draws.values(), s["chains"], kept)
+    ranks = np.arange(1, data.ranks + 1)
+    walk = draws["walk"]
+    if data.classes == 1:
+        variables = {"walk": xr.DataArray(walk[:, :, 0], dims=("chain", "draw", "rank", "move"),
+                                          coords={"rank": ranks, "move": list(MOVES)})}
+    else:
+        variables = {"walk": xr.DataArray(
+            walk, dims=("chain", "draw", "relevance", "rank", "move"),
+            coords={"relevance": list(CLASSES), "rank": ranks, "move": list(MOVES)})}
+    if data.documents is None:
+        variables["click"] = xr.DataArray(draws["click"], dims=("chain", "draw", "rank"),
+                                          coords={"rank": ranks})
+    else:
+        docs = data.documents
+        variables["attractiveness"] = xr.DataArray(
+            draws["click"], dims=("chain", "draw", "document"),
+            coords={"query_id": ("document", docs["query_id"].astype(str).to_numpy()),
+                    "doc_id": ("document", docs["doc_id"].astype(str).to_numpy()),
+                    "impressions": ("document", docs["impressions"].to_numpy()),
+                    "median_rank": ("document", docs["median_rank"].to_numpy())})
+    variables["repeat"] = xr.DataArray(draws["repeat"], dims=("chain", "draw", "rank"),
+                                       coords={"rank": ranks})
+    if "click_trend" in draws:
+        variables["click_trend"] = xr.DataArray(
+            draws["click_trend"], dims=("chain", "draw", "trend"),
+            coords={"trend": ["intercept", "slope", "sd"]})
+    hold = spec.section("holding")
+    dwell_note = "no [holding] section"
+    dwell_seen = {}
+    if hold is not None and holding.has_parameters(hold):
+        dwell = model_data(statistics_of(log), data.ranks)
+        dwell_seen = {"dwell_observed": int(dwell.dwell_n.sum())}
+        if dwell.dwell_n.sum() > 0:    # the exact posterior, seeded as a conjugate fit
+            rates = holding.conjugate_draws(dwell, hold, walk.shape[0], walk.shape[1],
+                                            np.random.default_rng(s["seed"]))["holding_rate"]
+            variables["holding_rate"] = rates.assign_coords(
+                chain=np.arange(walk.shape[0]), draw=np.arange(walk.shape[1]))
+            dwell_note = f"{int(dwell.dwell_n.sum())} dwell times"
+        else:        # nothing learned: no holding rates rather than the prior's
+            dwell_note = "the log has no dwell times: no holding rates"
+    sample_stats = xr.Dataset({"diverging": (("chain", "draw"),
+                                             stats["diverging"].values.astype(bool))})
+    attrs = {"click_level": clicks if clicks != "pooled" else "rank",
+             "boundary": exam["boundary"], "sessions_observed": int(data.sessions),
+             "pages": data.report["pages"], "clicks": data.report["clicks"],
+             "empty_pages": data.report["empty_pages"],
+             "page_configurations": data.n_configs, "longest_page": data.ranks,
+             "document_recurrence": round(recurrence, 3), "holding": dwell_note,
+             "relevance_level": level if exam["by_relevance"] else -1, **dwell_seen}
+    posterior = make_posterior(variables, spec=spec, data_digest=data.digest,
+                               seed=s["seed"], method="nuts (nutpie)",
+                               sample_stats=sample_stats, extra_attrs=attrs)
+    check_diagnostics(posterior)
+    return posterior

@@ -1,0 +1,24 @@
+"""One vocabulary between fitting and scoring: the names of the posterior's variables,
+dimensions and moves, and the domain each variable lives in."""
+
+#: the walk's moves after an examination (``walk`` variable, dim ``move``), in this order
+MOVES = ("forward", "backward", "reformulate", "stop")
+
+
+#: relevance classes of the examined document (``drwbm``: moves after examining a
+#: relevant document differ from moves after examining any other)
+CLASSES = ("non-relevant", "relevant")
+
+
+#: variables whose rows along a dimension are probability distributions (sum to 1)
+SIMPLEX = {"walk": "move", "transition": "category", "jump": "to_rank"}
+
+
+
+#: variables that are probabilities
+PROBABILITIES = ("walk", "transition", "jump", "click", "repeat", "attractiveness")
+
+
+
+#: variables that are positive (rates, scales)
+POSITIVE = ("holding_rate", "log_dwell_sd", "jump_exponent")
