@@ -79,17 +79,17 @@ def test_interrupt_during_sampling(inputs, monkeypatch, capsys, partial):
     from bayeschain.inference.sampling import SamplingInterrupted
     from bayeschain.inference.walk import sampler as walk_sampler
 
-    monkeypatch.setattr(walk_sampler, "sample", _fake_sampler(**partial))
     with pytest.raises(SamplingInterrupted):
-        fit(str(inputs["log"]), str(inputs["spec"]))
+        fit(str(inputs["log"]), str(inputs["spec"]), sampler=_fake_sampler(**partial))
+    monkeypatch.setattr(walk_sampler, "sample", _fake_sampler(**partial))     # the CLI's
     work = inputs["log"].parent
     before = snapshot(work)
     assert main(["fit", str(inputs["log"]), "--spec", str(inputs["spec"]), "-o",
                  str(work / "post.nc"), "--quiet"]) == 130
     _one_line(capsys.readouterr().err, "fit", "interrupted")
     assert snapshot(work) == before
-    monkeypatch.setattr(walk_sampler, "sample", _fake_sampler())      # complete: accepted
-    assert fit(str(inputs["log"]), str(inputs["spec"])).n_draws == 2 * 50
+    complete = _fake_sampler()                                        # accepted
+    assert fit(str(inputs["log"]), str(inputs["spec"]), sampler=complete).n_draws == 2 * 50
 
 
 # d5: the demo writes all its outputs or none -----------------------------------------------

@@ -143,7 +143,7 @@ def test_scoring_comparison_and_simulation_read_posteriors_never_fits(reader):
 
 
 #: the parts every model family of inference/ has, one module each
-FAMILY_PARTS = {"data.py", "model.py", "fit.py", "checks.py"}
+FAMILY_PARTS = {"spec.py", "data.py", "model.py", "fit.py", "checks.py"}
 
 
 @pytest.mark.parametrize("family", ["walk", "clicks", "dwell"])

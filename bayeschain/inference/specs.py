@@ -71,20 +71,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import FormatError
+from .dwell.spec import needs_observations
 from .keys import check_table
 from .sections import SECTIONS
+from .walk import spec as walk_spec
 
 # key -> (type, allowed values or None, default); the tables of SECTIONS ([transitions],
 # [jumps], [holding]) are declared and validated by their own modules
 MODEL_KEYS = {"name": (str, None, None), "description": (str, None, ""),
               "ranks": (int, None, 10)}
-EXAMINATION_KEYS = {"moves": (str, ("pooled", "shared"), "pooled"),
-                    "clicks": (str, ("auto", "pooled", "shared", "document"), "auto"),
-                    "backward": (bool, None, True),
-                    "boundary": (str, ("leave", "rescale"), "leave"),
-                    "by_relevance": (bool, None, False),
-                    "prior_sd": (float, None, 2.0),
-                    "deviation_sd": (float, None, 0.5)}
 SAMPLER_KEYS = {"method": (str, ("conjugate", "nuts"), "conjugate"),
                 "draws": (int, None, 1000), "chains": (int, None, 4),
                 "tune": (int, None, 1000), "seed": (int, None, 2026),
@@ -93,10 +88,10 @@ SAMPLER_KEYS = {"method": (str, ("conjugate", "nuts"), "conjugate"),
 #: every section a spec may have, with its keys (in the order error messages list them)
 SCHEMA: dict[str, dict[str, tuple]] = {
     "model": MODEL_KEYS,
-    "transitions": SECTIONS["transitions"].KEYS,
-    "examination": EXAMINATION_KEYS,
-    "jumps": SECTIONS["jumps"].KEYS,
-    "holding": SECTIONS["holding"].KEYS,
+    "transitions": SECTIONS["transitions"].keys,
+    "examination": walk_spec.KEYS,
+    "jumps": SECTIONS["jumps"].keys,
+    "holding": SECTIONS["holding"].keys,
     "sampler": SAMPLER_KEYS,
 }
 REQUIRED_SECTIONS = ("model", "sampler")
@@ -222,15 +217,17 @@ def _validate(data: dict, source: str) -> dict[str, dict[str, Any]]:
         if not isinstance(table, dict):
             raise FormatError(f"[{sec}] must be a table", file=source)
     # the spec's own tables ([model], [sampler], [examination]) first, then each of
-    # SECTIONS by its module's validate, in file order
-    out: dict[str, dict[str, Any]] = {sec: check_table(sec, table, SCHEMA[sec], source)
-                                      for sec, table in data.items() if sec not in SECTIONS}
+    # SECTIONS by its validate, in file order
+    out: dict[str, dict[str, Any]] = {
+        sec: walk_spec.validate(table, source) if sec == "examination"
+        else check_table(sec, table, SCHEMA[sec], source)
+        for sec, table in data.items() if sec not in SECTIONS}
     _check_numbers(out, source)
     for sec, table in data.items():
         if sec in SECTIONS:
             out[sec] = SECTIONS[sec].validate(table, source)
     if "examination" in out and "holding" in out and \
-            SECTIONS["holding"].needs_observations(out["holding"]):
+            needs_observations(out["holding"]):
         raise FormatError("[holding] with censoring = 'examination' (the dwell model on each "
                           "click's observation) is its own spec: fit it separately from the "
                           "walk (e.g. spec 'dwell' or 'dwell-document')", file=source)
@@ -238,8 +235,8 @@ def _validate(data: dict, source: str) -> dict[str, dict[str, Any]]:
 
 
 def _check_numbers(spec: dict, source: str) -> None:
-    """The numbers of [model], [sampler] and [examination] (each of SECTIONS checks its
-    own in its ``validate``)."""
+    """The numbers of [model] and [sampler], and what [sampler] allows [examination] (each
+    section checks its own numbers in its ``validate``)."""
     from ..io.clicklog import MAX_RANK
 
     if not 1 <= spec["model"]["ranks"] <= MAX_RANK:
@@ -255,12 +252,7 @@ def _check_numbers(spec: dict, source: str) -> None:
     if s["min_ess"] > 0 and "examination" not in spec:
         raise FormatError("[sampler] min_ess (stop on the diagnostics) is for the walk specs "
                           "([examination]); set draws instead", file=source)
-    e = spec.get("examination")
-    if e is not None:
-        for key in ("prior_sd", "deviation_sd"):
-            if not 0 < e[key] < float("inf"):
-                raise FormatError(f"[examination] {key} must be a positive number",
-                                  file=source)
+    if spec.get("examination") is not None:
         if spec["sampler"]["method"] == "conjugate":
             raise FormatError("[examination] has no conjugate posterior: [sampler] method "
                               "must be 'nuts'", file=source)

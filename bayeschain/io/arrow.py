@@ -246,7 +246,7 @@ def line_number(data: bytes | str, offset: int) -> int:
 
 
 def _too_large(path, limit: int) -> FormatError:
-    from ..chains.checks import size_text, budget_origin
+    from ..chains.checks import budget_origin, size_text
 
     return FormatError(f"the content (after decompression) is larger than {size_text(limit)} "
                        f"({budget_origin()}); split the file or give a smaller one",

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ParameterError
-from .classical import per_list, check_persistence, ranked
+from .classical import check_persistence, per_list, ranked
 
 
 def _inside(rel: np.ndarray, lengths) -> tuple[np.ndarray, np.ndarray]:

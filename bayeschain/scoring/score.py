@@ -137,7 +137,7 @@ def _bounded_block(lists: RankedLists, m, draw_block: int) -> int:
     draws x lists x ranks floats) take at most half of
     :func:`~bayeschain.chains.checks.memory_budget`: long rankings are streamed over
     fewer draws at a time; when even one draw cannot fit, refused up front."""
-    from ..chains.checks import size_text, budget_origin, check_memory, memory_budget
+    from ..chains.checks import budget_origin, check_memory, memory_budget, size_text
 
     width = lists.relevance.shape[1] if m.cutoff is None else m.cutoff
     per_row = width * 8 * SCORING_ARRAYS

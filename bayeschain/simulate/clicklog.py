@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..browsing.page_walk import walk_pages
-from ..chains.checks import size_text, budget_origin, memory_budget
+from ..chains.checks import budget_origin, memory_budget, size_text
 from ..errors import ParameterError
 from ..io.clicklog import RESULT_COLUMNS, ClickLog, canonical_types
 

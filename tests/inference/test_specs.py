@@ -123,18 +123,18 @@ def test_bad_sections_name_the_file_and_key(body, method, message):
     assert err.value.file == "bad.toml"
 
 
-def test_each_section_is_validated_by_its_module():
+def test_each_section_is_validated_by_its_family():
     from bayeschain.inference import specs
     from bayeschain.inference.sections import SECTIONS
 
-    for name, module in SECTIONS.items():
-        assert specs.SCHEMA[name] is module.KEYS
+    for name, section in SECTIONS.items():
+        assert specs.SCHEMA[name] is section.keys
     spec = parse_spec(_spec("[transitions]\nprior = [1, 1, 1, 1]\n[jumps]\n"
                             "[holding]\nprior = [1, 20]"))
     tables = {"transitions": {"prior": [1, 1, 1, 1]}, "jumps": {}, "holding": {"prior": [1, 20]}}
-    for name, module in SECTIONS.items():
-        assert spec.section(name) == module.validate(tables[name])
-    # defaults come from the section modules
+    for name, section in SECTIONS.items():
+        assert spec.section(name) == section.validate(tables[name])
+    # defaults come from the families' spec modules
     assert spec.section("transitions")["categories"] == ["forward", "backward", "stop",
                                                           "reformulate"]
     assert spec.section("jumps") == {"family": "free", "prior": [1.0]}
@@ -143,17 +143,17 @@ def test_each_section_is_validated_by_its_module():
 
 
 def test_section_validate_names_the_source_and_is_idempotent():
-    from bayeschain.inference.clicks import jumps, transitions
-    from bayeschain.inference.dwell import holding
+    from bayeschain.inference.clicks.spec import validate_jumps, validate_transitions
+    from bayeschain.inference.dwell.spec import validate as validate_holding
 
     with pytest.raises(FormatError, match=r"^mine\.toml: \[holding\] prior: \[inf\] not finite"):
-        holding.validate({"prior": [float("inf"), 1.0]}, "mine.toml")
+        validate_holding({"prior": [float("inf"), 1.0]}, "mine.toml")
     with pytest.raises(FormatError, match=r"^mine\.toml: \[jumps\] has unknown key"):
-        jumps.validate({"prior": [1.0], "rows": 3}, "mine.toml")
-    clean = transitions.validate({"prior": [1, 2], "categories": ["forward", "stop"]})
-    assert transitions.validate(clean) == clean
+        validate_jumps({"prior": [1.0], "rows": 3}, "mine.toml")
+    clean = validate_transitions({"prior": [1, 2], "categories": ["forward", "stop"]})
+    assert validate_transitions(clean) == clean
     # likelihood "none" learns nothing: its prior is required but not interpreted
-    assert holding.validate({"likelihood": "none", "prior": [1]})["prior"] == [1]
+    assert validate_holding({"likelihood": "none", "prior": [1]})["prior"] == [1]
 
 
 def test_with_sampler_revalidates_the_sections():

@@ -8,29 +8,28 @@ import numpy as np
 
 from ...errors import ParameterError
 from ...posterior.container import Posterior, make_posterior
+from ..dwell.spec import needs_observations
 from ..sampling import check_complete, check_diagnostics, interrupt_watch, statistics_of
 from ..sections import sections_of
 from ..specs import ModelSpec
-from . import transitions
 from .data import ModelData, model_data
+from .spec import categories, check_fit
 
 
 def fit_sections(log_or_stats, spec: ModelSpec, *, progress: bool = False) -> Posterior:
     """A posterior of ``spec``'s sections from a log or its statistics (the spec's sampler
     settings already applied)."""
-    from ..dwell import holding
-
     trans = spec.section("transitions")
     if trans is not None:
-        transitions.check_fit(trans)
+        check_fit(trans)
     hold = spec.section("holding")
-    if hold is not None and holding.needs_observations(hold):
+    if hold is not None and needs_observations(hold):
         from ..dwell.fit import dwell_model_data
 
         data = dwell_model_data(log_or_stats, spec, trans)
     else:
         stats = statistics_of(log_or_stats)
-        data = model_data(stats, spec.ranks, transitions.categories(trans))
+        data = model_data(stats, spec.ranks, categories(trans))
     check_learnable(data, spec)
     if spec.sampler["method"] == "conjugate":
         return fit_conjugate(data, spec)
@@ -68,8 +67,8 @@ def fit_conjugate(data: ModelData, spec: ModelSpec) -> Posterior:
     s = spec.sampler
     rng = np.random.default_rng(s["seed"])
     variables = {}
-    for module, table in sections_of(spec):
-        variables.update(module.conjugate_draws(data, table, s["chains"], s["draws"], rng))
+    for section, table in sections_of(spec):
+        variables.update(section.conjugate_draws(data, table, s["chains"], s["draws"], rng))
     return make_posterior(variables, spec=spec, data_digest=data.digest, seed=s["seed"],
                           method="conjugate", extra_attrs=data_attrs(data))
 

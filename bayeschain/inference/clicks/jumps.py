@@ -19,39 +19,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ...errors import FormatError, ParameterError
-from ..keys import check_finite, check_table, is_number
+from ...errors import ParameterError
 from .conjugate import sample_dirichlet
 from .data import ModelData
-
-#: free Dirichlet rows, or the paper's distance decays (inverse distance, log inverse)
-FAMILIES = ("free", "ID", "LID")
-
-#: the keys of ``[jumps]``: key -> (type, allowed values or None, default)
-KEYS = {"family": (str, FAMILIES, "free"),
-        "prior": (list, None, [1.0])}
-
-#: posterior variables of the section
-VARIABLES = ("jump", "jump_exponent")
-
-
-def validate(section: dict, source: str = "<string>") -> dict:
-    """The ``[jumps]`` table with its defaults, or a :class:`~bayeschain.errors.FormatError`
-    naming ``source`` and the key: the prior is one positive finite concentration for
-    ``free``, a Gamma(shape, rate) with positive finite parameters for ``ID`` / ``LID``."""
-    clean = check_table("jumps", section, KEYS, source)
-    prior = clean["prior"]
-    need = 1 if clean["family"] == "free" else 2
-    if len(prior) != need or not all(is_number(a) and a > 0 for a in prior):
-        raise FormatError("[jumps] prior: one positive Dirichlet concentration for "
-                          "family 'free', Gamma(shape, rate) of the decay exponent for "
-                          "'ID' / 'LID'", file=source)
-    check_finite("jumps", "prior", prior, source)
-    return clean
-
-
-def predictive_checks(section: dict) -> tuple[str, ...]:
-    return ()
 
 
 def decay_weights(family: str, n: int) -> np.ndarray:

@@ -24,8 +24,8 @@ def build_model(data: ModelData, spec: ModelSpec):
     import pymc as pm
 
     with pm.Model(coords=data.coords) as model:
-        for module, table in sections_of(spec):
-            module.add_to_model(data, table)
+        for section, table in sections_of(spec):
+            section.add_to_model(data, table)
     return model
 
 
@@ -45,7 +45,7 @@ def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Pos
                           target_accept=s["target_accept"], progressbar=progress,
                           compute_convergence_checks=False, nuts_sampler="pymc")
     post = _group(idata, "posterior")
-    keep = [v for module, _ in sections_of(spec) for v in module.VARIABLES if v in post]
+    keep = [v for section, _ in sections_of(spec) for v in section.variables if v in post]
     variables = {v: post[v] for v in keep}
     stats = _group(idata, "sample_stats")
     sample_stats = xr.Dataset({"diverging": stats["diverging"]}) if "diverging" in stats \

@@ -21,56 +21,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ...errors import FormatError, ParameterError
-from ..keys import PARAMETRISATIONS, check_finite, check_table, is_number
+from ...errors import ParameterError
 from .conjugate import sample_dirichlet
 from .data import ModelData
-
-#: what can follow a click: the next click lies below, lies above, the user stops, or
-#: reformulates the query
-CATEGORIES = ("forward", "backward", "stop", "reformulate")
-
-#: the keys of ``[transitions]``: key -> (type, allowed values or None, default)
-KEYS = {"categories": (list, CATEGORIES, list(CATEGORIES)),
-        "parametrisation": (str, PARAMETRISATIONS, "per-rank"),
-        "prior": (list, None, None),
-        "by_relevance": (bool, None, False)}
-
-#: posterior variables of the section
-VARIABLES = ("transition",)
-
-
-def validate(section: dict, source: str = "<string>") -> dict:
-    """The ``[transitions]`` table with its defaults, or a
-    :class:`~bayeschain.errors.FormatError` naming ``source`` and the key: at least two
-    distinct categories, one positive finite Dirichlet concentration per category."""
-    clean = check_table("transitions", section, KEYS, source)
-    names, prior = clean["categories"], clean["prior"]
-    if len(set(names)) != len(names) or len(names) < 2:
-        raise FormatError("[transitions] categories must be at least two distinct names",
-                          file=source)
-    if len(prior) != len(names) or not all(is_number(a) and a > 0 for a in prior):
-        raise FormatError("[transitions] prior must give one positive Dirichlet "
-                          "concentration per category", file=source)
-    check_finite("transitions", "prior", prior, source)
-    return clean
-
-
-def check_fit(section: dict) -> None:
-    """Refuse what ``fit`` cannot do with the section: transitions by relevance."""
-    if section["by_relevance"]:
-        raise ParameterError("click-to-click transitions by relevance are not the walk's "
-                             "moves; fit the walk by relevance with the spec "
-                             "'walk-relevance'")
-
-
-def categories(section: dict | None) -> tuple[str, ...]:
-    """The categories to count: the section's, or all of them without the section."""
-    return tuple(section["categories"]) if section is not None else CATEGORIES
-
-
-def predictive_checks(section: dict) -> tuple[str, ...]:
-    return ("backward_share",)
 
 
 def structural_zeros(data: ModelData) -> np.ndarray:

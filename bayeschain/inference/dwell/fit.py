@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ...errors import ParameterError
 from ...io.clickstats_tables import ClickStats
-from ..clicks import transitions
 from ..clicks.data import ModelData, model_data
+from ..clicks.spec import categories
 from ..sampling import as_log, statistics_of
 from ..specs import ModelSpec
 
@@ -24,5 +24,5 @@ def dwell_model_data(log, spec: ModelSpec, trans) -> ModelData:
                              "click log itself (each click's times), not to aggregated "
                              "statistics")
     log = as_log(log)
-    data = model_data(statistics_of(log), spec.ranks, transitions.categories(trans))
+    data = model_data(statistics_of(log), spec.ranks, categories(trans))
     return replace(data, dwell_obs=dwell_observations(log, spec.ranks))

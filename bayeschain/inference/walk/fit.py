@@ -13,9 +13,10 @@ from ...posterior.container import Posterior, make_posterior
 from ...posterior.vocabulary import MOVES
 from ..clicks.data import model_data
 from ..dwell import holding
+from ..dwell.spec import has_parameters
 from ..sampling import as_log, check_complete, check_diagnostics, interrupt_watch, statistics_of
 from ..specs import ModelSpec
-from .sampler import sample
+from . import sampler as walk_sampler
 
 #: ``clicks = "auto"`` fits an attractiveness per (query, document) pair when the log shows
 #: each pair on at least this many pages on average
@@ -53,7 +54,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                       boundary=exam["boundary"], prior_sd=exam["prior_sd"],
                       deviation_sd=exam["deviation_sd"])
     with interrupt_watch() as seen:
-        draws, stats = (sampler or sample)(model, draws=s["draws"], tune=s["tune"],
+        draws, stats = (sampler or walk_sampler.sample)(model, draws=s["draws"], tune=s["tune"],
                                            chains=s["chains"], seed=s["seed"],
                                            progress=progress,
                                            target_accept=s["target_accept"],
@@ -90,7 +91,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     hold = spec.section("holding")
     dwell_note = "no [holding] section"
     dwell_seen = {}
-    if hold is not None and holding.has_parameters(hold):
+    if hold is not None and has_parameters(hold):
         dwell = model_data(statistics_of(log), data.ranks)
         dwell_seen = {"dwell_observed": int(dwell.dwell_n.sum())}
         if dwell.dwell_n.sum() > 0:    # the exact posterior, seeded as a conjugate fit

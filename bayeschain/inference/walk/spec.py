@@ -1,0 +1,35 @@
+"""The keys of ``[examination]`` (the walk that P@H scores) and their validation."""
+
+from __future__ import annotations
+
+from ...errors import FormatError
+from ..keys import check_table
+
+#: the keys of ``[examination]``: key -> (type, allowed values or None, default)
+KEYS = {"moves": (str, ("pooled", "shared"), "pooled"),
+                    "clicks": (str, ("auto", "pooled", "shared", "document"), "auto"),
+                    "backward": (bool, None, True),
+                    "boundary": (str, ("leave", "rescale"), "leave"),
+                    "by_relevance": (bool, None, False),
+                    "prior_sd": (float, None, 2.0),
+                    "deviation_sd": (float, None, 0.5)}
+
+
+#: posterior variables a walk fit may write
+VARIABLES = ("walk", "click", "attractiveness", "click_trend", "repeat", "holding_rate")
+
+
+def validate(section: dict, source: str = "<string>") -> dict:
+    """The ``[examination]`` table with its defaults, or a
+    :class:`~bayeschain.errors.FormatError` naming ``source`` and the key: the prior
+    scales positive and finite."""
+    clean = check_table("examination", section, KEYS, source)
+    for key in ("prior_sd", "deviation_sd"):
+        if not 0 < clean[key] < float("inf"):
+            raise FormatError(f"[examination] {key} must be a positive number", file=source)
+    return clean
+
+
+def predictive_checks(section: dict) -> tuple[str, ...]:
+    """The walk's check: its clicks and depths replayed on the log's pages."""
+    return ("walk",)
