@@ -81,7 +81,7 @@ def law_tol_check() -> None:
             d = dominance_probability(runs, qrels, "PatH(model='rwbm', order=2)@10", post, a,
                                       b, max_draws=20, seed=2026, tol=10 * law_tol,
                                       law_tol=law_tol)
-            shown = {k: v for k, v in d.system.items() if not k.startswith("se ")}
+            shown = {k: v for k, v in vars(d.system).items() if k != "standard_errors"}
             print(f"{a} vs {b}, mass {law_tol:g}:", shown)
 
 

@@ -6,8 +6,8 @@
    parameters fixed), the share of true values inside the 90% credible intervals of the
    conjugate click-to-click and holding-time models (nominal 0.90; target 0.85-0.95).
    True click-to-click transition laws come exactly from the walk
-   (``tests/inference/truth.py``), conditioned on "not a repeat" as the model's categories
-   are.
+   (``tests/reference/click_transitions.py``), conditioned on "not a repeat" as the model's
+   categories are.
 2. **Speed**: the conjugate fit of the statistics of 10^6 sessions, and a NUTS fit of the
    per-rank click-to-click + holding-time model (10 ranks, PyMC), cold (empty PyTensor
    compile cache, fresh process) and warm (same cache, fresh process).  The walk's own fits

@@ -125,6 +125,33 @@ class Tridiagonal:
         return Tridiagonal(lower, self.diag, upper)
 
 
+# The Thomas algorithm once, in two forms: scalar sweeps over one system for compiled
+# kernels (Numba calls them inside its loops: the walk's page likelihood and its click
+# predictions), and the NumPy form batched over leading axes (solve_identity_minus).
+
+def thomas_factor(lower, upper, n, cprime, inv):
+    """LU of the tridiagonal ``A`` with unit diagonal, ``lower[i] = A[i, i-1]`` and
+    ``upper[i] = A[i, i+1]``, without pivoting (A is diagonally dominant by rows):
+    ``A = L U`` with ``L`` lower bidiagonal (pivots ``1 / inv[i]``, subdiagonal ``lower``)
+    and ``U`` unit upper bidiagonal (superdiagonal ``cprime``)."""
+    inv[0] = 1.0
+    cprime[0] = upper[0] if n > 1 else 0.0
+    for i in range(1, n):
+        v = 1.0 / (1.0 - lower[i] * cprime[i - 1])
+        inv[i] = v
+        cprime[i] = upper[i] * v if i < n - 1 else 0.0
+
+
+
+def thomas_solve(lower, cprime, inv, rhs, out, n):
+    """``A out = rhs`` from the factors of :func:`thomas_factor`."""
+    out[0] = rhs[0]
+    for i in range(1, n):
+        out[i] = (rhs[i] - lower[i] * out[i - 1]) * inv[i]
+    for i in range(n - 2, -1, -1):
+        out[i] -= cprime[i] * out[i + 1]
+
+
 def solve_identity_minus(block: Tridiagonal, rhs: np.ndarray) -> np.ndarray:
     """Solve ``(I - P~) x = rhs`` by the Thomas algorithm, batched over leading axes.
 

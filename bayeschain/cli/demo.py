@@ -214,7 +214,7 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
     import pandas as pd
 
     from ..comparison import compare, dominance_probability
-    from ..comparison.dominance import OUTCOMES
+    from ..comparison.dominance import LABELS, OUTCOMES, SUPERIORITY
     from ..inference import fit, predictive_walk_checks
     from ..io import read_clicks, read_qrels
     from ..recipes import bundled_data_dir, session_matrices, session_qrels, systems_from_log
@@ -258,7 +258,7 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
                              report=session_stage.update, after=rel_fit, **SAMPLER)
     with stage("replaying the fitted walk on the log's pages"):
         checks = predictive_walk_checks(post, log, seed=args.seed)
-    deep = checks["clicks per page"].summaries["pages with a click at rank >= 5"]
+    deep = checks.deep_click_pages
     lo, hi = deep.interval()
     _step(t0, f"replaying the fitted walk on the log's pages: pages with a click at rank >= 5 "
               f"observed {deep.observed:.3f}, posterior predictive 95% [{lo:.3f}, {hi:.3f}]")
@@ -278,8 +278,7 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
                                         tol=10 * LAW_TOL, law_tol=LAW_TOL)
         sys_ = dom.system
         tables.append(comp.pairs.assign(
-            question=what, **{k: sys_[k] for k in ("P(A dom B)", "P(B dom A)", "P(equal laws)",
-                                                   "P(crossing)", "P(X_A>X_B)+P(=)/2")}))
+            question=what, **{LABELS[k]: sys_.outcome(k) for k in (*OUTCOMES, SUPERIORITY)}))
         widths = comp.decomposition.set_index("source")["hdi_width"]
         _step(t0, f"{what}: {first} - {second} = {row['mean_diff']:+.4f} "
                   f"[{row['hdi_0.95_low']:+.4f}, {row['hdi_0.95_high']:+.4f}]; "
@@ -290,12 +289,12 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
               f"{widths['user model (topics fixed)']:.4f}, from the topics alone "
               f"{widths['topics (posterior-mean scores)']:.4f}, both "
               f"{widths['user model + topics']:.4f}")
-        lo_s, hi_s = sys_["P(X_A>X_B)+P(=)/2 (95%)"]
+        lo_s, hi_s = sys_.superiority_interval
         print(f"      laws of P@H over users (random topic): P(A dom B) "
-              f"{sys_['P(A dom B)']:.3f}, P(B dom A) {sys_['P(B dom A)']:.3f}, P(equal laws) "
-              f"{sys_['P(equal laws)']:.3f}, P(crossing) {sys_['P(crossing)']:.3f} "
-              f"(Monte-Carlo s.e. up to {max(sys_['se ' + o] for o in OUTCOMES):.3f}); "
-              f"one user under A beats one under B: {sys_['P(X_A>X_B)+P(=)/2']:.3f} "
+              f"{sys_.a_dominates:.3f}, P(B dom A) {sys_.b_dominates:.3f}, P(equal laws) "
+              f"{sys_.equal:.3f}, P(crossing) {sys_.crossing:.3f} "
+              f"(Monte-Carlo s.e. up to {max(sys_.standard_errors.values()):.3f}); "
+              f"one user under A beats one under B: {sys_.superiority:.3f} "
               f"[{lo_s:.3f}, {hi_s:.3f}]")
     with rel_stage:
         rel_post = rel_fit.result()
@@ -313,7 +312,7 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
 
     return Results(post=post, scores=scores, rel_scores=rel_scores,
                    table=pd.concat(tables, ignore_index=True),
-                   check=checks["deepest clicked rank"])
+                   check=checks.deepest_clicked_rank)
 
 
 def _preload() -> None:

@@ -182,7 +182,7 @@ def _report_walk(post, log, qrels, args, out) -> None:
             print(f"{int(row['rank']):>4}  " + "".join(
                 f"{row[c]:>8.3f} [{row[c + '_lo']:.3f}, {row[c + '_hi']:.3f}]"
                 .rjust(22) for c in cols))
-        if attrs.get("boundary", "leave") == "leave":
+        if post.metadata.boundary == "leave":
             h = expected_visits(post, 10).sum(axis=1)
             lo, hi = np.quantile(h, [0.025, 0.975])
             print(f"E[H] on a 10-result page (ranks examined, revisits counted): "
@@ -190,12 +190,12 @@ def _report_walk(post, log, qrels, args, out) -> None:
     else:
         print(post.summary().round(4).to_string(index=False))
     checks = predictive_walk_checks(post, log, qrels=qrels, seed=0)
-    for check in checks.values():
+    for check in checks.distributions():
         _print_check(check)
     if args.figures:
         from pathlib import Path
 
-        for check, name in zip(checks.values(), WALK_FIGURES, strict=True):
+        for check, name in zip(checks.distributions(), WALK_FIGURES, strict=True):
             _distribution_figure(check, out, Path(args.figures) / name)
     return checks
 

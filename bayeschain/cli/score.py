@@ -50,8 +50,8 @@ def named_runs(paths) -> dict:
 
 def load_scoring_inputs(args: argparse.Namespace):
     """The posterior, the qrels and the named runs of a score / compare command."""
-    from ..inference import Posterior
     from ..io.trec import read_qrels
+    from ..posterior import Posterior
 
     posterior = Posterior.load(args.posterior)
     qrels = read_qrels(args.qrels)
@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..errors import ParameterError
     from ..io.write import atomic_output, check_output_path, netcdf_bytes
+    from ..posterior.draws import stacked_draws
     from ..scoring import score
 
     if args.output:
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     posterior, qrels, runs = load_scoring_inputs(args)
     scores = score(runs, qrels, args.measure, posterior,
                    fixed_reference=args.fixed_reference)
-    mean = scores.mean("topic", skipna=True).stack(sample=("chain", "draw"))
+    mean = stacked_draws(scores.mean("topic", skipna=True))
     print(f"{args.measure} under {posterior.n_draws:,} draws of "
           f"{posterior.attrs.get('spec_name')}: mean over topics (95% interval of the "
           f"{scores.attrs.get('uncertainty', 'user-model posterior')}, topics as given)")

@@ -36,7 +36,6 @@ def run(args: argparse.Namespace) -> int:
 
     from ..io.clickformats import read_clicks
     from ..io.clickstats import click_statistics
-    from ..io.clickstats_pandas import observations
 
     if args.max_rank < 1:
         from ..errors import ParameterError
@@ -71,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
               + (f"  >{args.max_rank}:{deeper:,}" if deeper else ""))
     else:
         print("  clicks per rank: no clicks in the log")
-    clicks, _, _ = observations(log.events, has_sessions=log.has_sessions)
+    clicks, _, _ = log.observations()
     dwell = clicks["dwell"].to_numpy(dtype=float, na_value=np.nan)
     dwell = dwell[np.isfinite(dwell) & (dwell > 0)]
     if dwell.size:

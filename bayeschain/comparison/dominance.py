@@ -38,19 +38,46 @@ import pandas as pd
 
 from ..errors import ParameterError
 
-OUTCOMES = ("P(A dom B)", "P(B dom A)", "P(equal laws)", "P(crossing)")
-SUPERIORITY = "P(X_A>X_B)+P(=)/2"
+#: the four outcomes of a draw, as named in results (columns, fields)
+OUTCOMES = ("a_dominates", "b_dominates", "equal", "crossing")
+#: how they are printed
+LABELS = {"a_dominates": "P(A dom B)", "b_dominates": "P(B dom A)", "equal": "P(equal laws)",
+          "crossing": "P(crossing)", "superiority": "P(X_A>X_B)+P(=)/2"}
+#: the probability of superiority of one user under A over one under B (ties half)
+SUPERIORITY = "superiority"
+
+
+@dataclass(frozen=True)
+class SystemDominance:
+    """The system-level results of :func:`dominance_probability`: the posterior
+    probabilities of the four outcomes for the law of a random user on a random topic
+    (with their Monte-Carlo standard errors, by outcome), the share of topics on which A
+    dominates and the probability of superiority on a random topic (posterior means and
+    95% intervals)."""
+
+    a_dominates: float
+    b_dominates: float
+    equal: float
+    crossing: float
+    standard_errors: dict[str, float]
+    share_a_dominates: float
+    share_a_dominates_interval: tuple[float, float]
+    superiority: float
+    superiority_interval: tuple[float, float]
+
+    def outcome(self, name: str) -> float:
+        """The probability of one of :data:`OUTCOMES`."""
+        return float(getattr(self, name))
 
 
 @dataclass(frozen=True)
 class DominanceComparison:
     """Result of :func:`dominance_probability` (see the module docstring).
 
-    ``topics``: one row per topic with the four outcome probabilities, their Monte-Carlo
-    standard errors (``se ...``) and the posterior mean of the probability of superiority.
-    ``system``: the same for the topic mixture, plus the share of topics on which A
-    dominates (posterior mean and 95% interval) and the probability of superiority on a
-    random topic (mean and 95% interval).
+    ``topics``: one row per topic with the four outcome probabilities (columns
+    :data:`OUTCOMES`), their Monte-Carlo standard errors (``se_<outcome>``) and the
+    posterior mean of the probability of superiority (``superiority``).  ``system``: the
+    same for the topic mixture (:class:`SystemDominance`).
     """
 
     a: str
@@ -58,21 +85,21 @@ class DominanceComparison:
     measure: str
     draws: int
     topics: pd.DataFrame
-    system: dict
+    system: SystemDominance
 
     def summary(self) -> str:
         s = self.system
-        lo, hi = s["share of topics A dom B (95%)"]
-        sl, sh = s[SUPERIORITY + " (95%)"]
+        lo, hi = s.share_a_dominates_interval
+        sl, sh = s.superiority_interval
         return (f"{self.a} vs {self.b}, law of {self.measure} over users, {self.draws:,} "
                 f"posterior draws, {len(self.topics)} topics\n"
-                f"  random user on a random topic: P(A dom B) {s['P(A dom B)']:.3f}, "
-                f"P(B dom A) {s['P(B dom A)']:.3f}, P(equal) {s['P(equal laws)']:.3f}, "
-                f"P(crossing) {s['P(crossing)']:.3f}\n"
-                f"  share of topics on which A dominates: {s['share of topics A dom B']:.3f} "
+                f"  random user on a random topic: P(A dom B) {s.a_dominates:.3f}, "
+                f"P(B dom A) {s.b_dominates:.3f}, P(equal) {s.equal:.3f}, "
+                f"P(crossing) {s.crossing:.3f}\n"
+                f"  share of topics on which A dominates: {s.share_a_dominates:.3f} "
                 f"[{lo:.3f}, {hi:.3f}]\n"
                 f"  one random user under A beats one under B (ties half): "
-                f"{s[SUPERIORITY]:.3f} [{sl:.3f}, {sh:.3f}]")
+                f"{s.superiority:.3f} [{sl:.3f}, {sh:.3f}]")
 
 
 def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, *,
@@ -108,7 +135,7 @@ def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, 
         if name not in runs:
             raise ParameterError(f"run {name!r} is not among {sorted(runs)}")
     lists = ranked_lists({a: runs[a], b: runs[b]}, qrels, level=level)
-    p, q = walk_parameters(posterior)
+    p, q = walk_parameters(posterior).arrays()
     if model == "sfbm" and np.any(q > 0):
         raise ParameterError("the fitted walk moves backward: use PatH(model='rwbm')")
     n_total = p.shape[0]
@@ -165,16 +192,19 @@ def dominance_probability(runs, qrels, measure: str, posterior, a: str, b: str, 
     for o in OUTCOMES:
         table[o] = ind[o].mean(axis=1)
     for o in OUTCOMES:
-        table["se " + o] = [_mc_se(ind[o][k], chains) for k in range(n_topics)]
+        table["se_" + o] = [_mc_se(ind[o][k], chains) for k in range(n_topics)]
     table[SUPERIORITY] = sup.mean(axis=1)
-    share = ind["P(A dom B)"].mean(axis=0)
+    share = ind["a_dominates"].mean(axis=0)
     superiority = sup.mean(axis=0)
-    system = {o: float(mixture[o].mean()) for o in OUTCOMES}
-    system.update({"se " + o: _mc_se(mixture[o], chains) for o in OUTCOMES})
-    system["share of topics A dom B"] = float(share.mean())
-    system["share of topics A dom B (95%)"] = tuple(np.quantile(share, [0.025, 0.975]))
-    system[SUPERIORITY] = float(superiority.mean())
-    system[SUPERIORITY + " (95%)"] = tuple(np.quantile(superiority, [0.025, 0.975]))
+    lo_share, hi_share = np.quantile(share, [0.025, 0.975])
+    lo_sup, hi_sup = np.quantile(superiority, [0.025, 0.975])
+    system = SystemDominance(
+        **{o: float(mixture[o].mean()) for o in OUTCOMES},
+        standard_errors={o: _mc_se(mixture[o], chains) for o in OUTCOMES},
+        share_a_dominates=float(share.mean()),
+        share_a_dominates_interval=(float(lo_share), float(hi_share)),
+        superiority=float(superiority.mean()),
+        superiority_interval=(float(lo_sup), float(hi_sup)))
     return DominanceComparison(a, b, repr(m), int(idx.size), table, system)
 
 
@@ -206,9 +236,8 @@ def _outcomes(pa: np.ndarray, pb: np.ndarray, tol: float) -> dict[str, np.ndarra
     equal = below & above
     a_dom = below & ~equal
     b_dom = above & ~equal
-    return {"P(A dom B)": a_dom.astype(float), "P(B dom A)": b_dom.astype(float),
-            "P(equal laws)": equal.astype(float),
-            "P(crossing)": (~(below | above)).astype(float)}
+    return {"a_dominates": a_dom.astype(float), "b_dominates": b_dom.astype(float),
+            "equal": equal.astype(float), "crossing": (~(below | above)).astype(float)}
 
 
 def _superiority(pa: np.ndarray, pb: np.ndarray) -> np.ndarray:

@@ -45,6 +45,7 @@ import pandas as pd
 import xarray as xr
 
 from ..errors import ParameterError
+from ..posterior.draws import stacked_draws
 
 TOPICS = ("bayesian-bootstrap", "fixed")
 
@@ -224,7 +225,7 @@ def compare(scores: xr.DataArray, reference: str | None = None, rope: float = 0.
             f"{len(names):,} runs make {pairs:,} pairs, more than {MAX_PAIRS:,} (about 4 ms "
             f"each, as measured: {pairs * 0.004 / 3600:,.1f} hours); compare every run with "
             "one reference run instead (reference=, --reference RUN)")
-    stacked = scores.stack(sample=("chain", "draw")).transpose("sample", "run", "topic")
+    stacked = stacked_draws(scores).transpose("sample", "run", "topic")
     stacked = stacked.sel(run=names)
     values = stacked.values.astype(float)
     empty = [n for n, row in zip(names, np.isnan(values).all(axis=(0, 2)), strict=True) if row]

@@ -92,6 +92,28 @@ class ClickLog:
     source: str = ""
     meta: dict = field(default_factory=dict)
 
+    def observations(self) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+        """The log's click tables (:func:`~bayeschain.io.clickstats_pandas.observations`:
+        on-page clicks with their order, next rank, page outcome and dwell; the pages; the
+        number of off-page clicks), built once per log and shared by every reader: a fit,
+        its checks and its statistics read the log in one pass.  Read-only (a log is not
+        edited after it is read)."""
+        cached = self.__dict__.get("_observations")
+        if cached is None:
+            from .clickstats_pandas import observations
+
+            cached = observations(self.events, has_sessions=self.has_sessions)
+            self.__dict__["_observations"] = cached
+        return cached
+
+    def derived(self, key: tuple, build):
+        """A table derived from the log, built once per ``key`` (``build()`` the first
+        time): e.g. the walk's pages, shared by a fit and its checks."""
+        cache = self.__dict__.setdefault("_derived", {})
+        if key not in cache:
+            cache[key] = build()
+        return cache[key]
+
     def summary(self) -> dict:
         """Headline counts: sessions, pages, clicks and the report's anomaly counters."""
         ev = self.events

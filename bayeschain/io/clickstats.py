@@ -34,7 +34,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import ParameterError
-from .clickstats_pandas import statistics_pandas
+from .clickstats_pandas import statistics_from_observations, statistics_pandas
 from .clickstats_tables import ClickStats, canonical
 
 
@@ -57,6 +57,8 @@ def click_statistics(source, *, backend: str = "duckdb", by_query: bool = False,
 
     if isinstance(source, ClickLog):
         sessions = source.has_sessions if has_sessions is None else has_sessions
+        if backend == "pandas" and sessions == source.has_sessions:   # its tables, once
+            return statistics_from_observations(*source.observations(), by_query=by_query)
         source = source.events
     else:
         sessions = True if has_sessions is None else has_sessions

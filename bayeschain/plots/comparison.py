@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..posterior.draws import stacked_draws
+
 
 def _means(scores):
-    return scores.mean("topic", skipna=True).stack(sample=("chain", "draw"))
+    return stacked_draws(scores.mean("topic", skipna=True))
 
 
 def plot_forest(ax, scores, *, ci_prob: float = 0.95, title: str = "mean score"):

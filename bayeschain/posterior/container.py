@@ -32,6 +32,7 @@ import pandas as pd
 import xarray as xr
 
 from ..errors import BayeschainError
+from .draws import stacked_draws
 from .metadata import Metadata
 from .storage import DIGEST_ATTR, check_domain, content_digest, read_tree
 
@@ -107,7 +108,7 @@ class Posterior:
         names = [name] if isinstance(name, str) else list(name)
         shapes, columns = [], []
         for n in names:
-            flat = self.posterior[n].stack(sample=("chain", "draw")).transpose("sample", ...)
+            flat = stacked_draws(self.posterior[n])
             shapes.append(flat.shape[1:])
             columns.append(flat.values.reshape(flat.shape[0], -1))
         x = np.concatenate(columns, axis=1)
@@ -134,7 +135,7 @@ class Posterior:
             if "rank" in da.dims and da.sizes["rank"] > 1 and bool(
                     (da == da.isel(rank=0)).all()):
                 da = da.isel(rank=[0]).assign_coords(rank=["all"])   # shared by all ranks
-            flat = da.stack(sample=("chain", "draw"))
+            flat = stacked_draws(da)
             mean = flat.mean("sample")
             sd = flat.std("sample")
             q = flat.quantile([lo, hi], dim="sample")

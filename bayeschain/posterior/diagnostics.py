@@ -6,7 +6,7 @@ R-hat for assessing convergence of MCMC*, Bayesian Analysis 16(2), 2021: the qua
 ArviZ computes as ``az.rhat(..., method="rank")`` and ``az.ess(..., method="bulk")``, with
 the same conventions (Blom's offset 3/8 for the normal scores, average ranks for ties,
 Geyer's initial monotone sequence on FFT autocovariances), equal to them to rounding
-(``tests/inference/test_diagnostics.py``).  ArviZ 0.x loops over parameters in Python
+(``tests/posterior/test_diagnostics.py``).  ArviZ 0.x loops over parameters in Python
 (about 2 ms each); a walk posterior has hundreds of them and the demo checks its draws
 while sampling, so the arithmetic is done here on all parameters at once.
 

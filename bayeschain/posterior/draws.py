@@ -5,10 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 
+def stacked_draws(da):
+    """A DataArray with dims ``(chain, draw, ...)`` (a posterior variable, or scores under
+    posterior draws) with its draws flattened into a first dim ``sample``."""
+    return da.stack(sample=("chain", "draw")).transpose("sample", ...)
+
+
 def draws_of(posterior, name: str) -> np.ndarray:
     """A posterior variable flattened to ``(draws, ...)``."""
-    da = posterior.posterior[name]
-    return da.stack(sample=("chain", "draw")).transpose("sample", ...).values
+    return stacked_draws(posterior.posterior[name]).values
 
 
 

@@ -16,15 +16,19 @@ A posterior says which chain it parametrises (its ``parametrises`` attr, from it
   ``g`` of the ID / LID decay ``p_ij = w(|i - j|)^g / sum_k w(|i - k|)^g``, or free rows;
 * ``"dwell"``: holding times only.
 
-Every function returns arrays with the flattened posterior draws first.
+Every function returns the flattened posterior draws first: arrays, and for
+:func:`walk_parameters` a typed pair of DataArrays with their coordinates.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
+import xarray as xr
 
 from ..errors import ParameterError
-from .draws import draws_of
+from .draws import draws_of, stacked_draws
 
 #: why a click-to-click posterior cannot parametrise a walk measure, and what to fit
 CLICK_TO_CLICK = (
@@ -51,8 +55,20 @@ def _walk(posterior, measure: str):
     return post["walk"]
 
 
-def walk_parameters(posterior) -> tuple[np.ndarray, np.ndarray]:
-    """Forward and backward probability of the walk at each rank, ``(draws, ranks)``.
+class WalkParameters(NamedTuple):
+    """The forward and backward probabilities of P@H's walk per draw and rank, as
+    DataArrays with dims ``(sample, rank)`` (``sample`` the flattened ``(chain, draw)``,
+    ``rank`` 1..R); :meth:`arrays` gives them as NumPy arrays ``(draws, ranks)``."""
+
+    forward: xr.DataArray
+    backward: xr.DataArray
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.forward.values, self.backward.values
+
+
+def walk_parameters(posterior) -> WalkParameters:
+    """Forward and backward probability of the walk at each rank, ``(sample, rank)``.
 
     For any posterior that parametrises the walk (spec ``walk``, ``walk-shared``); ranks
     deeper than the longest page of the log take the last rank's values when a measure
@@ -68,9 +84,8 @@ def walk_parameters(posterior) -> tuple[np.ndarray, np.ndarray]:
         raise ParameterError("this posterior is MsM's session walk (its last rank's forward "
                              "mass is spread over the other moves, Algorithm 1 of the MsM "
                              "paper), not the walk P@H scores: fit the spec 'walk'")
-    w = draws_of(posterior, "walk")                             # (draws, rank, move)
-    moves = list(walk["move"].values)
-    return w[..., moves.index("forward")], w[..., moves.index("backward")]
+    w = stacked_draws(walk)                                      # (sample, rank, move)
+    return WalkParameters(w.sel(move="forward", drop=True), w.sel(move="backward", drop=True))
 
 
 def relevance_walk_parameters(posterior) -> dict[str, np.ndarray]:
@@ -204,7 +219,7 @@ def expected_visits(posterior, length: int = 10) -> np.ndarray:
     from ..browsing import build_chain
     from ..browsing.base import extend_ranks
 
-    p, q = walk_parameters(posterior)
+    p, q = walk_parameters(posterior).arrays()
     chain = build_chain("rwbm", int(length), p=extend_ranks(p, length),
                         q=extend_ranks(q, length))
     return chains.expected_visits(chain, check=False)

@@ -24,7 +24,7 @@ def path_cdf_bands(relevance, model: str, posterior, *, grid=None, probs=(0.05, 
     rel = apply_gains(relevance)
     if model not in ("sfbm", "rwbm"):
         raise ParameterError("CDF bands support the sfbm and rwbm browsing models")
-    p, q = walk_parameters(posterior)
+    p, q = walk_parameters(posterior).arrays()
     idx = draw_indices(p.shape[0], max_draws, seed)
     x = np.linspace(0, 1, 201) if grid is None else np.asarray(grid, dtype=float)
     cdfs = []

@@ -202,7 +202,7 @@ def _score_rows(lists: RankedLists, m, posterior) -> np.ndarray:
     if m.name == "PatH":
         return _path_scores(rel, lengths, m, kw, posterior)
     if m.name == "RBP":
-        p, q = walk_parameters(posterior)
+        p, q = walk_parameters(posterior).arrays()
         _forward_only(q, f"{m!r}")
         if not np.allclose(p, p[:, :1]):
             raise ParameterError("RBP needs one persistence per draw; this posterior has "
@@ -285,7 +285,7 @@ def _path_scores(rel, lengths, m, kw, posterior) -> np.ndarray:
     if model == "drwbm":
         return _dynamic_scores(rel >= relevance_level(posterior), gains, lengths,
                                relevance_walk_parameters(posterior), order)
-    p, q = walk_parameters(posterior)
+    p, q = walk_parameters(posterior).arrays()
     if model == "sfbm":
         _forward_only(q, f"{m!r}")
     return _static_scores(gains, lengths, model, p, q, order)

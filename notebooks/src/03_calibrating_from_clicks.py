@@ -42,11 +42,11 @@ print(f"E[H] = {h.mean():.2f} [{np.quantile(h, 0.025):.2f}, {np.quantile(h, 0.97
 # %%
 checks = predictive_walk_checks(post, log, seed=1)
 fig, axes = plt.subplots(1, 3, figsize=(15, 3.5))
-for ax, check in zip(axes, checks.values(), strict=True):
+for ax, check in zip(axes, checks.distributions(), strict=True):
     plot_distribution_check(ax, check)
     ax.set_xlabel(check.label)
 fig.tight_layout()
-for name, c in checks["clicks per page"].summaries.items():
+for name, c in checks.clicks_per_page.summaries.items():
     lo, hi = c.interval()
     print(f"{name}: observed {c.observed:.3f}, predictive 95% [{lo:.3f}, {hi:.3f}]")
 fig

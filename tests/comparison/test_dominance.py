@@ -46,8 +46,8 @@ def _brute(rel_a, rel_b, p, q):
     lb = path_distribution(np.array(rel_b, float), "rwbm", p=p, q=q)
     d = stochastic_dominance(la, lb, tol=1e-9)
     equal = d.a_dominates and d.b_dominates
-    return {"P(A dom B)": d.a_dominates and not equal, "P(B dom A)": d.b_dominates and not equal,
-            "P(equal laws)": equal, "P(crossing)": not (d.a_dominates or d.b_dominates)}, la, lb
+    return {"a_dominates": d.a_dominates and not equal, "b_dominates": d.b_dominates and not equal,
+            "equal": equal, "crossing": not (d.a_dominates or d.b_dominates)}, la, lb
 
 
 def test_outcomes_per_topic_and_draw_match_one_draw_at_a_time(case):
@@ -65,9 +65,9 @@ def test_outcomes_per_topic_and_draw_match_one_draw_at_a_time(case):
             assert row[o] == pytest.approx(counts[o] / len(walks)), (topic, o)
         assert sum(row[o] for o in OUTCOMES) == pytest.approx(1.0)
     t3 = got.topics.set_index("topic").loc["t3"]
-    assert t3["P(equal laws)"] == 1.0 and t3[SUPERIORITY] == pytest.approx(0.5)
-    assert sum(got.system[o] for o in OUTCOMES) == pytest.approx(1.0)
-    assert 0 < got.topics.set_index("topic").loc["t1", "P(crossing)"] < 1
+    assert t3["equal"] == 1.0 and t3[SUPERIORITY] == pytest.approx(0.5)
+    assert sum(got.system.outcome(o) for o in OUTCOMES) == pytest.approx(1.0)
+    assert 0 < got.topics.set_index("topic").loc["t1", "crossing"] < 1
     assert "random user on a random topic" in got.summary()
 
 
@@ -87,9 +87,9 @@ def test_the_mixture_over_topics_is_the_law_of_a_random_user_on_a_random_topic(c
 
     d = stochastic_dominance(mixture(laws["A"]), mixture(laws["B"]), tol=1e-9)
     equal = d.a_dominates and d.b_dominates
-    assert got.system["P(A dom B)"] == float(d.a_dominates and not equal)
-    assert got.system["P(B dom A)"] == float(d.b_dominates and not equal)
-    assert got.system["P(crossing)"] == float(not (d.a_dominates or d.b_dominates))
+    assert got.system.a_dominates == float(d.a_dominates and not equal)
+    assert got.system.b_dominates == float(d.b_dominates and not equal)
+    assert got.system.crossing == float(not (d.a_dominates or d.b_dominates))
 
 
 def test_probability_of_superiority_against_simulated_users(case):
@@ -121,10 +121,10 @@ def test_identical_runs_have_equal_laws_and_no_dominance(case):
     runs, qrels, _, post = case
     same = {"A": runs["A"], "C": runs["A"].assign(run_id="C")}
     got = dominance_probability(same, qrels, "PatH(model='rwbm')@10", post, "A", "C")
-    assert got.system["P(A dom B)"] == got.system["P(B dom A)"] == 0.0
-    assert got.system["P(equal laws)"] == 1.0
-    assert (got.topics["P(equal laws)"] == 1.0).all()
-    assert got.system[SUPERIORITY] == pytest.approx(0.5)
+    assert got.system.a_dominates == got.system.b_dominates == 0.0
+    assert got.system.equal == 1.0
+    assert (got.topics["equal"] == 1.0).all()
+    assert got.system.superiority == pytest.approx(0.5)
 
 
 def test_monte_carlo_error_is_reported_and_subsets_are_seeded(case):
@@ -135,8 +135,8 @@ def test_monte_carlo_error_is_reported_and_subsets_are_seeded(case):
                               max_draws=20, seed=1)
     pd.testing.assert_frame_equal(a.topics, b.topics)
     row = a.topics.set_index("topic").loc["t1"]
-    p = row["P(crossing)"]
-    assert row["se P(crossing)"] == pytest.approx(np.sqrt(p * (1 - p) / 20))
+    p = row["crossing"]
+    assert row["se_crossing"] == pytest.approx(np.sqrt(p * (1 - p) / 20))
 
 
 def test_bad_requests_are_errors(case):

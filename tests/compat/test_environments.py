@@ -40,10 +40,11 @@ PYTHONS = [NEWEST_312, NEWEST_313, MINIMUM_311]
 #: the tests run inside each of them: those of the code the releases touch (nutpie's
 #: bridge and the walk's sampler, posterior storage, PyMC models, ArviZ's HDI, scoring,
 #: the commands)
-SUITE = ["tests/inference/test_nuts_c.py", "tests/inference/test_walk_stop_on_diagnostics.py",
-         "tests/inference/test_conjugate.py", "tests/inference/test_nuts.py",
-         "tests/comparison/test_summary.py", "tests/scoring", "tests/test_cli_fit.py",
-         "tests/test_cli_compare.py"]
+SUITE = ["tests/inference/walk/test_bridge.py",
+         "tests/inference/walk/test_stop_on_diagnostics.py",
+         "tests/inference/clicks/test_conjugate.py", "tests/inference/walk/test_sampler.py",
+         "tests/comparison/test_summary.py", "tests/scoring", "tests/cli/test_fit.py",
+         "tests/cli/test_compare.py"]
 
 
 def _ok(result: subprocess.CompletedProcess, what: str) -> str:

@@ -113,7 +113,7 @@ def _fake_demo() -> None:
         post = posterior_from_parameters({"walk": walk,
                                           "click": rng.uniform(0.2, 0.4, (20, 10))})
         check = predictive_walk_checks(post, simulate_click_log(50, seed=1),
-                                       seed=0)["deepest clicked rank"]
+                                       seed=0).deepest_clicked_rank
         scores = xr.DataArray(rng.random((1, 20, 2, 3)),
                               dims=("chain", "draw", "run", "topic"),
                               coords={"chain": [0], "draw": np.arange(20), "run": ["a", "b"],

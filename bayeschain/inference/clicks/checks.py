@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...posterior.draws import stacked_draws
 from .data import ModelData
 
 
@@ -38,8 +39,8 @@ class PredictiveCheck:
 
 
 def predictive_backward_share(posterior, data: ModelData, *, seed=None) -> PredictiveCheck:
-    theta = posterior.transition_probabilities().stack(s=("chain", "draw")).transpose(
-        "s", "rank", "category").values
+    theta = stacked_draws(posterior.transition_probabilities()).transpose(
+        "sample", "rank", "category").values
     cats = list(data.categories)
     fwd, bwd = cats.index("forward"), cats.index("backward")
     totals = data.transitions.sum(axis=1).astype(np.int64)
@@ -55,7 +56,7 @@ def predictive_backward_share(posterior, data: ModelData, *, seed=None) -> Predi
 
 
 def predictive_dwell_means(posterior, data: ModelData, *, seed=None) -> list[PredictiveCheck]:
-    mu = posterior.holding_rates().stack(s=("chain", "draw")).transpose("s", "rank").values
+    mu = stacked_draws(posterior.holding_rates()).transpose("sample", "rank").values
     rng = np.random.default_rng(seed)
     checks = []
     for i in range(data.ranks):

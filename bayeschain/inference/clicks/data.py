@@ -41,10 +41,6 @@ class ModelData:
     dwell_censored: np.ndarray
     digest: str
     moves: np.ndarray | None = None      # (ranks, ranks) click i -> next click j, repeats in
-    leave: np.ndarray | None = None      # (ranks, 2) after the last click: stop, reformulate
-    first: np.ndarray | None = None      # (ranks,) first click of a page
-    no_click: np.ndarray | None = None   # (2,) pages without a click: stop, reformulate
-    beyond: int = 0                      # clicks deeper than `ranks` left out of `moves`
     dwell_obs: object = None             # DwellObservations, for dwell models on each click
 
     @property
@@ -91,33 +87,20 @@ def model_data(stats: ClickStats, ranks: int, categories=("forward", "backward",
         v = np.zeros(r)
         np.add.at(v, dr, d[name].to_numpy(dtype=float, na_value=np.nan))
         sums[name] = v
-    moves, leave, first, no_click, beyond = _walk_counts(stats, r)
     return ModelData(r, cats, counts, repeats, sums["n"], sums["sum"], sums["sum_log"],
-                     sums["sum_log2"], sums["censored"], stats_digest(stats), moves, leave,
-                     first, no_click, beyond)
+                     sums["sum_log2"], sums["censored"], stats_digest(stats),
+                     _jump_counts(stats, r))
 
 
-def _walk_counts(stats: ClickStats, r: int):
-    """Counts for the hidden-examination walk on ranks 1..r (deeper clicks left out)."""
+def _jump_counts(stats: ClickStats, r: int) -> np.ndarray:
+    """``(r, r)`` counts of click ``i`` -> next click ``j`` on ranks 1..r (deeper clicks
+    left out): what ``[jumps]`` learns from."""
     t = stats.transitions
     ok = (t["from_rank"] <= r) & (t["to_rank"] <= r)
     moves = np.zeros((r, r))
     np.add.at(moves, (t.loc[ok, "from_rank"].to_numpy() - 1, t.loc[ok, "to_rank"].to_numpy()
                       - 1), t.loc[ok, "count"].to_numpy(dtype=float, na_value=np.nan))
-    beyond = int(t.loc[~ok, "count"].sum())
-    last = stats.last_clicks[stats.last_clicks["rank"] <= r]
-    leave = np.zeros((r, 2))
-    col = np.where(last["outcome"].to_numpy() == "next_query", 1, 0)
-    np.add.at(leave, (last["rank"].to_numpy() - 1, col), last["count"].to_numpy(dtype=float))
-    beyond += int(stats.last_clicks.loc[stats.last_clicks["rank"] > r, "count"].sum())
-    f = stats.first_clicks[stats.first_clicks["rank"] <= r]
-    first = np.zeros(r)
-    np.add.at(first, f["rank"].to_numpy() - 1, f["count"].to_numpy(dtype=float, na_value=np.nan))
-    pages = stats.pages[~stats.pages["clicked"]]
-    no_click = np.array([pages.loc[pages["outcome"] != "next_query", "count"].sum(),
-                         pages.loc[pages["outcome"] == "next_query", "count"].sum()],
-                        dtype=float)
-    return moves, leave, first, no_click, beyond
+    return moves
 
 
 def stats_digest(stats: ClickStats) -> str:

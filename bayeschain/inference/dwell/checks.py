@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import ParameterError
-from ...posterior.draws import draw_indices
+from ...posterior.draws import draw_indices, draws_of
 from ..clicks.checks import PredictiveCheck
 
 
@@ -48,12 +48,11 @@ class DistributionCheck:
 
 def _observations(log):
     from ...io.clicklog import ClickLog
-    from ...io.clickstats_pandas import observations
 
     if not isinstance(log, ClickLog):
         raise ParameterError("distribution checks need the click log itself (a ClickLog), "
                              "not aggregated statistics")
-    clicks, _, _ = observations(log.events, has_sessions=log.has_sessions)
+    clicks, _, _ = log.observations()
     if clicks.empty:
         raise ParameterError("the log has no clicks on result pages to check against")
     return clicks
@@ -62,12 +61,12 @@ def _observations(log):
 def _dwell_sampler(posterior):
     post = posterior.posterior
     if "holding_rate" in post:
-        mu = post["holding_rate"].stack(s=("chain", "draw")).transpose("s", "rank").values
+        mu = draws_of(posterior, "holding_rate")
         return mu.shape[0], lambda rows, ranks, rng: rng.exponential(
             1.0 / mu[rows][:, ranks])
     if "log_dwell_mean" in post:
-        m = post["log_dwell_mean"].stack(s=("chain", "draw")).transpose("s", "rank").values
-        s = post["log_dwell_sd"].stack(s=("chain", "draw")).transpose("s", "rank").values
+        m = draws_of(posterior, "log_dwell_mean")
+        s = draws_of(posterior, "log_dwell_sd")
         return m.shape[0], lambda rows, ranks, rng: np.exp(
             m[rows][:, ranks] + s[rows][:, ranks] * rng.standard_normal((rows.size,
                                                                           ranks.size)))

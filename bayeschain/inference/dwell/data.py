@@ -49,7 +49,6 @@ import pandas as pd
 
 from ...errors import ParameterError
 from ...io.clicklog import ClickLog
-from ...io.clickstats_pandas import observations
 
 KINDS = ("exact", "gap", "query", "open")
 
@@ -88,7 +87,7 @@ def dwell_observations(log: ClickLog, ranks: int) -> DwellObservations:
     ``ranks`` are pooled into the last one.  A log without a clock has none."""
     if int(ranks) < 1:
         raise ParameterError("ranks must be >= 1")
-    clicks, _, _ = observations(log.events, has_sessions=log.has_sessions)
+    clicks, _, _ = log.observations()
     start = clicks["time"].to_numpy(dtype=float, na_value=np.nan)
     end = clicks["end_time"].to_numpy(dtype=float, na_value=np.nan)
     after = clicks["next_time"].to_numpy(dtype=float, na_value=np.nan)

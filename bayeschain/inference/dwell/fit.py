@@ -24,5 +24,5 @@ def dwell_model_data(log, spec: ModelSpec, trans) -> ModelData:
                              "click log itself (each click's times), not to aggregated "
                              "statistics")
     log = as_log(log)
-    data = model_data(statistics_of(log), spec.ranks, categories(trans))
+    data = model_data(statistics_of(log, backend="pandas"), spec.ranks, categories(trans))
     return replace(data, dwell_obs=dwell_observations(log, spec.ranks))

@@ -79,14 +79,56 @@ class LogSummary:
 
 
 DISTRIBUTIONS = ("clicks per page", "deepest clicked rank", "click rank")
+#: the scalar statistics, by field of :class:`WalkChecks` -> their label
+SCALARS = {"click_less_pages": "click-less pages", "backward_share": "backward share",
+           "deep_click_pages": "pages with a click at rank >= 5",
+           "mean_clicks_per_page": "mean clicks per page"}
+
+
+@dataclass(frozen=True)
+class WalkChecks:
+    """The walk replayed on a log's pages against the log (:func:`predictive_walk_checks`):
+    three distributions and four scalar statistics, each observed against its posterior
+    predictive replications."""
+
+    clicks_per_page: DistributionCheck        # pmf of 0, 1, ..., 5+ clicks per page
+    deepest_clicked_rank: DistributionCheck   # pmf of the deepest click, pages with clicks
+    click_rank: DistributionCheck             # pmf of the rank of a click
+    click_less_pages: PredictiveCheck         # share of pages without a click
+    backward_share: PredictiveCheck           # of click-to-click moves, those upwards
+    deep_click_pages: PredictiveCheck         # share of pages with a click at rank >= 5
+    mean_clicks_per_page: PredictiveCheck
+
+    def distributions(self) -> tuple[DistributionCheck, DistributionCheck, DistributionCheck]:
+        return self.clicks_per_page, self.deepest_clicked_rank, self.click_rank
+
+    def to_datatree(self):
+        """ArviZ's layout: the replications in a ``posterior_predictive`` group (dims
+        ``(chain, draw, ...)``, one chain), the log's values in ``observed_data``."""
+        import xarray as xr
+
+        dims = {"clicks_per_page": "clicks", "deepest_clicked_rank": "rank",
+                "click_rank": "rank"}
+        predictive, observed = {}, {}
+        for name, dim in dims.items():
+            check = getattr(self, name)
+            predictive[name] = xr.DataArray(check.replicated[None], dims=("chain", "draw", dim),
+                                            coords={dim: check.support})
+            observed[name] = xr.DataArray(check.observed, dims=(dim,),
+                                          coords={dim: check.support})
+        for name in SCALARS:
+            check = getattr(self, name)
+            predictive[name] = xr.DataArray(check.replicated[None], dims=("chain", "draw"))
+            observed[name] = xr.DataArray(check.observed)
+        return xr.DataTree.from_dict({"posterior_predictive": xr.Dataset(predictive),
+                                      "observed_data": xr.Dataset(observed)})
 
 
 def observed_summary(log, data) -> LogSummary:
     """The log's own clicks on the pages of ``data`` (its :class:`PageData`), in page
     order."""
-    from ...io.clickstats_pandas import observations
 
-    obs, _, _ = observations(log.events, has_sessions=log.has_sessions)
+    obs, _, _ = log.observations()
     obs = obs.sort_values(["serp_id", "seq"], kind="stable")
     row = np.searchsorted(data.page_ids, obs["serp_id"].to_numpy(dtype=np.int64))
     row = np.clip(row, 0, data.page_ids.size - 1)
@@ -96,13 +138,14 @@ def observed_summary(log, data) -> LogSummary:
 
 
 def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None = 100,
-                           seed=None) -> dict:
+                           seed=None) -> WalkChecks:
     """Replay the fitted walk on every page of ``log`` under ``max_draws`` posterior draws.
 
-    Returns ``{name: DistributionCheck}`` for the clicks per page, the deepest clicked rank
-    and the click-rank histogram, each with its scalar summaries (click-less pages,
-    backward share, pages with a click at rank >= 5, mean clicks per page) as
-    :class:`~bayeschain.inference.clicks.checks.PredictiveCheck`.
+    Returns :class:`WalkChecks`: the clicks per page, the deepest clicked rank and the
+    click-rank histogram (:class:`~bayeschain.inference.dwell.checks.DistributionCheck`;
+    the first also lists the scalar statistics by label, for printing), and the scalar
+    statistics (click-less pages, backward share, pages with a click at rank >= 5, mean
+    clicks per page) as :class:`~bayeschain.inference.clicks.checks.PredictiveCheck`.
     """
     from ...browsing.page_walk import walk_pages
     from .prediction import pages_for
@@ -115,7 +158,7 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
     cfg = data.page_config
     lengths, move_index, click_index = (data.lengths[cfg], data.move_index[cfg],
                                         data.click_index[cfg])
-    boundary = posterior.attrs.get("boundary", "leave")
+    boundary = posterior.metadata.boundary
     rng = np.random.default_rng(seed)
     replicated = []
     for d in range(rows.size):
@@ -133,10 +176,8 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
     support = {"clicks per page": np.arange(CLICK_BINS),
                "deepest clicked rank": np.arange(1, DEPTH_BINS + 1),
                "click rank": np.arange(1, DEPTH_BINS + 1)}
-    out = {}
-    for name in DISTRIBUTIONS:
-        out[name] = DistributionCheck(name, support[name], np.asarray(observed[name]),
-                                      np.stack([r[name] for r in replicated]), "pmf",
-                                      summaries if name == DISTRIBUTIONS[0] else {})
-    return out
-
+    laws = [DistributionCheck(name, support[name], np.asarray(observed[name]),
+                              np.stack([r[name] for r in replicated]), "pmf",
+                              summaries if name == DISTRIBUTIONS[0] else {})
+            for name in DISTRIBUTIONS]
+    return WalkChecks(*laws, **{field: summaries[label] for field, label in SCALARS.items()})

@@ -30,7 +30,6 @@ import pandas as pd
 
 from ...errors import ParameterError
 from ...io.clicklog import ClickLog
-from ...io.clickstats_pandas import observations
 from .likelihood import OUTCOMES, ClickCounts
 
 
@@ -80,7 +79,7 @@ class PageData:
     def clicked(self, log: ClickLog) -> np.ndarray:
         """``(P, N)`` whether each page of ``log`` (the log this data was built from) has at
         least one click at each position (the click vector of click-model evaluation)."""
-        obs, _, _ = observations(log.events, has_sessions=log.has_sessions)
+        obs, _, _ = log.observations()
         row = pd.Index(self.page_ids).get_indexer(obs["serp_id"].to_numpy())
         ok = row >= 0
         out = np.zeros((self.page_ids.size, self.ranks), dtype=bool)
@@ -134,13 +133,27 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         documents are non-relevant, as in trec_eval).  A page's topic is its session's
         topic when the log records one (TREC Session), otherwise its query.
     default_length : positions of a page the log lists without its results
+
+    Built once per log and arguments (:meth:`ClickLog.derived`): a fit and its checks
+    share the pages.
     """
     if not isinstance(log, ClickLog):
         raise ParameterError("the examination walk is fitted to the click log itself (its "
                              "pages and their clicks), not to aggregated statistics")
     if clicks not in ("rank", "document"):
         raise ParameterError(f"clicks must be 'rank' or 'document', got {clicks!r}")
-    obs, pages, off_page = observations(log.events, has_sessions=log.has_sessions)
+    key = ("page_data", clicks, id(qrels), level if qrels is not None else None,
+           default_length, min_length)
+    built = log.derived(key, lambda: (qrels, _page_data(log, clicks, qrels, level,
+                                                        default_length, min_length)))
+    if built[0] is not qrels:            # another qrels table at a reused address
+        return _page_data(log, clicks, qrels, level, default_length, min_length)
+    return built[1]
+
+
+def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: int,
+               min_length: int) -> PageData:
+    obs, pages, off_page = log.observations()
     pages = pages.sort_values("serp_id", kind="stable").reset_index(drop=True)
     page_ids = pages["serp_id"].to_numpy(dtype=np.int64)
     deepest = obs.groupby("serp_id")["rank"].max().reindex(page_ids).fillna(0) \

@@ -92,7 +92,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     dwell_note = "no [holding] section"
     dwell_seen = {}
     if hold is not None and has_parameters(hold):
-        dwell = model_data(statistics_of(log), data.ranks)
+        dwell = model_data(statistics_of(log, backend="pandas"), data.ranks)   # its tables
         dwell_seen = {"dwell_observed": int(dwell.dwell_n.sum())}
         if dwell.dwell_n.sum() > 0:    # the exact posterior, seeded as a conjugate fit
             rates = holding.conjugate_draws(dwell, hold, walk.shape[0], walk.shape[1],

@@ -60,28 +60,6 @@ _WORK_ROWS = 20
 LANES = 8
 
 
-def thomas_factor(lower, upper, n, cprime, inv):
-    """LU of the tridiagonal ``A`` with unit diagonal, ``lower[i] = A[i, i-1]`` and
-    ``upper[i] = A[i, i+1]``, without pivoting (A is diagonally dominant by rows):
-    ``A = L U`` with ``L`` lower bidiagonal (pivots ``1 / inv[i]``, subdiagonal ``lower``)
-    and ``U`` unit upper bidiagonal (superdiagonal ``cprime``)."""
-    inv[0] = 1.0
-    cprime[0] = upper[0] if n > 1 else 0.0
-    for i in range(1, n):
-        v = 1.0 / (1.0 - lower[i] * cprime[i - 1])
-        inv[i] = v
-        cprime[i] = upper[i] * v if i < n - 1 else 0.0
-
-
-def thomas_solve(lower, cprime, inv, rhs, out, n):
-    """``A out = rhs`` from the factors of :func:`thomas_factor`."""
-    out[0] = rhs[0]
-    for i in range(1, n):
-        out[i] = (rhs[i] - lower[i] * out[i - 1]) * inv[i]
-    for i in range(n - 2, -1, -1):
-        out[i] -= cprime[i] * out[i + 1]
-
-
 def _block_loglik(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targets, counts,
                   gf, gb, gr, gs, gc, gq, wk):
     """Log-likelihood of up to ``LANES`` configurations side by side, on ``n`` positions:
@@ -449,8 +427,7 @@ def compiled_or_python(name: str):
     return globals()[name]
 
 
-_JITTED = ("thomas_factor", "thomas_solve", "_block_loglik", "_boundary_grad", "_loglik",
-           "_table_loglik")
+_JITTED = ("_block_loglik", "_boundary_grad", "_loglik", "_table_loglik")
 
 
 @dataclass(frozen=True)

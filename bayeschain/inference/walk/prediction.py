@@ -30,10 +30,10 @@ import pandas as pd
 
 from ...browsing import page_walk
 from ...chains.jit import jit
+from ...chains.tridiagonal import thomas_factor, thomas_solve
 from ...errors import ParameterError
 from ...posterior.draws import draw_indices
 from ...posterior.walk import page_tables
-from . import likelihood as walk_likelihood
 
 #: ranks that click-model evaluation reports (PyClick's RANK_MAX)
 METRIC_RANKS = 10
@@ -48,8 +48,8 @@ def _no_click(n, f, b, lv, c, mask, lo, up, cp, inv, rhs, y):
         lo[i] = -a * b[i] if i > 0 else 0.0
         up[i] = -a * f[i] if i < n - 1 else 0.0
         rhs[i] = a * lv[i]
-    walk_likelihood.thomas_factor(lo, up, n, cp, inv)
-    walk_likelihood.thomas_solve(lo, cp, inv, rhs, y, n)
+    thomas_factor(lo, up, n, cp, inv)
+    thomas_solve(lo, cp, inv, rhs, y, n)
     return y[0]
 
 
@@ -116,7 +116,8 @@ def _kernel():
     if _COMPILED is None:
         page_walk.compiled("page_rows")
         g = globals()
-        g["_no_click"] = jit(_no_click, nogil=True, error_model="numpy")
+        for name in ("thomas_factor", "thomas_solve", "_no_click"):    # callees first
+            g[name] = jit(g[name], nogil=True, error_model="numpy")
         _COMPILED = jit(_predict, nogil=True, error_model="numpy")
     return _COMPILED
 

@@ -1,7 +1,7 @@
 """The dwell model on each click's observation (issue 17): the gap quadrature against
 adaptive integration, the observation kinds read off a log written by hand, and recovery
 of a known truth from logs simulated with a non-zero examination time, missing end times
-and satisfied last clicks (:mod:`tests.inference.dwell_truth`, an independent simulator).
+and satisfied last clicks (:mod:`tests.reference.dwell_log`, an independent simulator).
 """
 
 import math
@@ -14,8 +14,7 @@ from bayeschain.inference.dwell.model import exponential_gap, gap_terms
 from bayeschain.inference.specs import parse_spec
 from bayeschain.io.clicklog import ClickLog, make_events
 from bayeschain.posterior.dwell import log_means
-
-from .dwell_truth import RANKS, simulate_log, truth
+from tests.reference.dwell_log import RANKS, simulate_log, truth
 
 stats = pytest.importorskip("scipy.stats")
 integrate = pytest.importorskip("scipy.integrate")

@@ -1,5 +1,5 @@
 """The C entry point nutpie calls equals the walk model's own log density and gradient
-(which tests/inference/test_walk_likelihood.py checks against dense linear algebra and
+(which tests/inference/walk/test_likelihood.py checks against dense linear algebra and
 finite differences), at random points and where the density is zero."""
 
 import ctypes

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TREC = ROOT / "data" / "trec_eval"
 LOG = ROOT / "data" / "trec_session_2013" / "sessiontrack2013.xml.gz"
 

@@ -13,7 +13,7 @@ import pytest
 
 from bayeschain.cli import main
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trec_eval"
+DATA = Path(__file__).resolve().parents[2] / "data" / "trec_eval"
 QRELS, RUN, TRUNC = (str(DATA / n) for n in ("qrels.test", "results.test", "results.trunc"))
 PRINTED = 5e-5 + 1e-9          # half a unit of trec_eval's 4th decimal
 

@@ -16,8 +16,7 @@ from bayeschain.inference import (
 )
 from bayeschain.io import click_statistics
 from bayeschain.simulate import simulate_click_log
-
-from .truth import click_transition_truth
+from tests.reference.click_transitions import click_transition_truth
 
 N, P, Q, R, C, MU = 10, 0.6, 0.15, 0.05, 0.3, np.linspace(0.02, 0.2, 10)
 

@@ -19,7 +19,7 @@ import pytest
 from bayeschain.cli import main
 from bayeschain.inference import Posterior
 
-LOG = Path(__file__).resolve().parents[1] / "data" / "trec_session_2013" / \
+LOG = Path(__file__).resolve().parents[2] / "data" / "trec_session_2013" / \
     "sessiontrack2013.xml.gz"
 QRELS = LOG.parent / "qrels.txt"
 TOP_GRADE = max(int(line.split()[3]) for line in QRELS.read_text().splitlines() if line.strip())

@@ -95,7 +95,7 @@ def test_fitted_walk_contradicts_no_page_of_its_log(recovered):
 
     log, post = recovered
     checks = predictive_walk_checks(post, log, max_draws=100, seed=1)
-    for check in checks.values():
+    for check in checks.distributions():
         assert check.outside(0.99).size == 0, check.label
         for name, c in check.summaries.items():
             lo, hi = c.interval(0.99)
@@ -229,12 +229,11 @@ def test_trec_session_walk_sees_deep_clicks():
     with probability about 0.07.)"""
     from bayeschain.inference import predictive_walk_checks
 
-    path = Path(__file__).resolve().parents[2] / "data" / "trec_session_2013" / \
+    path = Path(__file__).resolve().parents[3] / "data" / "trec_session_2013" / \
         "sessiontrack2013.xml.gz"
     log = bc.read_clicks(path)
     post = fit(log, seed=2026)
-    deep = predictive_walk_checks(post, log, seed=0)["clicks per page"].summaries[
-        "pages with a click at rank >= 5"]
+    deep = predictive_walk_checks(post, log, seed=0).deep_click_pages
     lo, hi = deep.interval(0.95)
     assert deep.observed == pytest.approx(0.301, abs=0.001)
     assert lo <= deep.observed <= hi

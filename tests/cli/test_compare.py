@@ -15,7 +15,7 @@ import pytest
 
 from bayeschain.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "data" / "trec_session_2013" / "sessiontrack2013.xml.gz"
 TREC = ROOT / "data" / "trec_eval"
 PRINTED = 5e-5 + 1e-12            # half a unit of the 4th decimal the tables print

@@ -15,7 +15,7 @@ import pandas as pd
 
 from bayeschain.cli import main
 
-LOG = Path(__file__).resolve().parents[1] / "data" / "trec_session_2013" / \
+LOG = Path(__file__).resolve().parents[2] / "data" / "trec_session_2013" / \
     "sessiontrack2013.xml.gz"
 
 

@@ -7,8 +7,7 @@ import xarray as xr
 from bayeschain.errors import ParameterError
 from bayeschain.inference import Posterior, fit
 from bayeschain.inference.dwell.checks import predictive_dwell_distribution
-
-from .logs import click_log, transition_posterior
+from tests.inference.logs import click_log, transition_posterior
 
 THETA = np.array([[0.6, 0.0, 0.4], [0.5, 0.2, 0.3], [0.3, 0.3, 0.4], [0.0, 0.5, 0.5]])
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bayeschain.inference import fit, posterior_from_parameters, predictive_walk_checks
-from bayeschain.inference.walk.checks import LogSummary
+from bayeschain.inference.walk.checks import SCALARS, LogSummary
 from tests.reference.walk_clicks import pages_to_log, simulate_pages
 
 N = 8
@@ -32,11 +32,13 @@ def test_replays_match_the_independent_simulator():
     expected = LogSummary.from_clicks(len(reference), page, rank).statistics()
     log = pages_to_log(reference[:4000], N)
     checks = predictive_walk_checks(_posterior(truth), log, seed=2)
-    for name in ("clicks per page", "deepest clicked rank", "click rank"):
-        rep = checks[name].replicated.mean(axis=0)
+    for check in checks.distributions():
+        name = check.label
+        rep = check.replicated.mean(axis=0)
         # 60 replays of 4,000 pages: standard errors below 0.002
         np.testing.assert_allclose(rep, expected[name], atol=0.01)
-    for name, check in checks["clicks per page"].summaries.items():
+    for field, name in SCALARS.items():
+        check = getattr(checks, field)
         assert check.replicated.mean() == pytest.approx(expected[name], abs=0.01), name
 
 
@@ -49,7 +51,7 @@ def test_checks_reject_the_click_to_click_substitution():
     pages = simulate_pages(rng, 6000, F, B, 0.3 * LEAVE, 0.7 * LEAVE, C)
     log = pages_to_log(pages, N)
     walk = fit(log, seed=1)
-    good = predictive_walk_checks(walk, log, seed=1)["clicks per page"].summaries
+    good = predictive_walk_checks(walk, log, seed=1).clicks_per_page.summaries
     for name, check in good.items():
         lo, hi = check.interval(0.99)
         assert lo <= check.observed <= hi, name
@@ -59,7 +61,27 @@ def test_checks_reject_the_click_to_click_substitution():
                                                           "reformulate", "stop")], axis=-1)
     substituted = posterior_from_parameters({"walk": rows, "click": np.repeat(
         walk.posterior["click"].isel(chain=0, draw=slice(0, 60)).values, 1, axis=0)})
-    bad = predictive_walk_checks(substituted, log, seed=1)["clicks per page"].summaries
+    bad = predictive_walk_checks(substituted, log, seed=1).clicks_per_page.summaries
     rejected = [name for name, check in bad.items()
                 if not check.interval(0.99)[0] <= check.observed <= check.interval(0.99)[1]]
     assert {"pages with a click at rank >= 5", "mean clicks per page"} <= set(rejected)
+
+
+def test_checks_export_the_arviz_layout_of_replications_and_observations():
+    """``to_datatree``: the replications in ``posterior_predictive`` (one chain, a draw per
+    replay), the log's own statistics in ``observed_data`` (the clicks-per-page pmf
+    recounted here from the pages)."""
+    rng = np.random.default_rng(5)
+    pages = simulate_pages(rng, 500, F, B, 0.3 * LEAVE, 0.7 * LEAVE, C)
+    truth = np.stack([F, B, 0.3 * LEAVE, 0.7 * LEAVE], axis=1)
+    checks = predictive_walk_checks(_posterior(truth),
+                                    pages_to_log(pages, N), max_draws=7, seed=3)
+    tree = checks.to_datatree()
+    predictive, observed = tree["posterior_predictive"], tree["observed_data"]
+    assert predictive["clicks_per_page"].dims == ("chain", "draw", "clicks")
+    assert predictive.sizes["chain"] == 1 and predictive.sizes["draw"] == 7
+    clicks = np.array([len(c) for c, _ in pages])
+    pmf = np.bincount(np.minimum(clicks, 5), minlength=6) / clicks.size
+    np.testing.assert_allclose(observed["clicks_per_page"].values, pmf)
+    assert float(observed["mean_clicks_per_page"]) == pytest.approx(clicks.mean())
+    assert set(SCALARS) <= set(predictive.data_vars)
