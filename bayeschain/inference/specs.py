@@ -2,11 +2,13 @@
 
 A spec names no Python code; it is validated against :data:`SCHEMA` and errors name the
 file, the key and what was expected.  This module checks which sections a spec has and the
-tables ``[model]``, ``[examination]`` and ``[sampler]``; each of ``[transitions]``,
-``[jumps]`` and ``[holding]`` is validated by its own module's ``validate``
+tables ``[model]`` and ``[sampler]``; ``[examination]`` is validated by
+:mod:`~bayeschain.inference.walk.spec`, each of ``[transitions]``, ``[jumps]`` and
+``[holding]`` by its family's ``spec`` module
 (:data:`~bayeschain.inference.sections.SECTIONS`), the one place that interprets it.
-Built-in specs ship inside the package (``bayeschain/inference/specs/*.toml``, mirrored in
-the repository's ``models/``) and are loaded by name: ``load_spec("clicks-conjugate")``.
+Built-in specs live in the repository's ``models/`` folder, their one home, installed with
+the package as ``bayeschain.models``, and are loaded by name:
+``load_spec("clicks-conjugate")``.
 
 Layout::
 
@@ -147,7 +149,7 @@ class ModelSpec:
 
 def builtin_specs() -> list[str]:
     """Names of the specs shipped with the package."""
-    folder = resources.files("bayeschain.inference") / "specs"
+    folder = resources.files("bayeschain.models")
     return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
 
 
@@ -183,7 +185,7 @@ def load_spec(path_or_name) -> ModelSpec:
         if name not in builtin_specs():
             raise FormatError(f"unknown model spec {name!r}; built-in specs: "
                               f"{', '.join(builtin_specs())}, or give a .toml path")
-        text = (resources.files("bayeschain.inference") / "specs" / f"{name}.toml").read_text(
+        text = (resources.files("bayeschain.models") / f"{name}.toml").read_text(
             encoding="utf-8")
         source = f"<built-in {name}>"
     return parse_spec(text, source)

@@ -16,14 +16,11 @@ def draws_of(posterior, name: str) -> np.ndarray:
     return stacked_draws(posterior.posterior[name]).values
 
 
-
 def draw_slice(posterior, lo: int, hi: int):
     """The posterior restricted to flattened draws ``lo:hi`` (as one chain); its
     ``draw_offset`` attr keeps where they start among all the draws (what per-draw random
     streams are keyed on, so that a score does not depend on how draws are blocked)."""
     import xarray as xr
-
-    from .container import Posterior
 
     flat = posterior.posterior.stack(sample=("chain", "draw")).isel(sample=slice(lo, hi))
     ds = flat.drop_vars(["sample", "chain", "draw"]).rename(sample="draw") \
@@ -31,7 +28,7 @@ def draw_slice(posterior, lo: int, hi: int):
     tree = xr.DataTree.from_dict({"posterior": ds})
     tree.attrs.update(posterior.attrs)         # which chain it parametrises, its boundary
     tree.attrs["draw_offset"] = posterior.metadata.draw_offset + int(lo)
-    return Posterior(tree)
+    return type(posterior)(tree)                # a Posterior (no import: container uses us)
 
 
 

@@ -280,10 +280,10 @@ def test_long_rankings_are_scored_in_bounded_blocks_or_refused(tmp_path, capsys,
 def test_sizes_beyond_the_limits_are_refused_before_allocating(tmp_path, capsys):
     import re
 
-    import bayeschain.inference
+    import bayeschain.models
 
     spec = tmp_path / "big.toml"
-    walk = Path(bayeschain.inference.__file__).parent / "specs" / "walk-relevance.toml"
+    walk = Path(bayeschain.models.__file__).parent / "walk-relevance.toml"
     spec.write_text(re.sub(r"(?m)^ranks = .*$", "ranks = 100000", walk.read_text()))
     log = tmp_path / "log.csv"
     status, _, err = _cli(["simulate", "-o", log, "--sessions", "1000000000000"], capsys)

@@ -1,4 +1,4 @@
-"""Model specs: built-ins load, models/ mirrors them, bad specs name what is wrong."""
+"""Model specs: the built-ins are models/, bad specs name what is wrong."""
 
 from pathlib import Path
 
@@ -10,15 +10,19 @@ from bayeschain.inference import builtin_specs, load_spec, parse_spec
 MODELS = Path(__file__).resolve().parents[2] / "models"
 
 
-def test_builtin_specs_load_and_match_models_folder():
+def test_builtin_specs_are_the_models_folder_and_nothing_else():
+    import bayeschain
+
     names = builtin_specs()
+    assert names == sorted(p.stem for p in MODELS.glob("*.toml"))
+    assert not list(Path(bayeschain.__file__).parent.rglob("*.toml")), "a second copy"
     assert {"walk", "walk-shared", "walk-relevance", "walk-session", "clicks-conjugate",
             "clicks-nuts", "clicks-pooled", "dwell-lognormal"} <= set(names)
     for name in names:
         spec = load_spec(name)
         assert spec.name == name
         on_disk = MODELS / f"{name}.toml"
-        assert on_disk.read_text() == spec.text, f"models/{name}.toml differs from the package"
+        assert on_disk.read_text() == spec.text
         assert load_spec(on_disk).digest() == spec.digest()
     assert load_spec("walk").parametrises == "walk"
     assert load_spec("clicks-conjugate").parametrises == "click-to-click"

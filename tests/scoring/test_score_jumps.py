@@ -169,7 +169,7 @@ def test_family_is_read_from_the_fitted_spec_and_kept_by_files(trec, tmp_path):
 
 def test_fitted_free_rows_score_with_width(trec):
     """A conjugate jumps-free fit to clicks from a known non-reversible chain."""
-    from tests.inference.test_jumps import sample_moves, stats_from_moves
+    from tests.inference.clicks.test_jumps import sample_moves, stats_from_moves
 
     qrels, runs = trec
     truth, _ = free_posterior(6, 1, ranks=6)
@@ -193,7 +193,7 @@ def test_fitted_jumps_id_posterior_scores_with_width(trec):
     dense definition's MP."""
     pytest.importorskip("pymc")
     from bayeschain.inference.clicks.jumps import decay_matrix
-    from tests.inference.test_jumps import sample_moves, stats_from_moves
+    from tests.inference.clicks.test_jumps import sample_moves, stats_from_moves
 
     qrels, runs = trec
     post = fit(stats_from_moves(sample_moves(decay_matrix("ID", 1.3, 8), 300, 2)),

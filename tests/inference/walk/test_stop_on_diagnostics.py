@@ -61,7 +61,7 @@ def test_min_ess_is_for_walk_specs():
 def test_spec_checks_min_ess(tmp_path, spec, value, message):
     from importlib import resources
 
-    text = resources.files("bayeschain.inference").joinpath("specs", f"{spec}.toml").read_text()
+    text = resources.files("bayeschain.models").joinpath(f"{spec}.toml").read_text()
     bad = tmp_path / "bad.toml"
     bad.write_text(text.replace("[sampler]", f"[sampler]\nmin_ess = {value}"))
     with pytest.raises(FormatError, match=message):
