@@ -33,7 +33,6 @@ def boundary(n, f, b, r, s, rescale):
     return fl, bl, rl, sl
 
 
-
 def page_rows(g, move_index, click_index, moves, click, rescale, f, b, r, s, c):
     """Rows of page (configuration) ``g`` from the tables, the boundary rule applied: the
     walk of one page as the simulators and the click predictions use it.  Returns its

@@ -142,7 +142,6 @@ def thomas_factor(lower, upper, n, cprime, inv):
         cprime[i] = upper[i] * v if i < n - 1 else 0.0
 
 
-
 def thomas_solve(lower, cprime, inv, rhs, out, n):
     """``A out = rhs`` from the factors of :func:`thomas_factor`."""
     out[0] = rhs[0]

@@ -248,7 +248,7 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
               f"draws, {post.divergences()} divergences)")
     _print_walk(post, log)
     # the other two walks sample while this thread replays, scores and compares: nutpie's
-    # threads call the compiled density without the GIL (see inference.nuts_c)
+    # threads call the compiled density without the GIL (see inference.walk.bridge)
     rel_stage = Stage("fitting the walk with moves by relevance (NUTS)")
     session_stage = Stage("fitting MsM's session walk (NUTS)")
     rel_fit = Background(fit, log, "walk-relevance", qrels=topic_qrels, seed=args.seed,

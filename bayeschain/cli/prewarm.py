@@ -75,7 +75,7 @@ def main() -> None:
     import warnings
 
     warnings.simplefilter("ignore")
-    from ..inference.walk import bridge as nuts_c  # noqa: F401 - compiles or loads
+    from ..inference.walk import bridge  # noqa: F401 - compiles or loads
 
     print("walk", flush=True)
 

@@ -21,14 +21,11 @@ from ..posterior.container import Posterior
 RHAT_LIMIT = 1.01
 
 
-
 ESS_LIMIT = 400
-
 
 
 class SamplingInterrupted(KeyboardInterrupt):
     """A NUTS fit was interrupted (or stopped short): no posterior is returned."""
-
 
 
 @contextmanager
@@ -58,7 +55,6 @@ def interrupt_watch():
         signal.signal(signal.SIGINT, previous)
 
 
-
 def check_complete(seen: dict, arrays, chains: int, draws: int) -> None:
     """Refuse a partial trace: an interrupt during sampling, fewer (chain, draw) cells than
     asked, or non-finite draws (nutpie pads the chains it stopped with NaN)."""
@@ -77,7 +73,6 @@ def check_complete(seen: dict, arrays, chains: int, draws: int) -> None:
                                       f"{chains * draws} draws missing")
 
 
-
 def statistics_of(log_or_stats, backend: str = "duckdb") -> ClickStats:
     """Accept a ClickStats, a ClickLog, a canonical DataFrame or a path."""
     if isinstance(log_or_stats, ClickStats):
@@ -87,7 +82,6 @@ def statistics_of(log_or_stats, backend: str = "duckdb") -> ClickStats:
     from ..io.clickformats import read_clicks
 
     return click_statistics(read_clicks(log_or_stats), backend=backend)
-
 
 
 def as_log(log) -> ClickLog:
@@ -101,7 +95,6 @@ def as_log(log) -> ClickLog:
     from ..io.clickformats import read_clicks
 
     return read_clicks(log)
-
 
 
 def check_diagnostics(posterior: Posterior) -> pd.DataFrame:

@@ -84,7 +84,6 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
     return Posterior(tree)
 
 
-
 def _jump_variables(parameters: Mapping[str, np.ndarray], family: str | None,
                     variables: dict) -> str | None:
     """``jump_exponent`` / ``jump`` of :func:`posterior_from_parameters` into

@@ -31,7 +31,6 @@ def draw_slice(posterior, lo: int, hi: int):
     return type(posterior)(tree)                # a Posterior (no import: container uses us)
 
 
-
 def draw_indices(n_draws: int, max_draws: int | None, seed=None) -> np.ndarray:
     """The flattened draws to use: all, or ``max_draws`` of them at random (sorted)."""
     idx = np.arange(n_draws)

@@ -26,12 +26,10 @@ def holding_rates(posterior, ranks: int | None = None) -> np.ndarray:
 FAMILIES = ("exponential", "lognormal", "gamma", "weibull")
 
 
-
 #: the posterior variables of the observation model
 VARIABLES = ("holding_rate", "dwell_rank_log_mean", "dwell_last_shift", "dwell_last_share",
              "dwell_shape", "examination_rate", "writing_rate", "dwell_query_sd",
              "dwell_document_sd", "dwell_query_effect", "dwell_document_effect")
-
 
 
 # ------------------------------------------------------------------ posterior side
@@ -74,7 +72,6 @@ def log_means(posterior, ranks: np.ndarray, queries=None, docs=None, *, seed=0) 
     return eta
 
 
-
 def click_log_means(posterior, clicks, *, seed=0) -> np.ndarray:
     """``(draws, clicks)``: the log mean dwell of each click of a
     :class:`~bayeschain.inference.dwell.data.DwellObservations` table: its rank, query and
@@ -91,7 +88,6 @@ def click_log_means(posterior, clicks, *, seed=0) -> np.ndarray:
     share = draws_of(posterior, "dwell_last_share")
     s = share[:, np.clip(ranks, 1, share.shape[1]) - 1]
     return eta - np.log((1 - s) + s * np.exp(delta)) + delta * clicks["last"].to_numpy(float)
-
 
 
 def population_normals(keys, draws: np.ndarray, salt: int = 0) -> np.ndarray:
@@ -114,11 +110,9 @@ def population_normals(keys, draws: np.ndarray, salt: int = 0) -> np.ndarray:
     return ndtri(u)
 
 
-
 def per_document(posterior) -> bool:
     """Whether the posterior has holding rates per (query, document)."""
     return "dwell_document_effect" in posterior.posterior
-
 
 
 def document_rates(posterior, lists):
@@ -136,7 +130,6 @@ def document_rates(posterior, lists):
     return rates
 
 
-
 def unseen_documents(posterior, lists, cutoff: int | None = None) -> tuple[int, int]:
     """``(unseen, relevant)``: how many relevant (list, rank) entries of ``lists`` (within
     the measure's ``cutoff``) hold a (query, document) the fitted log never showed (their
@@ -150,7 +143,6 @@ def unseen_documents(posterior, lists, cutoff: int | None = None) -> tuple[int, 
     return int((~np.isin(pairs, known)).sum()), int(pairs.size)
 
 
-
 def missing_rate(posterior, rate: str, kind: str, count: int) -> None:
     """Refuse to judge ``count`` observations of ``kind`` with a posterior fitted to a log
     that had none (it learned no ``rate``)."""
@@ -161,12 +153,10 @@ def missing_rate(posterior, rate: str, kind: str, count: int) -> None:
                              f"to judge them with")
 
 
-
 def family_of(posterior) -> str:
     """The dwell family the posterior was fitted with (``exponential`` for posteriors of
     the per-rank sufficient statistics)."""
     return posterior.metadata.dwell_family or "exponential"
-
 
 
 def sample_dwell(family: str, log_mean: np.ndarray, shape, rng) -> np.ndarray:

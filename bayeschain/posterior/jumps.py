@@ -15,7 +15,6 @@ from .draws import draws_of
 JUMP_VARIABLES = ("jump_exponent", "jump")
 
 
-
 class JumpKernel(NamedTuple):
     """Where the next click lands, learned from a log (``[jumps]``):
 
@@ -30,11 +29,9 @@ class JumpKernel(NamedTuple):
     draws: np.ndarray
 
 
-
 def has_jumps(posterior) -> bool:
     """Whether the posterior learned a jump kernel (``jump_exponent`` or ``jump``)."""
     return any(name in posterior.posterior for name in JUMP_VARIABLES)
-
 
 
 def jump_family(posterior) -> str | None:
@@ -54,7 +51,6 @@ def jump_family(posterior) -> str | None:
         return None
     family = table.get("family") if isinstance(table, dict) else None
     return str(family) if family is not None else None
-
 
 
 def jump_kernel(posterior) -> JumpKernel:

@@ -14,11 +14,18 @@ CLASSES = ("non-relevant", "relevant")
 SIMPLEX = {"walk": "move", "transition": "category", "jump": "to_rank"}
 
 
-
 #: variables that are probabilities
 PROBABILITIES = ("walk", "transition", "jump", "click", "repeat", "attractiveness")
 
 
-
 #: variables that are positive (rates, scales)
 POSITIVE = ("holding_rate", "log_dwell_sd", "jump_exponent")
+
+
+#: the dims (after ``chain, draw``) of the variables scoring reads, by variable; a walk by
+#: relevance adds a leading ``relevance`` dim (:data:`CLASSES`) to ``walk``
+DIMS = {"walk": ("rank", "move"), "click": ("rank",), "repeat": ("rank",),
+        "attractiveness": ("document",), "click_trend": ("trend",),
+        "transition": ("rank", "category"), "jump": ("rank", "to_rank"),
+        "jump_exponent": (), "holding_rate": ("rank",), "log_dwell_mean": ("rank",),
+        "log_dwell_sd": ("rank",)}

@@ -94,7 +94,6 @@ def test_user_effort_function(rng):
     assert got == pytest.approx(ref, abs=1e-9)
 
 
-
 def _dense_joint_law(moves, rewards, steps):
     """``P(H = n, T(H) = t)`` by a dense NumPy recursion over (rank, reward so far), written
     from the definition and independent of the solver's compiled kernel."""

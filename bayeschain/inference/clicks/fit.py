@@ -39,11 +39,9 @@ def fit_sections(log_or_stats, spec: ModelSpec, *, progress: bool = False) -> Po
     with interrupt_watch() as seen:
         posterior = fit_nuts(data, spec, progress=progress)
     check_complete(seen, [da.values for da in posterior.posterior.data_vars.values()],
-                    s["chains"], s["draws"])
+                   s["chains"], s["draws"])
     check_diagnostics(posterior)
     return posterior
-
-
 
 
 def check_learnable(data: ModelData, spec: ModelSpec) -> None:
@@ -60,7 +58,6 @@ def check_learnable(data: ModelData, spec: ModelSpec) -> None:
                              "dwell model (the posterior would be the prior)")
 
 
-
 def fit_conjugate(data: ModelData, spec: ModelSpec) -> Posterior:
     """Exact draws of every section's posterior, from one random stream seeded by the
     spec (sections in the order of :data:`~bayeschain.inference.sections.SECTIONS`)."""
@@ -71,7 +68,6 @@ def fit_conjugate(data: ModelData, spec: ModelSpec) -> Posterior:
         variables.update(section.conjugate_draws(data, table, s["chains"], s["draws"], rng))
     return make_posterior(variables, spec=spec, data_digest=data.digest, seed=s["seed"],
                           method="conjugate", extra_attrs=data_attrs(data))
-
 
 
 def data_attrs(data: ModelData) -> dict:

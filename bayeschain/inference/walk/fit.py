@@ -23,7 +23,6 @@ from . import sampler as walk_sampler
 AUTO_DOCUMENT_RECURRENCE = 20.0
 
 
-
 def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
              report=None, sampler=None) -> Posterior:
     """The examination walk (:mod:`bayeschain.inference.walk.model`) by NUTS (nutpie),
