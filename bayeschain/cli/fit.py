@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             with out.writing(args.output) as tmp:
                 tmp.write_bytes(post.to_netcdf_bytes())
         checks = predictive_checks(spec)
-        replayed = {}
+        replayed = None
         if post.parametrises == "walk":
             replayed = _report_walk(post, log, qrels, args, out)
         else:

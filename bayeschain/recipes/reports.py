@@ -61,7 +61,8 @@ def comparison_report(comparison, scores, *, measure: str, posterior=None,
 def fit_report(posterior, *, log_source: str = "", checks=None,
                title: str = "bayeschain fit") -> Report:
     """A fitted walk: the per-rank summary, E[H], the predictive checks replaying the fitted
-    model, and the diagnostics."""
+    model (``checks``: :class:`~bayeschain.inference.walk.checks.WalkChecks`, or None),
+    and the diagnostics."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -89,14 +90,12 @@ def fit_report(posterior, *, log_source: str = "", checks=None,
     r.section("Diagnostics").table(diag.reset_index(), caption="R-hat and effective sample "
                                                                "size per variable")
     r.paragraph(f"{posterior.divergences()} divergent transitions.")
-    for name, check in (checks or {}).items():
-        if not hasattr(check, "band"):
-            continue
+    for check in checks.distributions() if checks is not None else ():
         fig, ax = plt.subplots(figsize=(6, 3.5))
         plot_distribution_check(ax, check)
         fig.tight_layout()
         r.section("Checks that replay the fitted model").figure(
-            fig, caption=f"{name}: observed against the 95% posterior predictive band")
+            fig, caption=f"{check.label}: observed against the 95% posterior predictive band")
     r.section("What the numbers mean").definitions({
         "forward / backward / leave": "per-step probabilities of the walk that examines "
                                       "every rank it visits (what P@H scores)",

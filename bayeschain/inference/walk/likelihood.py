@@ -33,7 +33,7 @@ of them, and reverse mode needs one more solve ``A mu = dL/dlambda`` per left st
 ``dL/dA = -sum lambda mu^T`` (read on the three diagonals only).  The cost is O(n) per
 left state and page configuration, whatever the number of pages.
 
-The arithmetic is written once (:func:`_block_loglik`, compiled by Numba when it is
+The arithmetic is written once (:func:`block_loglik_kernel`, compiled by Numba when it is
 installed, plain Python otherwise; configurations of one page length run side by side in
 SIMD lanes) and driven two ways: per-position arrays
 (:func:`walk_log_likelihood`) and move / click tables indexed by the page
@@ -60,8 +60,8 @@ _WORK_ROWS = 20
 LANES = 8
 
 
-def _block_loglik(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targets, counts,
-                  gf, gb, gr, gs, gc, gq, wk):
+def block_loglik_kernel(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targets, counts,
+                        gf, gb, gr, gs, gc, gq, wk):
     """Log-likelihood of up to ``LANES`` configurations side by side, on ``n`` positions:
     column ``w`` of the rows ``f .. c`` (shape ``(width >= n, LANES)``, C-contiguous so that
     the lane loops vectorise) is configuration ``w`` (a shorter page has zero moves from its
@@ -269,8 +269,8 @@ def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
                                        dtype=np.int64)
 
 
-def _loglik(lengths, items, starts, f, b, r, s, c, q, state_ptr, states, term_ptr, targets,
-            counts, gf, gb, gr, gs, gc, gq):
+def loglik_kernel(lengths, items, starts, f, b, r, s, c, q, state_ptr, states, term_ptr, targets,
+                  counts, gf, gb, gr, gs, gc, gq):
     """Per-position driver: rows ``f .. q`` of shape (G, N), gradients added to ``g*``."""
     n_cfg, width = f.shape
     wk = np.zeros((_WORK_ROWS, width, LANES))
@@ -297,9 +297,9 @@ def _loglik(lengths, items, starts, f, b, r, s, c, q, state_ptr, states, term_pt
                 rows[5, i, w] = q[g, i] if inside else 0.0
                 for k in range(6):
                     grads[k, i, w] = 0.0
-        ll = _block_loglik(n, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], s_lo,
-                           s_hi, states, term_ptr, targets, counts, grads[0], grads[1],
-                           grads[2], grads[3], grads[4], grads[5], wk)
+        ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], s_lo,
+                                 s_hi, states, term_ptr, targets, counts, grads[0], grads[1],
+                                 grads[2], grads[3], grads[4], grads[5], wk)
         if ll == -math.inf:
             return ll
         total += ll
@@ -315,7 +315,7 @@ def _loglik(lengths, items, starts, f, b, r, s, c, q, state_ptr, states, term_pt
     return total
 
 
-def _boundary_grad(n, gf, gb, gr, gs, fl, bl, rl, sl, rescale):
+def boundary_grad(n, gf, gb, gr, gs, fl, bl, rl, sl, rescale):
     """Gradients at position ``n - 1`` with respect to the moves before the boundary."""
     k = n - 1
     dr, ds = gr[k], gs[k]
@@ -336,9 +336,9 @@ def _boundary_grad(n, gf, gb, gr, gs, fl, bl, rl, sl, rescale):
         gf[k] = (dr * rl + ds * sl) / leave
 
 
-def _table_loglik(lengths, items, starts, move_index, click_index, moves, click, repeat,
-                  rescale, state_ptr, states, term_ptr, targets, counts, g_moves, g_click,
-                  g_repeat):
+def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, click, repeat,
+                        rescale, state_ptr, states, term_ptr, targets, counts, g_moves, g_click,
+                        g_repeat):
     """Table driver: position ``i`` of configuration ``g`` takes the move row
     ``moves[move_index[g, i]]`` (forward, backward, reformulate, stop), the repeat
     probability ``repeat[move_index[g, i]]`` and the click probability
@@ -383,18 +383,18 @@ def _table_loglik(lengths, items, starts, move_index, click_index, moves, click,
             fl, bl, rl, sl = page_walk.boundary(nw, rows[0, :, w], rows[1, :, w], rows[2, :, w],
                                        rows[3, :, w], rescale)
             saved[0, w], saved[1, w], saved[2, w], saved[3, w] = fl, bl, rl, sl
-        ll = _block_loglik(n, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], s_lo,
-                           s_hi, states, term_ptr, targets, counts, grads[0], grads[1],
-                           grads[2], grads[3], grads[4], grads[5], wk)
+        ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], s_lo,
+                                 s_hi, states, term_ptr, targets, counts, grads[0], grads[1],
+                                 grads[2], grads[3], grads[4], grads[5], wk)
         if ll == -math.inf:
             return ll
         total += ll
         for w in range(used):
             g = items[starts[blk] + w, 0]
             nw = lengths[g]
-            _boundary_grad(nw, grads[0, :, w], grads[1, :, w], grads[2, :, w],
-                           grads[3, :, w], saved[0, w], saved[1, w], saved[2, w],
-                           saved[3, w], rescale)
+            boundary_grad(nw, grads[0, :, w], grads[1, :, w], grads[2, :, w],
+                          grads[3, :, w], saved[0, w], saved[1, w], saved[2, w],
+                          saved[3, w], rescale)
             for i in range(nw):
                 m = move_index[g, i]
                 g_moves[m, 0] += grads[0, i, w]
@@ -427,12 +427,12 @@ def compiled_or_python(name: str):
     return globals()[name]
 
 
-_JITTED = ("_block_loglik", "_boundary_grad", "_loglik", "_table_loglik")
+_JITTED = ("block_loglik_kernel", "boundary_grad", "loglik_kernel", "table_loglik_kernel")
 
 
 @dataclass(frozen=True)
 class ClickCounts:
-    """Sparse click counts per page configuration (see :func:`_block_loglik`).
+    """Sparse click counts per page configuration (see :func:`block_loglik_kernel`).
 
     Built from dense arrays by :meth:`from_dense`: ``first (G, N)`` first clicks,
     ``none (G, 3)`` click-less pages by outcome (next query, end, unknown), ``moves
@@ -499,7 +499,7 @@ def walk_log_likelihood(lengths, forward, backward, reformulate, stop, click,
               for x in (forward, backward, reformulate, stop, click, repeat)]
     grads = [np.zeros_like(arrays[0]) for _ in range(6)]
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
-    ll = compiled("_loglik")(lengths, *blocks(lengths, counts.state_ptr), *arrays,
+    ll = compiled("loglik_kernel")(lengths, *blocks(lengths, counts.state_ptr), *arrays,
                              *counts.arrays(), *grads)
     if not gradient:
         return ll
@@ -525,7 +525,7 @@ def table_log_likelihood(lengths, move_index, click_index, moves, click, counts:
     g_moves = np.zeros_like(moves)
     g_click = np.zeros_like(click, dtype=np.float64)
     g_repeat = np.zeros_like(repeat)
-    ll = compiled("_table_loglik")(lengths, *blocks(lengths, counts.state_ptr), move_index,
+    ll = compiled("table_loglik_kernel")(lengths, *blocks(lengths, counts.state_ptr), move_index,
                                    click_index, moves,
                                    np.ascontiguousarray(click, dtype=np.float64), repeat,
                                    boundary == "rescale", *counts.arrays(), g_moves, g_click,

@@ -72,7 +72,7 @@ REPEAT_PRIOR_MEAN = -2.0
 # --------------------------------------------------------------------------- compiled
 #: the likelihood's table driver; :func:`compiled` rebinds it to its compiled version
 #: before compiling the functions below that call it
-_table_loglik = walk_likelihood.compiled_or_python("_table_loglik")
+table_loglik_kernel = walk_likelihood.compiled_or_python("table_loglik_kernel")
 
 def _families_forward(theta, kind, p_start, c_start, n_coord, x, centred, logits):
     """Logits of every coordinate of every family (see :class:`WalkModel`)."""
@@ -222,9 +222,9 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
     g_repeat = np.zeros(n_groups * n_ranks)
     for j in range(grad.size):
         grad[j] = 0.0
-    ll = _table_loglik(lengths, items, starts, move_index, click_index, rows, click, repeat,
-                       rescale, state_ptr, states, term_ptr, targets, counts, g_rows, g_click,
-                       g_repeat)
+    ll = table_loglik_kernel(lengths, items, starts, move_index, click_index, rows, click, repeat,
+                             rescale, state_ptr, states, term_ptr, targets, counts, g_rows, g_click,
+                             g_repeat)
     if ll == -math.inf:
         return ll
     g_logits = np.zeros(x.size)
@@ -251,7 +251,7 @@ def compiled(name: str):
     their callee), or plain Python without Numba."""
     if not _COMPILED:
         g = globals()
-        g["_table_loglik"] = walk_likelihood.compiled("_table_loglik")
+        g["table_loglik_kernel"] = walk_likelihood.compiled("table_loglik_kernel")
         for k in _JITTED:
             g[k] = jit(g[k], nogil=True, error_model="numpy")
             _COMPILED[k] = g[k]
