@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         result = compare(scores, reference=args.reference, rope=args.rope,
                          topics=args.topics, seed=args.seed)
     print(f"{args.measure} under {posterior.n_draws:,} posterior draws of "
-          f"{posterior.attrs.get('spec_name')}; uncertainty: {result.uncertainty}")
+          f"{posterior.metadata.spec_name}; uncertainty: {result.uncertainty}")
     print(result.pairs.round(4).to_string(index=False))
     ties = f" (ties in {result.ties:.1%} of draws, split evenly)" if result.ties else ""
     print("\nP(best): " + ", ".join(f"{k} {v:.3f}" for k, v in result.best.items()) + ties)

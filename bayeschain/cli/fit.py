@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
                     _distribution_figure(dwell, out, Path(args.figures) / DWELL_FIGURE)
         if test is not None:
             _report_heldout(post, log, test, qrels)
-        if str(post.attrs.get("method", "")).startswith("nuts"):
+        if (post.metadata.method or "").startswith("nuts"):
             diag = post.diagnostics()
             print(f"NUTS: max R-hat {diag['max_rhat'].max():.3f}, min bulk ESS "
                   f"{diag['min_ess'].min():.0f}, {post.divergences()} divergences")

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
                    fixed_reference=args.fixed_reference)
     mean = stacked_draws(scores.mean("topic", skipna=True))
     print(f"{args.measure} under {posterior.n_draws:,} draws of "
-          f"{posterior.attrs.get('spec_name')}: mean over topics (95% interval of the "
+          f"{posterior.metadata.spec_name}: mean over topics (95% interval of the "
           f"{scores.attrs.get('uncertainty', 'user-model posterior')}, topics as given)")
     for run in mean["run"].values:
         d = mean.sel(run=run)

@@ -16,7 +16,7 @@ def holding_rates(posterior, ranks: int | None = None) -> np.ndarray:
     from ..browsing.base import extend_ranks
 
     if "holding_rate" not in posterior.posterior:
-        raise ParameterError(f"the posterior (spec {posterior.attrs.get('spec_name')!r}) has "
+        raise ParameterError(f"the posterior (spec {posterior.metadata.spec_name!r}) has "
                              f"no holding rates; fit a spec with a [holding] section (e.g. "
                              f"'walk')")
     mu = draws_of(posterior, "holding_rate")

@@ -43,14 +43,12 @@ CLICK_TO_CLICK = (
 def _walk(posterior, measure: str):
     """The ``walk`` variable of a posterior that parametrises the walk, or an error that
     says what the posterior is and what to fit."""
-    attrs = posterior.attrs
-    kind = attrs.get("parametrises")
-    if kind == "click-to-click":
-        raise ParameterError(f"{measure}: " + CLICK_TO_CLICK.format(
-            spec=attrs.get("spec_name")))
+    meta = posterior.metadata
+    if meta.parametrises == "click-to-click":
+        raise ParameterError(f"{measure}: " + CLICK_TO_CLICK.format(spec=meta.spec_name))
     post = posterior.posterior
     if "walk" not in post:
-        raise ParameterError(f"{measure}: the posterior (spec {attrs.get('spec_name')!r}) "
+        raise ParameterError(f"{measure}: the posterior (spec {meta.spec_name!r}) "
                              f"has no walk parameters; fit the walk with the spec 'walk'")
     return post["walk"]
 

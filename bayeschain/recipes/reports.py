@@ -73,9 +73,9 @@ def fit_report(posterior, *, log_source: str = "", checks=None,
     from ..plots import plot_distribution_check
     from ..posterior.walk import expected_visits, walk_summary
 
-    r = Report(title, intro=f"{posterior.attrs.get('spec_name', '')} fitted to "
+    r = Report(title, intro=f"{posterior.metadata.spec_name or ''} fitted to "
                             f"{log_source or 'a click log'}.")
-    if posterior.attrs.get("parametrises") == "walk":
+    if posterior.parametrises == "walk":
         by_relevance = "relevance" in posterior.posterior["walk"].dims
         summary = None if by_relevance else walk_summary(posterior)   # one walk per class
         h = expected_visits(posterior, 10).sum(axis=1)

@@ -228,7 +228,7 @@ def _no_posterior_parameter(m, posterior=None) -> None:
     fixed = ("evaluate it with 'bayeschain eval', or score it as a fixed reference "
              "(fixed_reference=True, --fixed-reference)")
     if "jumps" in MEASURES.get(m.name).posterior:
-        spec = None if posterior is None else posterior.attrs.get("spec_name")
+        spec = None if posterior is None else posterior.metadata.spec_name
         raise ParameterError(f"{m.name} learns only its jump kernel from clicks (where the "
                              f"next click lands), and this posterior (spec {spec!r}) has "
                              f"none: fit the spec 'jumps-id' (ID decay, learned exponent) or "

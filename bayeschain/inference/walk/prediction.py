@@ -127,14 +127,14 @@ def pages_for(posterior, log, qrels, level):
     document, grouped by relevance when its moves depend on it."""
     from .data import page_data
 
-    attrs = posterior.attrs
+    fitted_level = posterior.metadata.relevance_level
     clicks = "document" if "attractiveness" in posterior.posterior else "rank"
     by_relevance = "relevance" in posterior.posterior["walk"].dims \
         if "walk" in posterior.posterior else False
     if by_relevance and qrels is None:
         raise ParameterError("the posterior's moves depend on relevance: pass the qrels")
     return page_data(log, clicks=clicks, qrels=qrels if by_relevance else None,
-                     level=int(attrs.get("relevance_level", level)) if by_relevance else level)
+                     level=fitted_level if by_relevance and fitted_level is not None else level)
 
 
 def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | None = None,
@@ -159,7 +159,7 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     post = posterior.posterior
     rows = draw_indices(int(post.sizes["chain"] * post.sizes["draw"]), max_draws, seed)
     moves, _, click = page_tables(posterior, data, rows, seed=seed)  # repeats: same C_r
-    rescale = posterior.attrs.get("boundary", "leave") == "rescale"
+    rescale = posterior.metadata.boundary == "rescale"
     width = data.ranks
     upto = width if ranks is None else min(int(ranks), width)
     uncond = np.zeros((uniq.shape[0], width))
