@@ -37,20 +37,28 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _from_target(name: str, path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module a ``from ... import`` of module ``name`` (file ``path``) reads."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports() -> dict[str, set[str]]:
     """Module -> the bayeschain modules it imports (top level and inside functions)."""
-    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = _modules()
     graph = {}
     for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
         found = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
+                target = _from_target(name, path, node)
                 if not target.startswith("bayeschain"):
                     continue
                 assert target in modules, f"{name} imports {target}, which does not exist"
@@ -99,20 +107,15 @@ def test_no_import_cycle():
 def _private_imports() -> list[tuple[str, str]]:
     """(module, what) for every private name one bayeschain module takes from another:
     ``from .x import _name`` or ``x._name`` on an imported bayeschain module."""
-    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = _modules()
     found = []
     for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
         tree = ast.parse(path.read_text(encoding="utf-8"))
         aliases = set()
         for node in ast.walk(tree):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(name, path, node)
             if not target.startswith("bayeschain"):
                 continue
             for a in node.names:
