@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import fcntl
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -270,7 +271,10 @@ def main() -> None:
           f"{args.repeat}; ratio = bayeschain wall / pytrec_eval wall, per repetition):\n")
     print(table(rows, ("lines", "tool", "wall s", "CPU s", "peak RSS MB (min / max)",
                        "wall ratio")))
-    if not args.no_compute:
+    if not args.no_compute and importlib.util.find_spec("ranx") is None:
+        notes.append("compute stage skipped: its peer ranx is not installed "
+                     "(pip install ranx)")
+    elif not args.no_compute:
         with tempfile.TemporaryDirectory() as tmp:
             crows = compute_stage(Path(tmp), args, notes)
         print(f"\ncompute stage, 5,000,000 lines (min / median / max of {args.repeat}):\n")
