@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.faults.helpers import FAST_SPEC
+
 ROOT = Path(__file__).resolve().parents[2]
 TREC = ROOT / "data" / "trec_eval"
 LOG = ROOT / "data" / "trec_session_2013" / "sessiontrack2013.xml.gz"
@@ -15,9 +17,11 @@ LOG = ROOT / "data" / "trec_session_2013" / "sessiontrack2013.xml.gz"
 @pytest.fixture(scope="module")
 def posterior(tmp_path_factory):
     pytest.importorskip("h5netcdf")
-    path = tmp_path_factory.mktemp("post") / "post.nc"
-    proc = subprocess.run([sys.executable, "-m", "bayeschain", "fit", str(LOG), "-o",
-                           str(path), "--draws", "50", "--quiet"], capture_output=True,
+    folder = tmp_path_factory.mktemp("post")
+    path, spec = folder / "post.nc", folder / "fast.toml"
+    spec.write_text(FAST_SPEC.format(draws=50, tune=50))       # a real fit, a short one
+    proc = subprocess.run([sys.executable, "-m", "bayeschain", "fit", str(LOG), "--spec",
+                           str(spec), "-o", str(path), "--quiet"], capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stderr
     return path

@@ -75,13 +75,16 @@ def test_compare_command_writes_its_report(tmp_path):
     assert main(bad) == 2 and not (tmp_path / "report.txt").exists()
 
 
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics")      # a short fit: the report is tested
 def test_fit_command_writes_its_report(tmp_path):
     from bayeschain.cli import main
+    from tests.faults.helpers import FAST_SPEC
 
     log = Path(__file__).resolve().parents[2] / "data" / "trec_session_2013" / \
         "sessiontrack2013.xml.gz"
-    report = tmp_path / "fit.html"
-    code = main(["fit", str(log), "--draws", "100", "--quiet", "--report", str(report)])
+    report, spec = tmp_path / "fit.html", tmp_path / "fast.toml"
+    spec.write_text(FAST_SPEC.format(draws=50, tune=50))
+    code = main(["fit", str(log), "--spec", str(spec), "--quiet", "--report", str(report)])
     assert code == 0
     text = report.read_text(encoding="utf-8")
     assert "E[H] on a 10-result page" in text and "Checks that replay the fitted model" in text
