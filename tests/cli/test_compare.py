@@ -34,10 +34,14 @@ def read_markdown_table(path: Path) -> pd.DataFrame:
     return pd.DataFrame(body, columns=header)
 
 
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics")   # a short fit: compare is tested
 def test_compare_prints_writes_and_draws(tmp_path, capsys):
+    from tests.faults.helpers import FAST_SPEC
+
     pytest.importorskip("h5netcdf")
-    post = tmp_path / "post.nc"
-    assert main(["fit", str(LOG), "-o", str(post), "--draws", "300", "--quiet"]) == 0
+    post, spec = tmp_path / "post.nc", tmp_path / "fast.toml"
+    spec.write_text(FAST_SPEC.format(draws=150, tune=50))
+    assert main(["fit", str(LOG), "--spec", str(spec), "-o", str(post), "--quiet"]) == 0
     capsys.readouterr()
     # an identical copy of results.test, and a run of unjudged documents (scores 0)
     copy = tmp_path / "copy.test"
