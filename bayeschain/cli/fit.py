@@ -168,7 +168,7 @@ def _report_walk(post, log, qrels, args, out) -> None:
     from ..posterior.walk import expected_visits, walk_summary
 
     attrs = post.attrs
-    level = attrs.get("click_level")
+    level = post.metadata.click_level
     print(f"{attrs['pages']:,} pages, {attrs['clicks']:,} clicks, longest page "
           f"{attrs['longest_page']}; clicks per {level}"
           + (f" ({attrs['document_recurrence']:.1f} pages per (query, document) pair)"

@@ -10,10 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-#: the walk's boundary rules: ``leave`` (P@H's walk: the last rank's forward mass leaves)
-#: and ``rescale`` (MsM's session walk, Algorithm 1 of the MsM paper)
-BOUNDARIES = ("leave", "rescale")
-
 
 @dataclass(frozen=True)
 class Metadata:
@@ -24,9 +20,8 @@ class Metadata:
     spec_name: str | None = None
     #: the spec's TOML text, and its digest
     spec: str | None = None
-    spec_digest: str | None = None
     method: str | None = None
-    boundary: str = "leave"
+    boundary: str = "leave"              # one of vocabulary.BOUNDARIES
     #: the lowest relevant grade of a walk by relevance; None when the moves do not
     #: depend on relevance
     relevance_level: int | None = None
@@ -54,7 +49,7 @@ class Metadata:
         observed = attrs.get("dwell_observed")
         return cls(parametrises=str(attrs.get("parametrises", "")),
                    spec_name=text("spec_name"), spec=text("spec"),
-                   spec_digest=text("spec_digest"), method=text("method"),
+                   method=text("method"),
                    boundary=str(attrs.get("boundary", "leave")),
                    relevance_level=None if level < 0 else level,
                    sessions_observed=bool(int(attrs.get("sessions_observed", 1))),

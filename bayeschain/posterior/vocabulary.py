@@ -5,6 +5,11 @@ dimensions and moves, and the domain each variable lives in."""
 MOVES = ("forward", "backward", "reformulate", "stop")
 
 
+#: the walk's boundary rules at a page's last rank: ``leave`` (P@H's walk: the forward mass
+#: leaves) and ``rescale`` (MsM's session walk, Algorithm 1 of the MsM paper)
+BOUNDARIES = ("leave", "rescale")
+
+
 #: relevance classes of the examined document (``drwbm``: moves after examining a
 #: relevant document differ from moves after examining any other)
 CLASSES = ("non-relevant", "relevant")

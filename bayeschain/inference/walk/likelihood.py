@@ -50,11 +50,10 @@ import numpy as np
 
 from ...browsing import page_walk
 from ...chains.jit import jit
+from ...posterior.vocabulary import BOUNDARIES
 
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
 OUTCOMES = ("next_query", "end", "unknown")
-#: boundary rules for the forward mass at a page's last rank
-BOUNDARIES = ("leave", "rescale")
 _WORK_ROWS = 20
 #: configurations of one page length processed side by side (SIMD lanes)
 LANES = 8

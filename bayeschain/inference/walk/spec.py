@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from ...errors import FormatError
+from ...posterior.vocabulary import BOUNDARIES
 from ..keys import check_table
 
 #: the keys of ``[examination]``: key -> (type, allowed values or None, default)
 KEYS = {"moves": (str, ("pooled", "shared"), "pooled"),
                     "clicks": (str, ("auto", "pooled", "shared", "document"), "auto"),
                     "backward": (bool, None, True),
-                    "boundary": (str, ("leave", "rescale"), "leave"),
+                    "boundary": (str, BOUNDARIES, "leave"),
                     "by_relevance": (bool, None, False),
                     "prior_sd": (float, None, 2.0),
                     "deviation_sd": (float, None, 0.5)}
-
-
-#: posterior variables a walk fit may write
-VARIABLES = ("walk", "click", "attractiveness", "click_trend", "repeat", "holding_rate")
 
 
 def validate(section: dict, source: str = "<string>") -> dict:
