@@ -22,24 +22,31 @@ def _dense(f, b, r, s, c, n):
     return P, a, M
 
 
-def dense_log_likelihood(lengths, f, b, r, s, c, first, none, moves, ends, repeat=None):
+def dense_log_likelihood(lengths, f, b, r, s, c, first, none, moves, ends, repeat=None,
+                         after_click=None):
     """Sum over configurations of counts x log-probabilities (dense linear algebra).  After
     a click on i the same result is clicked again at once with ``repeat[g, i]``: the next
-    click is ``rho_i [i = j] + (1 - rho_i) K_ij`` and the end ``(1 - rho_i) e_i``."""
+    click is ``rho_i [i = j] + (1 - rho_i) K_ij`` and the end ``(1 - rho_i) e_i``.  With
+    ``after_click = (fc, bc, rc, sc)`` the user moves with those after a click and with
+    ``f, b, r, s`` after an examination without one: ``M`` is built from the latter,
+    ``K = P_c G`` and ``e = o_c + P_c z``."""
     total = 0.0
     rep = np.zeros_like(np.asarray(c, dtype=float)) if repeat is None else repeat
+    fc, bc, rc, sc = (f, b, r, s) if after_click is None else after_click
     for g, n in enumerate(lengths):
         P, a, M = _dense(f[g], b[g], r[g], s[g], c[g], n)
+        Pc, _, _ = _dense(fc[g], bc[g], rc[g], sc[g], c[g], n)
         outs = [r[g, :n], s[g, :n], r[g, :n] + s[g, :n]]
+        outs_c = [rc[g, :n], sc[g, :n], rc[g, :n] + sc[g, :n]]
         G = M * c[g, :n][None, :]
         rho = rep[g, :n]
-        K = rho[:, None] * np.eye(n) + (1 - rho[:, None]) * (P @ G)
+        K = rho[:, None] * np.eye(n) + (1 - rho[:, None]) * (Pc @ G)
         for j in range(n):
             if first[g, j]:
                 total += first[g, j] * np.log(G[0, j])
         for o, vec in enumerate(outs):
             z = M @ (a * vec)
-            e = vec + P @ z
+            e = outs_c[o] + Pc @ z
             if none[g, o]:
                 total += none[g, o] * np.log(z[0])
             for i in range(n):
@@ -52,7 +59,8 @@ def dense_log_likelihood(lengths, f, b, r, s, c, first, none, moves, ends, repea
     return total
 
 
-def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click, repeat=None):
+def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click, repeat=None,
+                   after_click=None):
     """Pages walked by simulated users: ``(clicks, outcome)`` per page, where ``clicks``
     lists the clicked ranks (1-based) in order and ``outcome`` is ``"next_query"`` or
     ``"end"``.  Per-rank moves (length n arrays): at rank i (0-based) the user clicks with
@@ -60,27 +68,33 @@ def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click, re
     probabilities; a move off the page (backward at rank 1, forward at rank n) is replaced
     by leaving, split between reformulate and stop in their proportion at that rank.  After
     a click the user clicks the same result again at once with ``repeat[i]`` (default 0),
-    and again, until they walk on."""
+    and again, until they walk on.  ``after_click = (forward, backward, reformulate,
+    stop)``: the moves after a click (the others are then those after an examination
+    without a click)."""
     n = len(forward)
     repeat = np.zeros(n) if repeat is None else repeat
+    skip = (forward, backward, reformulate, stop)
+    clicked_moves = skip if after_click is None else after_click
     out = []
     for _ in range(n_pages):
         i = 0
         clicks = []
         while True:
+            moves = skip
             if rng.random() < click[i]:
+                moves = clicked_moves
                 clicks.append(i + 1)
                 while rng.random() < repeat[i]:
                     clicks.append(i + 1)
-            f = forward[i] if i + 1 < n else 0.0
-            bk = backward[i] if i > 0 else 0.0
+            f = moves[0][i] if i + 1 < n else 0.0
+            bk = moves[1][i] if i > 0 else 0.0
             u = rng.random()
             if u < f:
                 i += 1
             elif u < f + bk:
                 i -= 1
             else:
-                share = reformulate[i] / (reformulate[i] + stop[i])
+                share = moves[2][i] / (moves[2][i] + moves[3][i])
                 outcome = "next_query" if rng.random() < share else "end"
                 out.append((clicks, outcome))
                 break
@@ -130,3 +144,47 @@ def simulate_document_pages(rng, n_pages, forward, backward, reformulate, stop,
         click = [attractiveness[d] for d in shown[k]]
         out.extend(simulate_pages(rng, 1, forward, backward, reformulate, stop, click))
     return out
+
+
+def walk_paths(rng, n_users, skip, after_click, click):
+    """The ranks (0-based, in order) that each of ``n_users`` users examines on one list of
+    ``n`` results under the click walk: at every arrival at rank ``i`` they click with
+    ``click[i]``, then move with the row ``after_click[i]`` after a click or ``skip[i]``
+    otherwise (forward, backward, reformulate, stop; a move off the list leaves).  For a
+    walk by relevance pass each rank's rows for the class of the document it shows."""
+    paths = []
+    for _ in range(n_users):
+        i, path = 0, []
+        while True:
+            path.append(i)
+            row = after_click[i] if rng.random() < click[i] else skip[i]
+            n = len(click)
+            f = row[0] if i + 1 < n else 0.0
+            bk = row[1] if i > 0 else 0.0
+            u = rng.random()
+            if u < f:
+                i += 1
+            elif u < f + bk:
+                i -= 1
+            else:
+                break
+        paths.append(path)
+    return paths
+
+
+def page_counts(clicks, outcome, n):
+    """The counts of one page (its ordered clicks, 1-based, and what followed), written
+    from their definition: a ``ClickCounts`` of one configuration."""
+    from bayeschain.inference.walk.likelihood import ClickCounts
+
+    o = {"next_query": 0, "end": 1, "unknown": 2}[outcome]
+    first, none = np.zeros((1, n)), np.zeros((1, 3))
+    moves, ends = np.zeros((1, n, n)), np.zeros((1, n, 3))
+    if clicks:
+        first[0, clicks[0] - 1] = 1
+        for a, b in zip(clicks[:-1], clicks[1:], strict=True):
+            moves[0, a - 1, b - 1] += 1
+        ends[0, clicks[-1] - 1, o] = 1
+    else:
+        none[0, o] = 1
+    return ClickCounts.from_dense(first, none, moves, ends)

@@ -59,8 +59,9 @@ _WORK_ROWS = 20
 LANES = 8
 
 
-def block_loglik_kernel(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targets, counts,
-                        gf, gb, gr, gs, gc, gq, wk):
+def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, s_lo, s_hi, states, term_ptr,
+                        targets, counts, gf, gb, gr, gs, gfc, gbc, grc, gsc, gc, gq, wk,
+                        term_ll):
     """Log-likelihood of up to ``LANES`` configurations side by side, on ``n`` positions:
     column ``w`` of the rows ``f .. c`` (shape ``(width >= n, LANES)``, C-contiguous so that
     the lane loops vectorise) is configuration ``w`` (a shorter page has zero moves from its
@@ -69,7 +70,12 @@ def block_loglik_kernel(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targe
     range marks an unused lane).  Left state ``k`` has the terms
     ``term_ptr[k]:term_ptr[k + 1]``, each a count of a target (``j >= 0`` a click on rank j,
     ``-1 - o`` leaving with outcome o).  ``q`` holds the repeat probabilities ``rho``.
-    Gradients are *added* into ``gf .. gq``.  The tridiagonal solves run across the lanes
+    ``fc .. sc`` are the moves after a click (the left vector ``P_c^T e_i`` and the
+    direct leave after a click on ``i``); ``f .. s`` the moves after an examination
+    without a click (the matrix ``A``).  Pass the same arrays (and the same gradient
+    arrays) twice for moves that do not depend on the click.
+    Gradients are *added* into ``gf .. gq``; the log-probability of every term is written
+    into ``term_ll`` unless it is empty.  The tridiagonal solves run across the lanes
     at once (SIMD); the terms are read lane by lane.  Returns ``-inf`` when an observed
     event has probability 0.
 
@@ -124,9 +130,9 @@ def block_loglik_kernel(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targe
                     x[0, w] = 1.0
                 else:
                     if state + 1 < n:
-                        x[state + 1, w] = f[state, w]
+                        x[state + 1, w] = fc[state, w]
                     if state > 0:
-                        x[state - 1, w] = b[state, w]
+                        x[state - 1, w] = bc[state, w]
         # A^T lam = x: U^T then L^T
         for w in range(lanes):
             lam[0, w] = x[0, w]
@@ -173,6 +179,8 @@ def block_loglik_kernel(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targe
                     if not p > 0.0:
                         return -math.inf
                     total += cnt * math.log(p)
+                    if term_ll.size:
+                        term_ll[t] = math.log(p)
                     scale = cnt * (1.0 - rho) / p        # dL / d(walk probability)
                     gbar[j, w] += scale * c[j, w]
                     gc[j, w] += scale * lam[j, w]
@@ -182,11 +190,13 @@ def block_loglik_kernel(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targe
                     o = -1 - j
                     p = pw[o, w]
                     if state >= 0:
-                        p += r[state, w] if o == 0 else (s[state, w] if o == 1 else
-                                                         r[state, w] + s[state, w])
+                        p += rc[state, w] if o == 0 else (sc[state, w] if o == 1 else
+                                                          rc[state, w] + sc[state, w])
                     if not p > 0.0 or not rho < 1.0:
                         return -math.inf
                     total += cnt * (math.log(p) + math.log(1.0 - rho))
+                    if term_ll.size:
+                        term_ll[t] = math.log(p) + math.log(1.0 - rho)
                     wsum[o, w] += cnt / p
                     if state >= 0:
                         direct[o, state, w] += cnt / p
@@ -218,9 +228,9 @@ def block_loglik_kernel(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targe
                 state = states[s_lo[w] + k]
                 if state >= 0:
                     if state + 1 < n:
-                        gf[state, w] += mu[state + 1, w]
+                        gfc[state, w] += mu[state + 1, w]
                     if state > 0:
-                        gb[state, w] += mu[state - 1, w]
+                        gbc[state, w] += mu[state - 1, w]
     for i in range(n):
         for w in range(lanes):
             l0, l1, l2 = big[0, i, w], big[1, i, w], big[2, i, w]
@@ -232,8 +242,10 @@ def block_loglik_kernel(n, f, b, r, s, c, q, s_lo, s_hi, states, term_ptr, targe
                 gb[i, w] -= a[i, w] * d_lo[i, w]
                 ga -= b[i, w] * d_lo[i, w]
             gc[i, w] -= ga
-            gr[i, w] += (l0 + l2) * a[i, w] + direct[0, i, w] + direct[2, i, w]
-            gs[i, w] += (l1 + l2) * a[i, w] + direct[1, i, w] + direct[2, i, w]
+            gr[i, w] += (l0 + l2) * a[i, w]
+            gs[i, w] += (l1 + l2) * a[i, w]
+            grc[i, w] += direct[0, i, w] + direct[2, i, w]
+            gsc[i, w] += direct[1, i, w] + direct[2, i, w]
     return total
 
 
@@ -268,13 +280,20 @@ def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
                                        dtype=np.int64)
 
 
-def loglik_kernel(lengths, items, starts, f, b, r, s, c, q, state_ptr, states, term_ptr, targets,
-                  counts, gf, gb, gr, gs, gc, gq):
-    """Per-position driver: rows ``f .. q`` of shape (G, N), gradients added to ``g*``."""
+#: rows of the drivers' work arrays: forward, backward, reformulate, stop after an
+#: examination without a click, click, repeat, then the four moves after a click
+ROWS = 10
+
+
+def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, state_ptr, states,
+                  term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc, gsc, gc, gq,
+                  term_ll):
+    """Per-position driver: rows ``f .. q`` of shape (G, N) (``fc .. sc``: the moves after a
+    click), gradients added to ``g*``."""
     n_cfg, width = f.shape
     wk = np.zeros((_WORK_ROWS, width, LANES))
-    rows = np.zeros((6, width, LANES))
-    grads = np.zeros((6, width, LANES))
+    rows = np.zeros((ROWS, width, LANES))
+    grads = np.zeros((ROWS, width, LANES))
     s_lo = np.zeros(LANES, dtype=np.int64)
     s_hi = np.zeros(LANES, dtype=np.int64)
     total = 0.0
@@ -294,11 +313,17 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, c, q, state_ptr, states, t
                 rows[3, i, w] = s[g, i] if inside else 0.0
                 rows[4, i, w] = c[g, i] if inside else 0.5
                 rows[5, i, w] = q[g, i] if inside else 0.0
-                for k in range(6):
+                rows[6, i, w] = fc[g, i] if inside and i < nw - 1 else 0.0
+                rows[7, i, w] = bc[g, i] if inside else 0.0
+                rows[8, i, w] = rc[g, i] if inside else 0.0
+                rows[9, i, w] = sc[g, i] if inside else 0.0
+                for k in range(ROWS):
                     grads[k, i, w] = 0.0
-        ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], s_lo,
-                                 s_hi, states, term_ptr, targets, counts, grads[0], grads[1],
-                                 grads[2], grads[3], grads[4], grads[5], wk)
+        ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7],
+                                 rows[8], rows[9], rows[4], rows[5], s_lo, s_hi, states,
+                                 term_ptr, targets, counts, grads[0], grads[1], grads[2],
+                                 grads[3], grads[6], grads[7], grads[8], grads[9], grads[4],
+                                 grads[5], wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -311,6 +336,10 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, c, q, state_ptr, states, t
                 gs[g, i] += grads[3, i, w]
                 gc[g, i] += grads[4, i, w]
                 gq[g, i] += grads[5, i, w]
+                gfc[g, i] += grads[6, i, w]
+                gbc[g, i] += grads[7, i, w]
+                grc[g, i] += grads[8, i, w]
+                gsc[g, i] += grads[9, i, w]
     return total
 
 
@@ -335,19 +364,22 @@ def boundary_grad(n, gf, gb, gr, gs, fl, bl, rl, sl, rescale):
         gf[k] = (dr * rl + ds * sl) / leave
 
 
-def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, click, repeat,
-                        rescale, state_ptr, states, term_ptr, targets, counts, g_moves, g_click,
-                        g_repeat):
+def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, moves_click,
+                        click, repeat, rescale, state_ptr, states, term_ptr, targets, counts,
+                        g_moves, g_moves_click, g_click, g_repeat, term_ll):
     """Table driver: position ``i`` of configuration ``g`` takes the move row
-    ``moves[move_index[g, i]]`` (forward, backward, reformulate, stop), the repeat
-    probability ``repeat[move_index[g, i]]`` and the click probability
+    ``moves[move_index[g, i]]`` (forward, backward, reformulate, stop) after an
+    examination without a click and ``moves_click[move_index[g, i]]`` after a click (the
+    same table, and the same gradient table, for moves that do not depend on the click),
+    the repeat probability ``repeat[move_index[g, i]]`` and the click probability
     ``click[click_index[g, i]]``; the boundary rule applies at the page's last position.
-    Gradients are added to ``g_moves``, ``g_click`` and ``g_repeat``."""
+    Gradients are added to ``g_moves``, ``g_moves_click``, ``g_click`` and ``g_repeat``;
+    each term's log-probability is written into ``term_ll`` unless it is empty."""
     n_cfg, width = move_index.shape
     wk = np.zeros((_WORK_ROWS, width, LANES))
-    rows = np.zeros((6, width, LANES))
-    grads = np.zeros((6, width, LANES))
-    saved = np.zeros((4, LANES))
+    rows = np.zeros((ROWS, width, LANES))
+    grads = np.zeros((ROWS, width, LANES))
+    saved = np.zeros((8, LANES))
     s_lo = np.zeros(LANES, dtype=np.int64)
     s_hi = np.zeros(LANES, dtype=np.int64)
     total = 0.0
@@ -357,15 +389,12 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
         for w in range(LANES):
             nw = lengths[items[starts[blk] + w, 0]] if w < used else 0
             for i in range(n):
-                for k in range(6):
+                for k in range(ROWS):
                     grads[k, i, w] = 0.0
                 if i >= nw:          # a position this page lacks: no move in or out
-                    rows[0, i, w] = 0.0
-                    rows[1, i, w] = 0.0
-                    rows[2, i, w] = 0.0
-                    rows[3, i, w] = 0.0
+                    for k in range(ROWS):
+                        rows[k, i, w] = 0.0
                     rows[4, i, w] = 0.5
-                    rows[5, i, w] = 0.0
             if w >= used:
                 s_lo[w], s_hi[w] = 0, 0
                 continue
@@ -379,28 +408,44 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
                 rows[3, i, w] = moves[m, 3]
                 rows[4, i, w] = click[click_index[g, i]]
                 rows[5, i, w] = repeat[m]
-            fl, bl, rl, sl = page_walk.boundary(nw, rows[0, :, w], rows[1, :, w], rows[2, :, w],
-                                       rows[3, :, w], rescale)
-            saved[0, w], saved[1, w], saved[2, w], saved[3, w] = fl, bl, rl, sl
-        ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[4], rows[5], s_lo,
-                                 s_hi, states, term_ptr, targets, counts, grads[0], grads[1],
-                                 grads[2], grads[3], grads[4], grads[5], wk)
+                rows[6, i, w] = moves_click[m, 0]
+                rows[7, i, w] = moves_click[m, 1] if i > 0 else 0.0
+                rows[8, i, w] = moves_click[m, 2]
+                rows[9, i, w] = moves_click[m, 3]
+            for h in range(2):
+                o = 6 * h
+                fl, bl, rl, sl = page_walk.boundary(nw, rows[o, :, w], rows[o + 1, :, w],
+                                                    rows[o + 2, :, w], rows[o + 3, :, w],
+                                                    rescale)
+                saved[4 * h, w], saved[4 * h + 1, w] = fl, bl
+                saved[4 * h + 2, w], saved[4 * h + 3, w] = rl, sl
+        ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7],
+                                 rows[8], rows[9], rows[4], rows[5], s_lo, s_hi, states,
+                                 term_ptr, targets, counts, grads[0], grads[1], grads[2],
+                                 grads[3], grads[6], grads[7], grads[8], grads[9], grads[4],
+                                 grads[5], wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
         for w in range(used):
             g = items[starts[blk] + w, 0]
             nw = lengths[g]
-            boundary_grad(nw, grads[0, :, w], grads[1, :, w], grads[2, :, w],
-                          grads[3, :, w], saved[0, w], saved[1, w], saved[2, w],
-                          saved[3, w], rescale)
+            for h in range(2):
+                o = 6 * h
+                boundary_grad(nw, grads[o, :, w], grads[o + 1, :, w], grads[o + 2, :, w],
+                              grads[o + 3, :, w], saved[4 * h, w], saved[4 * h + 1, w],
+                              saved[4 * h + 2, w], saved[4 * h + 3, w], rescale)
             for i in range(nw):
                 m = move_index[g, i]
                 g_moves[m, 0] += grads[0, i, w]
+                g_moves_click[m, 0] += grads[6, i, w]
                 if i > 0:
                     g_moves[m, 1] += grads[1, i, w]
+                    g_moves_click[m, 1] += grads[7, i, w]
                 g_moves[m, 2] += grads[2, i, w]
                 g_moves[m, 3] += grads[3, i, w]
+                g_moves_click[m, 2] += grads[8, i, w]
+                g_moves_click[m, 3] += grads[9, i, w]
                 g_click[click_index[g, i]] += grads[4, i, w]
                 g_repeat[m] += grads[5, i, w]
     return total
@@ -474,7 +519,8 @@ class ClickCounts:
 
 
 def walk_log_likelihood(lengths, forward, backward, reformulate, stop, click,
-                        counts: ClickCounts, repeat=None, *, gradient: bool = True):
+                        counts: ClickCounts, repeat=None, *, after_click=None,
+                        gradient: bool = True):
     """Log-likelihood of per-configuration click counts under per-position walk rows.
 
     Parameters
@@ -484,37 +530,54 @@ def walk_log_likelihood(lengths, forward, backward, reformulate, stop, click,
     forward, backward, reformulate, stop, click : (G, N) float
         Per-position moves (summing to 1 over the four moves, boundary already applied:
         ``backward[:, 0]`` and ``forward[g, n - 1]`` are ignored) and click probabilities.
+        With ``after_click``, the four moves are those after an examination without a
+        click.
     counts : :class:`ClickCounts`
     repeat : (G, N) float, optional
         Probability of clicking the same result again right after a click (0 without).
+    after_click : four (G, N) arrays, optional
+        The moves (forward, backward, reformulate, stop) after a click; the same moves as
+        without a click when None.
 
     Returns ``log L`` and, with ``gradient=True``, a dict of ``dlogL/d(parameter)`` arrays
     ``(G, N)`` keyed ``forward``, ``backward``, ``reformulate``, ``stop``, ``click``,
-    ``repeat``.
+    ``repeat`` (and ``forward_click`` ... ``stop_click`` with ``after_click``).
     """
     if repeat is None:
         repeat = np.zeros_like(np.asarray(click, dtype=np.float64))
     arrays = [np.ascontiguousarray(x, dtype=np.float64)
               for x in (forward, backward, reformulate, stop, click, repeat)]
     grads = [np.zeros_like(arrays[0]) for _ in range(6)]
+    if after_click is None:
+        clicked, g_clicked = arrays[:4], grads[:4]
+    else:
+        clicked = [np.ascontiguousarray(x, dtype=np.float64) for x in after_click]
+        g_clicked = [np.zeros_like(arrays[0]) for _ in range(4)]
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
-    ll = compiled("loglik_kernel")(lengths, *blocks(lengths, counts.state_ptr), *arrays,
-                             *counts.arrays(), *grads)
+    ll = compiled("loglik_kernel")(lengths, *blocks(lengths, counts.state_ptr), *arrays[:4],
+                                   *clicked, *arrays[4:], *counts.arrays(), *grads[:4],
+                                   *g_clicked, *grads[4:], np.empty(0))
     if not gradient:
         return ll
-    return ll, dict(zip(("forward", "backward", "reformulate", "stop", "click", "repeat"),
-                        grads, strict=True))
+    out = dict(zip(("forward", "backward", "reformulate", "stop", "click", "repeat"),
+                   grads, strict=True))
+    if after_click is not None:
+        out.update(zip(("forward_click", "backward_click", "reformulate_click",
+                        "stop_click"), g_clicked, strict=True))
+    return ll, out
 
 
 def table_log_likelihood(lengths, move_index, click_index, moves, click, counts: ClickCounts,
-                         repeat=None, *, boundary: str = "leave"):
+                         repeat=None, *, moves_click=None, boundary: str = "leave"):
     """Log-likelihood when every position takes its moves and click probability from
     tables: ``moves (M, 4)`` rows (forward, backward, reformulate, stop) and ``repeat
     (M,)`` (0 without) indexed by ``move_index (G, N)``, ``click (C,)`` indexed by
-    ``click_index (G, N)``; the boundary rule (``"leave"`` or ``"rescale"``) applies at
-    each page's last position.
+    ``click_index (G, N)``; ``moves_click (M, 4)`` the moves after a click (``moves``
+    when None); the boundary rule (``"leave"`` or ``"rescale"``) applies at each page's
+    last position.
 
-    Returns ``(log L, dlogL/dmoves, dlogL/dclick, dlogL/drepeat)``.
+    Returns ``(log L, dlogL/dmoves, dlogL/dclick, dlogL/drepeat)``, and
+    ``dlogL/dmoves_click`` last when ``moves_click`` is given.
     """
     if boundary not in BOUNDARIES:
         raise ValueError(f"boundary must be one of {BOUNDARIES}, got {boundary!r}")
@@ -522,11 +585,18 @@ def table_log_likelihood(lengths, move_index, click_index, moves, click, counts:
     repeat = np.zeros(moves.shape[0]) if repeat is None else \
         np.ascontiguousarray(repeat, dtype=np.float64)
     g_moves = np.zeros_like(moves)
+    if moves_click is None:
+        clicked, g_clicked = moves, g_moves
+    else:
+        clicked = np.ascontiguousarray(moves_click, dtype=np.float64)
+        g_clicked = np.zeros_like(clicked)
     g_click = np.zeros_like(click, dtype=np.float64)
     g_repeat = np.zeros_like(repeat)
-    ll = compiled("table_loglik_kernel")(lengths, *blocks(lengths, counts.state_ptr), move_index,
-                                   click_index, moves,
-                                   np.ascontiguousarray(click, dtype=np.float64), repeat,
-                                   boundary == "rescale", *counts.arrays(), g_moves, g_click,
-                                   g_repeat)
-    return ll, g_moves, g_click, g_repeat
+    ll = compiled("table_loglik_kernel")(lengths, *blocks(lengths, counts.state_ptr),
+                                         move_index, click_index, moves, clicked,
+                                         np.ascontiguousarray(click, dtype=np.float64),
+                                         repeat, boundary == "rescale", *counts.arrays(),
+                                         g_moves, g_clicked, g_click, g_repeat, np.empty(0))
+    if moves_click is None:
+        return ll, g_moves, g_click, g_repeat
+    return ll, g_moves, g_click, g_repeat, g_clicked

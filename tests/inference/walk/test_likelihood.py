@@ -11,7 +11,12 @@ from bayeschain.inference.walk.likelihood import (
     walk_log_likelihood,
 )
 from bayeschain.inference.walk.model import WalkModel
-from tests.reference.walk_clicks import dense_log_likelihood, pages_to_log, simulate_pages
+from tests.reference.walk_clicks import (
+    dense_log_likelihood,
+    page_counts,
+    pages_to_log,
+    simulate_pages,
+)
 
 
 def random_configs(rng, n_cfg=9, width=7):
@@ -105,7 +110,8 @@ def test_tables_with_the_boundary_rule_equal_the_dense_definition(boundary):
 
 
 @pytest.mark.parametrize("variant", [dict(), dict(moves="shared", clicks="shared"),
-                                     dict(boundary="rescale"), dict(backward=False)])
+                                     dict(boundary="rescale"), dict(backward=False),
+                                     dict(click_moves=True)])
 def test_model_log_density_gradient(variant):
     """The whole log posterior (trend, softmax and logistic links, priors, likelihood)
     against central differences in every direction."""
@@ -153,7 +159,7 @@ def test_page_probabilities_match_the_frequencies_of_simulated_pages():
             continue
         clicks, outcome = eval(pattern)                      # noqa: S307 (our own repr)
         ll, _, _, _ = table_log_likelihood(np.array([n]), index, index, table, click,
-                                           _page_counts(clicks, outcome, n), repeat)
+                                           page_counts(clicks, outcome, n), repeat)
         p = np.exp(ll)
         se = np.sqrt(p * (1 - p) / len(pages))
         assert abs(count / len(pages) - p) < 5 * se, (pattern, count / len(pages), p)
@@ -164,16 +170,89 @@ def test_page_probabilities_match_the_frequencies_of_simulated_pages():
     assert any(len(c) >= 2 and c[1] == c[0] for c in seen)   # and repeats
 
 
-def _page_counts(clicks, outcome, n) -> ClickCounts:
-    """The counts of one page, written from its definition."""
-    o = {"next_query": 0, "end": 1}[outcome]
-    first, none = np.zeros((1, n)), np.zeros((1, 3))
-    moves, ends = np.zeros((1, n, n)), np.zeros((1, n, 3))
-    if clicks:
-        first[0, clicks[0] - 1] = 1
-        for a, b in zip(clicks[:-1], clicks[1:], strict=True):
-            moves[0, a - 1, b - 1] += 1
-        ends[0, clicks[-1] - 1, o] = 1
-    else:
-        none[0, o] = 1
-    return ClickCounts.from_dense(first, none, moves, ends)
+def click_moves(rng, lengths, width):
+    """Moves after a click, with the boundary applied as in :func:`random_configs`."""
+    raw = rng.dirichlet(np.ones(4), size=(lengths.size, width))
+    fc, bc, rc, sc = (raw[..., k].copy() for k in range(4))
+    for g, n in enumerate(lengths):
+        bc[g, 0] = 0.0
+        fc[g, n - 1] = 0.0
+    return fc, bc, rc, sc
+
+
+def test_moves_after_a_click_equal_the_dense_definition():
+    """The walk whose moves after a click differ from those after a skipped snippet:
+    ``K = P_c M diag(c)``, ``e = o_c + P_c M (a o)``, with ``M`` built from the moves
+    after no click."""
+    rng = np.random.default_rng(5)
+    for k in range(4):
+        lengths, rows, dense, q = random_configs(rng)
+        after = click_moves(rng, lengths, rows[0].shape[1])
+        q = q if k % 2 else None
+        got = walk_log_likelihood(lengths, *rows, ClickCounts.from_dense(*dense), q,
+                                  after_click=after, gradient=False)
+        want = dense_log_likelihood(lengths, *rows, *dense, q, after_click=after)
+        assert got == pytest.approx(want, rel=1e-12)
+        same = dense_log_likelihood(lengths, *rows, *dense, q)
+        assert abs(got - same) > 1e-3                 # the moves after a click matter
+
+
+def test_gradient_of_the_moves_after_a_click_matches_finite_differences():
+    rng = np.random.default_rng(6)
+    lengths, rows, dense, q = random_configs(rng, n_cfg=4, width=5)
+    after = click_moves(rng, lengths, 5)
+    counts = ClickCounts.from_dense(*dense)
+    _, grads = walk_log_likelihood(lengths, *rows, counts, q, after_click=after)
+    names = ("forward", "backward", "reformulate", "stop", "click", "repeat",
+             "forward_click", "backward_click", "reformulate_click", "stop_click")
+    params = list(rows) + [q] + list(after)
+    h = 1e-6
+
+    def ll(p):
+        return dense_log_likelihood(lengths, *p[:5], *dense, p[5], after_click=p[6:])
+
+    for k, name in enumerate(names):
+        for g, n in enumerate(lengths):
+            for i in range(n):
+                if (name.startswith("backward") and i == 0) or \
+                        (name.startswith("forward") and i == n - 1):
+                    assert grads[name][g, i] == 0.0
+                    continue
+                up = [x.copy() for x in params]
+                dn = [x.copy() for x in params]
+                up[k][g, i] += h
+                dn[k][g, i] -= h
+                fd = (ll(up) - ll(dn)) / (2 * h)
+                assert grads[name][g, i] == pytest.approx(fd, rel=1e-5, abs=1e-5), name
+
+
+def test_pages_of_a_walk_whose_moves_depend_on_the_click_match_simulated_frequencies():
+    """200,000 pages from the independent simulator of the click-dependent walk (users
+    who, after a click, mostly leave satisfied or go on, and after a skipped snippet go
+    on or back): every page pattern seen 500 times or more has a frequency within 5
+    standard errors of exp(log-likelihood)."""
+    rng = np.random.default_rng(7)
+    n = 4
+    skip = np.array([[0.75, 0.0, 0.1, 0.15], [0.6, 0.2, 0.08, 0.12],
+                     [0.5, 0.3, 0.08, 0.12], [0.0, 0.5, 0.2, 0.3]])
+    after = np.array([[0.45, 0.0, 0.2, 0.35], [0.35, 0.05, 0.2, 0.4],
+                      [0.3, 0.1, 0.2, 0.4], [0.0, 0.15, 0.35, 0.5]])
+    click = np.array([0.5, 0.35, 0.3, 0.4])
+    repeat = np.array([0.2, 0.1, 0.1, 0.15])
+    pages = simulate_pages(rng, 200_000, *skip.T, click, repeat, after_click=tuple(after.T))
+    patterns, freq = np.unique(np.array([repr((tuple(c), o)) for c, o in pages]),
+                               return_counts=True)
+    index = np.arange(n)[None, :]
+    checked = 0
+    for pattern, count in zip(patterns, freq, strict=True):
+        if count < 500:
+            continue
+        clicks, outcome = eval(pattern)                      # noqa: S307 (our own repr)
+        ll = table_log_likelihood(np.array([n]), index, index, skip, click,
+                                  page_counts(clicks, outcome, n), repeat,
+                                  moves_click=after)[0]
+        p = np.exp(ll)
+        se = np.sqrt(p * (1 - p) / len(pages))
+        assert abs(count / len(pages) - p) < 5 * se, (pattern, count / len(pages), p)
+        checked += 1
+    assert checked >= 15
