@@ -3,7 +3,8 @@ r"""Users walking result pages with clicks: the examination walk, simulated.
 Each page starts with an arrival at rank 1.  On every arrival at rank ``i`` the user
 clicks with the position's click probability (and after a click clicks the same result
 again at once with the repeat probability), then moves forward, backward, or leaves the
-page (next query or end of session) with the position's moves; the page's last rank
+page (next query or end of session) with the position's moves (after a click, the moves
+after a click, for walks whose moves depend on it); the page's last rank
 follows the walk's boundary rule (:func:`boundary`,
 the same rule the likelihood uses).  This is what the log of the fitted model looks like:
 the posterior predictive checks replay it, and :func:`~bayeschain.simulate.simulate_click_log`
@@ -66,8 +67,8 @@ def compiled(name: str):
     return _KERNELS[name]
 
 
-def _walk_pages(move_index, click_index, moves, click, repeat, rescale, rng, max_steps,
-                c_page, c_rank, c_step, p_steps, p_outcome):
+def _walk_pages(move_index, click_index, moves, moves_click, click, repeat, rescale, rng,
+                max_steps, c_page, c_rank, c_step, p_steps, p_outcome):
     """Walk every page; clicks go to ``c_*`` (grown by the caller when full: the return
     value is the number of clicks, or ``-needed`` when the buffers are too small)."""
     n_pages, width = move_index.shape
@@ -76,17 +77,22 @@ def _walk_pages(move_index, click_index, moves, click, repeat, rescale, rng, max
     r = np.empty(width)
     s = np.empty(width)
     c = np.empty(width)
+    fc = np.empty(width)
+    bc = np.empty(width)
+    rc = np.empty(width)
+    sc = np.empty(width)
     k = 0
     cap = c_page.size
     for pg in range(n_pages):
-        page_rows(pg, move_index, click_index, moves, click, rescale, f, b,
-                                   r, s, c)
+        page_rows(pg, move_index, click_index, moves_click, click, rescale, fc, bc, rc, sc, c)
+        page_rows(pg, move_index, click_index, moves, click, rescale, f, b, r, s, c)
         i = 0
         steps = 0
         outcome = -1
         while steps < max_steps:
             steps += 1
-            if rng.random() < c[i]:
+            clicked = rng.random() < c[i]
+            if clicked:
                 while True:                    # a click, then maybe the same result again
                     if k < cap:
                         c_page[k] = pg
@@ -96,12 +102,13 @@ def _walk_pages(move_index, click_index, moves, click, repeat, rescale, rng, max
                     if not rng.random() < repeat[move_index[pg, i]]:
                         break
             u = rng.random()
-            if u < f[i]:
+            fi, bi, ri = (fc[i], bc[i], rc[i]) if clicked else (f[i], b[i], r[i])
+            if u < fi:
                 i += 1
-            elif u < f[i] + b[i]:
+            elif u < fi + bi:
                 i -= 1
             else:
-                outcome = 0 if u < f[i] + b[i] + r[i] else 1
+                outcome = 0 if u < fi + bi + ri else 1
                 break
         p_steps[pg] = steps
         p_outcome[pg] = outcome
@@ -137,7 +144,7 @@ class WalkedPages:
 
 
 def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
-               boundary: str = "leave", seed: int = 0,
+               moves_click=None, boundary: str = "leave", seed: int = 0,
                max_steps: int = 100_000) -> WalkedPages:
     """Simulate one user on each page.
 
@@ -150,6 +157,7 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
     click : (C,) click probabilities
     repeat : (M,) probability of clicking the result again right after a click, indexed
         like ``moves`` (0 when None)
+    moves_click : (M, 4) the moves after a click (``moves`` when None)
     boundary : ``"leave"`` or ``"rescale"`` (the walk's rule at the last rank)
     """
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
@@ -157,6 +165,8 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
     move_index = np.ascontiguousarray(np.where(inside, move_index, -1), dtype=np.int64)
     click_index = np.ascontiguousarray(np.where(inside, click_index, -1), dtype=np.int64)
     moves = np.ascontiguousarray(moves, dtype=np.float64)
+    moves_click = moves if moves_click is None else \
+        np.ascontiguousarray(moves_click, dtype=np.float64)
     click = np.ascontiguousarray(click, dtype=np.float64)
     repeat = np.zeros(moves.shape[0]) if repeat is None else \
         np.ascontiguousarray(repeat, dtype=np.float64)
@@ -166,7 +176,8 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
     cap = max(16, 4 * n_pages)
     while True:
         buffers = [np.empty(cap, dtype=np.int64) for _ in range(3)]
-        k = _kernel()(move_index, click_index, moves, click, repeat, boundary == "rescale",
+        k = _kernel()(move_index, click_index, moves, moves_click, click, repeat,
+                      boundary == "rescale",
                       np.random.default_rng(seed), int(max_steps), *buffers, steps, outcome)
         if k >= 0:
             return WalkedPages(*(buf[:k] for buf in buffers), steps, outcome)

@@ -28,7 +28,7 @@ def _stand_in_sample(model, *, chains: int = 2, seed: int = 0, **_):
                       for _ in range(chains)])
     stats = xr.Dataset({k: (("chain", "draw"), np.zeros((chains, REHEARSAL_DRAWS), dtype))
                         for k, dtype in (("diverging", bool), ("n_steps", np.int64))})
-    return Expansions(model).of(theta), stats
+    return {**Expansions(model).of(theta), "theta": theta}, stats
 
 
 def main(folder: str) -> None:

@@ -16,11 +16,13 @@ CLASSES = ("non-relevant", "relevant")
 
 
 #: variables whose rows along a dimension are probability distributions (sum to 1)
-SIMPLEX = {"walk": "move", "transition": "category", "jump": "to_rank"}
+SIMPLEX = {"walk": "move", "walk_skip": "move", "walk_click": "move",
+           "transition": "category", "jump": "to_rank"}
 
 
 #: variables that are probabilities
-PROBABILITIES = ("walk", "transition", "jump", "click", "repeat", "attractiveness")
+PROBABILITIES = ("walk", "walk_skip", "walk_click", "transition", "jump", "click", "repeat",
+                 "attractiveness")
 
 
 #: variables that are positive (rates, scales)
@@ -28,8 +30,12 @@ POSITIVE = ("holding_rate", "log_dwell_sd", "jump_exponent")
 
 
 #: the dims (after ``chain, draw``) of the variables scoring reads, by variable; a walk by
-#: relevance adds a leading ``relevance`` dim (:data:`CLASSES`) to ``walk``
-DIMS = {"walk": ("rank", "move"), "click": ("rank",), "repeat": ("rank",),
+#: relevance adds a leading ``relevance`` dim (:data:`CLASSES`) to the walk's variables.
+#: A walk whose moves depend on the click keeps them (``walk_skip``: after an examination
+#: without a click, ``walk_click``: after a click) beside ``walk``, the walk over ranks
+#: they make with the clicks marginalised (what the walk measures score)
+DIMS = {"walk": ("rank", "move"), "walk_skip": ("rank", "move"),
+        "walk_click": ("rank", "move"), "click": ("rank",), "repeat": ("rank",),
         "attractiveness": ("document",), "click_trend": ("trend",),
         "transition": ("rank", "category"), "jump": ("rank", "to_rank"),
         "jump_exponent": (), "holding_rate": ("rank",), "log_dwell_mean": ("rank",),

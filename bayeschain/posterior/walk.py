@@ -136,12 +136,70 @@ def session_parameters(posterior) -> dict[str, np.ndarray]:
     return {names[m]: row[:, moves.index(m)] for m in names}
 
 
-def page_tables(posterior, data, rows: np.ndarray, seed=None):
+def marginal_moves(skip, after_click, click):
+    r"""The walk over ranks of a walk whose moves depend on the click, clicks marginalised.
+
+    On every arrival at rank ``i`` the user clicks with ``c_i``, then moves with the moves
+    after a click ``m^c_i`` or, without a click, ``m^s_i`` (each a row forward, backward,
+    reformulate, stop).  The click is drawn afresh at every arrival and nothing else
+    carries over, so the rank process is itself a Markov chain with the moves
+
+    .. math::  m_i = c_i \, m^c_i + (1 - c_i) \, m^s_i
+
+    (the law of the next rank given the current one, summed over the click).  P@H's
+    ``rwbm`` (and RBP, the examination profile, ``E[H]``) score exactly this chain;
+    ``drwbm`` the same per relevance class of the examined document.  Repeats (a click
+    on the same result at once) do not move the walk.  Applied before the page's
+    boundary rule, which for ``boundary = "leave"`` leaves the forward and backward
+    probabilities as they are.
+
+    ``skip``, ``after_click``: ``(..., [classes,] ranks, 4)``; ``click``: ``(..., ranks)``
+    per draw (or one draw).
+    """
+    c = np.asarray(click, dtype=float)
+    skip = np.asarray(skip, dtype=float)
+    shape = c.shape[:-1] + (1,) * (skip.ndim - c.ndim - 1) + (c.shape[-1], 1)
+    c = c.reshape(shape)
+    return c * np.asarray(after_click, dtype=float) + (1.0 - c) * skip
+
+
+#: Gauss-Hermite nodes of the population mean of the attractiveness at a rank
+_QUADRATURE = 40
+
+
+def population_click(trend, ranks: int) -> np.ndarray:
+    """``(draws, ranks)``: the mean attractiveness of the documents the fitted population
+    shows at each rank, ``E[logistic(a + b log i + sd Z)]``, ``Z ~ N(0, 1)`` (``trend``
+    ``(draws, 3)``: intercept, slope, sd; Gauss-Hermite quadrature).  With attractiveness
+    per document, this is what a run's document at rank ``i`` gets in the scored walk:
+    runs are scored on the walk over ranks, which does not know their documents (a
+    plug-in of the population's mean, not the average of the walk over documents)."""
+    trend = np.atleast_2d(np.asarray(trend, dtype=float))
+    z, wts = np.polynomial.hermite_e.hermegauss(_QUADRATURE)
+    wts = wts / wts.sum()
+    x = np.log(np.arange(1, int(ranks) + 1, dtype=float))
+    eta = trend[:, :1, None] + trend[:, 1:2, None] * x[None, :, None] \
+        + trend[:, 2:3, None] * z[None, None, :]
+    return (wts / (1.0 + np.exp(-eta))).sum(axis=-1)
+
+
+class PageTables(NamedTuple):
+    """The walk's tables for a set of pages, per draw (see :func:`page_tables`)."""
+
+    moves: np.ndarray           # (draws, classes * ranks, 4) after no click
+    moves_click: np.ndarray     # (draws, classes * ranks, 4) after a click
+    repeat: np.ndarray          # (draws, classes * ranks)
+    click: np.ndarray           # (draws, C)
+
+
+def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
     """The walk's move rows and click probabilities for the page configurations of
     ``data`` (:class:`~bayeschain.inference.walk.data.PageData`, built for *any* log: the
     fitted one, or held-out pages) under the posterior draws ``rows``.
 
-    Returns ``moves (draws, classes * ranks, 4)`` and ``repeat (draws, classes * ranks)``
+    Returns :class:`PageTables`: ``moves (draws, classes * ranks, 4)`` after an
+    examination without a click and ``moves_click`` after a click (the same array when the
+    walk's moves do not depend on the click), ``repeat (draws, classes * ranks)``
     (clicking a result again right after clicking it; 0 when the posterior has none)
     indexed by ``data.move_index``, and ``click (draws, C)`` indexed by
     ``data.click_index``.  Ranks deeper than the fitted
@@ -152,15 +210,22 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None):
     from ..browsing.base import extend_ranks
 
     walk = _walk(posterior, "the walk's predictions")
-    w = draws_of(posterior, "walk")[rows]
     classes = 2 if "relevance" in walk.dims else 1
     if classes != data.classes:
         raise ParameterError("the posterior's moves depend on relevance: build the pages "
                              "with the qrels it was fitted with" if classes == 2 else
                              "the pages were built with qrels but the posterior's moves do "
                              "not depend on relevance")
-    moves = _stack_moves(w.reshape((len(rows), classes) + w.shape[-2:]), data.ranks)
     post = posterior.posterior
+
+    def table(name):
+        w = draws_of(posterior, name)[rows]
+        return _stack_moves(w.reshape((len(rows), classes) + w.shape[-2:]), data.ranks)
+
+    if "walk_click" in post:
+        moves, moves_click = table("walk_skip"), table("walk_click")
+    else:
+        moves = moves_click = table("walk")
     if "repeat" in post:
         repeat = np.tile(extend_ranks(draws_of(posterior, "repeat")[rows], data.ranks),
                          (1, classes))
@@ -171,7 +236,7 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None):
             raise ParameterError("the posterior has attractiveness per document: build the "
                                  "pages with clicks='document'")
         click = extend_ranks(draws_of(posterior, "click")[rows], data.ranks)
-        return moves, repeat, click
+        return PageTables(moves, moves_click, repeat, click)
     if "attractiveness" not in post:
         raise ParameterError("the posterior has click probabilities per rank: build the "
                              "pages with clicks='rank'")
@@ -188,7 +253,7 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None):
         (len(rows), x.size))
     click = np.where(where[None, :] >= 0, alpha[:, np.maximum(where, 0)],
                      1.0 / (1.0 + np.exp(-new)))
-    return moves, repeat, click
+    return PageTables(moves, moves_click, repeat, click)
 
 
 def _stack_moves(w: np.ndarray, ranks: int) -> np.ndarray:

@@ -16,7 +16,8 @@ def test_builtin_specs_are_the_models_folder_and_nothing_else():
     names = builtin_specs()
     assert names == sorted(p.stem for p in MODELS.glob("*.toml"))
     assert not list(Path(bayeschain.__file__).parent.rglob("*.toml")), "a second copy"
-    assert {"walk", "walk-shared", "walk-relevance", "walk-session", "clicks-conjugate",
+    assert {"walk", "walk-click", "walk-shared", "walk-relevance", "walk-session",
+            "clicks-conjugate",
             "clicks-nuts", "clicks-pooled", "dwell-lognormal"} <= set(names)
     for name in names:
         spec = load_spec(name)

@@ -89,7 +89,7 @@ def _table(model) -> tuple[np.ndarray, list]:
         keep.append(a)
         table += [a.ctypes.data, a.shape[0], a.shape[1] if a.ndim == 2 else 0]
     table += [int(args.n_groups), int(args.n_ranks), int(args.n_move_coords),
-              int(bool(args.rescale))]
+              int(bool(args.rescale)), int(args.n_sets)]
     return np.array(table, dtype=np.int64), keep
 
 
@@ -132,7 +132,7 @@ _EXPAND_SIG = types.int64(types.uint64, types.uint64, types.CPointer(types.doubl
 def logp_cfunc(dim, x_, out_, logp_, user_data):
     """nutpie's ``logp(dim, x, grad, logp, user_data)``: 0, or 4 (log density not
     finite; the gradient is then zero) or 3 (a gradient entry not finite)."""
-    t = numba.carray(user_data, (3 * _N + 4,), np.int64)
+    t = numba.carray(user_data, (3 * _N + 5,), np.int64)
     theta = numba.carray(x_, (dim,))
     grad = numba.carray(out_, (dim,))
     result = numba.carray(logp_, (1,))
@@ -160,9 +160,10 @@ def logp_cfunc(dim, x_, out_, logp_, user_data):
     scalars = numba.carray(_as_pointer(t[54]), (t[55],), f64)
     base = 3 * _N
     lp = _LOGP(theta, kind, p_start, c_start, n_coord, x, centred, a0, scalars[0],
-               scalars[1], t[base], t[base + 1], free, t[base + 2], lengths, items, starts,
+               scalars[1], t[base], t[base + 1], free, t[base + 2], t[base + 4], lengths,
+               items, starts,
                move_index, click_index, t[base + 3] != 0, state_ptr, states, term_ptr,
-               targets, counts, grad)
+               targets, counts, grad, np.empty(0))
     result[0] = lp
     if not np.isfinite(lp):
         for i in range(dim):

@@ -154,7 +154,7 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
     observed = observed_summary(log, data).statistics()
     post = posterior.posterior
     rows = draw_indices(int(post.sizes["chain"] * post.sizes["draw"]), max_draws, seed)
-    moves, repeat, click = page_tables(posterior, data, rows, seed=seed)
+    tables = page_tables(posterior, data, rows, seed=seed)
     cfg = data.page_config
     lengths, move_index, click_index = (data.lengths[cfg], data.move_index[cfg],
                                         data.click_index[cfg])
@@ -162,8 +162,9 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
     rng = np.random.default_rng(seed)
     replicated = []
     for d in range(rows.size):
-        walked = walk_pages(lengths, move_index, click_index, moves[d], click[d],
-                            repeat=repeat[d], boundary=boundary,
+        walked = walk_pages(lengths, move_index, click_index, tables.moves[d],
+                            tables.click[d], repeat=tables.repeat[d],
+                            moves_click=tables.moves_click[d], boundary=boundary,
                             seed=int(rng.integers(2**32)))
         if np.any(walked.outcome < 0):
             raise ParameterError("replayed users did not leave the page: the walk's leave "

@@ -17,6 +17,7 @@ from ..dwell.spec import has_parameters
 from ..sampling import as_log, check_complete, check_diagnostics, interrupt_watch, statistics_of
 from ..specs import ModelSpec
 from . import sampler as walk_sampler
+from .choice import log_likelihood_groups
 
 #: ``clicks = "auto"`` fits an attractiveness per (query, document) pair when the log shows
 #: each pair on at least this many pages on average
@@ -50,26 +51,32 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         raise ParameterError("the click log has no clicks on its result pages: nothing to "
                              "learn (the posterior would be the prior)")
     model = WalkModel(data, moves=exam["moves"], clicks=clicks, backward=exam["backward"],
-                      boundary=exam["boundary"], prior_sd=exam["prior_sd"],
-                      deviation_sd=exam["deviation_sd"])
+                      click_moves=exam["click_moves"], boundary=exam["boundary"],
+                      prior_sd=exam["prior_sd"], deviation_sd=exam["deviation_sd"])
     with interrupt_watch() as seen:
         draws, stats = (sampler or walk_sampler.sample)(model, draws=s["draws"], tune=s["tune"],
                                            chains=s["chains"], seed=s["seed"],
                                            progress=progress,
                                            target_accept=s["target_accept"],
                                            min_ess=s["min_ess"], report=report)
+    theta = draws.pop("theta")
     # stopped on its diagnostics, a fit keeps the draws it checked; otherwise all it asked
     kept = next(iter(draws.values())).shape[1] if s["min_ess"] > 0 else s["draws"]
     check_complete(seen, draws.values(), s["chains"], kept)
+    groups, ll_attrs = log_likelihood_groups(model, theta)
     ranks = np.arange(1, data.ranks + 1)
     walk = draws["walk"]
-    if data.classes == 1:
-        variables = {"walk": xr.DataArray(walk[:, :, 0], dims=("chain", "draw", "rank", "move"),
-                                          coords={"rank": ranks, "move": list(MOVES)})}
-    else:
-        variables = {"walk": xr.DataArray(
-            walk, dims=("chain", "draw", "relevance", "rank", "move"),
-            coords={"relevance": list(CLASSES), "rank": ranks, "move": list(MOVES)})}
+
+    def moves(values):
+        if data.classes == 1:
+            return xr.DataArray(values[:, :, 0], dims=("chain", "draw", "rank", "move"),
+                                coords={"rank": ranks, "move": list(MOVES)})
+        return xr.DataArray(values, dims=("chain", "draw", "relevance", "rank", "move"),
+                            coords={"relevance": list(CLASSES), "rank": ranks,
+                                    "move": list(MOVES)})
+
+    variables = {name: moves(draws[name]) for name in ("walk", "walk_skip", "walk_click")
+                 if name in draws}
     if data.documents is None:
         variables["click"] = xr.DataArray(draws["click"], dims=("chain", "draw", "rank"),
                                           coords={"rank": ranks})
@@ -109,9 +116,11 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
              "empty_pages": data.report["empty_pages"],
              "page_configurations": data.n_configs, "longest_page": data.ranks,
              "document_recurrence": round(recurrence, 3), "holding": dwell_note,
-             "relevance_level": level if exam["by_relevance"] else -1, **dwell_seen}
+             "relevance_level": level if exam["by_relevance"] else -1, **dwell_seen,
+             **ll_attrs}
     posterior = make_posterior(variables, spec=spec, data_digest=data.digest,
                                seed=s["seed"], method="nuts (nutpie)",
-                               sample_stats=sample_stats, extra_attrs=attrs)
+                               sample_stats=sample_stats, extra_attrs=attrs,
+                               extra_groups=groups)
     check_diagnostics(posterior)
     return posterior

@@ -58,6 +58,9 @@ from .data import PageData
 #: the logit families of the moves: forward and backward against leaving the page, and
 #: continuing the session (next query) against ending it when the user leaves
 LOGITS = ("forward", "backward", "continue")
+#: the suffix of the move families of each set: after an examination without a click,
+#: after a click (walks whose moves depend on the click)
+MOVE_SETS = ("", "_click")
 #: documents (and ranks) with at least this many impressions (clicks) get the centred
 #: parametrisation
 CENTRED_IMPRESSIONS = 20
@@ -196,17 +199,21 @@ def _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits):
 
 
 def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd,
-          n_groups, n_ranks, free, n_move_coords, lengths, items, starts, move_index,
-          click_index, rescale, state_ptr, states, term_ptr, targets, counts, grad):
+          n_groups, n_ranks, free, n_move_coords, n_sets, lengths, items, starts, move_index,
+          click_index, rescale, state_ptr, states, term_ptr, targets, counts, grad, term_ll):
     """Log posterior density of the walk; its gradient is written into ``grad``.
 
-    The logits are laid out as: the move families (``n_move_coords``), the repeat family
-    (``n_ranks``: the probability of clicking a result again right after clicking it, the
-    same for every relevance class), then the click family."""
+    The logits are laid out as: the move families (``n_move_coords``: ``n_sets`` sets of
+    ``n_groups`` classes, the moves after an examination without a click first, then
+    those after a click when ``n_sets == 2``), the repeat family (``n_ranks``: the
+    probability of clicking a result again right after clicking it, the same for every
+    relevance class), then the click family.  The log-probability of every term of the
+    counts is written into ``term_ll`` unless it is empty (pointwise log-likelihoods)."""
     logits = np.empty(x.size)
     _families_forward(theta, kind, p_start, c_start, n_coord, x, centred, logits)
-    rows = np.empty((n_groups * n_ranks, 4))
-    _move_rows(logits, n_groups, n_ranks, free, rows)
+    n_rows = n_groups * n_ranks
+    rows = np.empty((n_sets * n_rows, 4))
+    _move_rows(logits, n_sets * n_groups, n_ranks, free, rows)
     repeat = np.empty(n_groups * n_ranks)
     for i in range(n_ranks):
         rho = 1.0 / (1.0 + math.exp(-logits[n_move_coords + i]))
@@ -222,13 +229,15 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
     g_repeat = np.zeros(n_groups * n_ranks)
     for j in range(grad.size):
         grad[j] = 0.0
-    ll = table_loglik_kernel(lengths, items, starts, move_index, click_index, rows, click, repeat,
-                             rescale, state_ptr, states, term_ptr, targets, counts, g_rows, g_click,
-                             g_repeat)
+    last = (n_sets - 1) * n_rows                 # the moves after a click
+    ll = table_loglik_kernel(lengths, items, starts, move_index, click_index, rows[:n_rows],
+                             rows[last:last + n_rows], click, repeat, rescale, state_ptr,
+                             states, term_ptr, targets, counts, g_rows[:n_rows],
+                             g_rows[last:last + n_rows], g_click, g_repeat, term_ll)
     if ll == -math.inf:
         return ll
     g_logits = np.zeros(x.size)
-    _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits)
+    _move_rows_grad(rows, g_rows, n_sets * n_groups, n_ranks, free, g_logits)
     for i in range(n_ranks):
         rho = repeat[i]
         total = 0.0
@@ -279,6 +288,7 @@ class LogpArguments(NamedTuple):
     n_ranks: int
     free: np.ndarray
     n_move_coords: int
+    n_sets: int
     lengths: np.ndarray
     items: np.ndarray
     starts: np.ndarray
@@ -325,13 +335,16 @@ class WalkModel:
     moves, clicks : ``"pooled"`` or ``"shared"`` (clicks also ``"document"``, which the
         page data must have been built for)
     backward : whether the walk may move backward (``False``: forward-only walks, SFBM)
+    click_moves : whether the moves after a click differ from those after an examination
+        without one (two sets of move families; the scored walk mixes them,
+        :func:`~bayeschain.posterior.walk.marginal_moves`)
     boundary : ``"leave"`` or ``"rescale"`` (see the module docstring)
     prior_sd, deviation_sd : prior scales of the trend intercepts and of the deviations
     """
 
     def __init__(self, data: PageData, *, moves: str = "pooled", clicks: str = "pooled",
-                 backward: bool = True, boundary: str = "leave", prior_sd: float = 2.0,
-                 deviation_sd: float = 0.5):
+                 backward: bool = True, click_moves: bool = False, boundary: str = "leave",
+                 prior_sd: float = 2.0, deviation_sd: float = 0.5):
         if moves not in ("pooled", "shared"):
             raise ParameterError(f"moves must be 'pooled' or 'shared', got {moves!r}")
         if clicks not in ("pooled", "shared", "document"):
@@ -344,6 +357,7 @@ class WalkModel:
             raise ParameterError(f"boundary must be 'leave' or 'rescale', got {boundary!r}")
         self.data = data
         self.moves, self.clicks, self.boundary = moves, clicks, boundary
+        self.n_sets = 2 if click_moves else 1
         self.prior_sd, self.deviation_sd = float(prior_sd), float(deviation_sd)
         self.free = np.array([k for k, on in enumerate((True, bool(backward),
                                                          bool(data.sessions))) if on],
@@ -353,8 +367,10 @@ class WalkModel:
         per_rank = data.clicks_per_rank()
         busy = np.where(per_rank >= CENTRED_CLICKS, CENTRED, NON_CENTRED)
         seen = np.where(per_rank >= CENTRED_CLICK_RANKS, CENTRED, NON_CENTRED)
-        self.families = [Family(f"{LOGITS[k]}[{cls}]", moves == "pooled", log_rank, busy)
-                         for cls in range(data.classes) for k in self.free]
+        self.families = [Family(f"{LOGITS[k]}{MOVE_SETS[st]}[{cls}]", moves == "pooled",
+                                log_rank, busy)
+                         for st in range(self.n_sets) for cls in range(data.classes)
+                         for k in self.free]
         self.families.append(Family("repeat", moves == "pooled", log_rank, seen,
                                     REPEAT_PRIOR_MEAN))
         if clicks == "document":
@@ -386,7 +402,8 @@ class WalkModel:
         d = self.data
         return LogpArguments(self._kind, self._p_start, self._c_start, self._n_coord, self._x,
                              self._centred, self._a0, self.prior_sd, self.deviation_sd,
-                             d.classes, d.ranks, self.free, self._n_move_coords, d.lengths,
+                             d.classes, d.ranks, self.free, self._n_move_coords, self.n_sets,
+                             d.lengths,
                              *self._blocks, d.move_index, d.click_index,
                              self.boundary == "rescale", *d.counts.arrays())
 
@@ -394,10 +411,20 @@ class WalkModel:
         """Log posterior density (up to a constant) and its gradient."""
         theta = np.ascontiguousarray(theta, dtype=np.float64)
         grad = np.empty_like(theta)
-        lp = compiled("logp_kernel")(theta, *self.kernel_arguments(), grad)
+        lp = compiled("logp_kernel")(theta, *self.kernel_arguments(), grad, np.empty(0))
         if not np.isfinite(lp):
             return -np.inf, np.zeros_like(theta)
         return float(lp), grad
+
+    def pattern_log_likelihood(self, theta: np.ndarray) -> np.ndarray:
+        """``(U,)`` the log-likelihood of one page of each pattern of the data
+        (:class:`~bayeschain.inference.walk.data.PagePatterns`) at ``theta``: the sum of
+        its terms' log-probabilities, as the density's kernel computes them."""
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        term_ll = np.full(self.data.counts.targets.size, np.nan)
+        compiled("logp_kernel")(theta, *self.kernel_arguments(), np.empty_like(theta),
+                                term_ll)
+        return self.data.patterns.terms @ term_ll
 
     def _logits(self, theta) -> np.ndarray:
         logits = np.empty(self._x.size)
@@ -406,12 +433,20 @@ class WalkModel:
                                        self._n_coord, self._x, self._centred, logits)
         return logits
 
-    def move_table(self, theta) -> np.ndarray:
-        """``(classes, ranks, 4)`` probabilities of forward, backward, reformulate, stop."""
+    def move_tables(self, theta) -> np.ndarray:
+        """``(sets, classes, ranks, 4)`` probabilities of forward, backward, reformulate,
+        stop: after an examination without a click, then (second set, with click
+        moves) after a click."""
         d = self.data
-        rows = np.empty((d.classes * d.ranks, 4))
-        compiled("_move_rows")(self._logits(theta), d.classes, d.ranks, self.free, rows)
-        return rows.reshape(d.classes, d.ranks, 4)
+        rows = np.empty((self.n_sets * d.classes * d.ranks, 4))
+        compiled("_move_rows")(self._logits(theta), self.n_sets * d.classes, d.ranks,
+                               self.free, rows)
+        return rows.reshape(self.n_sets, d.classes, d.ranks, 4)
+
+    def move_table(self, theta) -> np.ndarray:
+        """``(classes, ranks, 4)`` moves after an examination without a click (the walk's
+        moves when they do not depend on the click)."""
+        return self.move_tables(theta)[0]
 
     def click_table(self, theta) -> np.ndarray:
         """Click probability of each rank (or attractiveness of each document)."""
@@ -438,11 +473,19 @@ class WalkModel:
 
     def expand(self, theta: np.ndarray) -> dict[str, np.ndarray]:
         """The named quantities stored in the posterior for one draw."""
-        out = {"walk": self.move_table(theta), "click": self.click_table(theta),
+        tables = self.move_tables(theta)
+        out = {"walk": tables[0], "click": self.click_table(theta),
                "repeat": self.repeat_table(theta)}
         click = self.families[-1]
         if click.pooled:
             start = self._p_start[-1]
             out["click_trend"] = np.array([theta[start], theta[start + 1],
                                            np.exp(theta[start + 2])])
+        if self.n_sets == 2:
+            from ...posterior.walk import marginal_moves, population_click
+
+            per_rank = out["click"] if self.clicks != "document" else \
+                population_click(out["click_trend"][None], self.data.ranks)[0]
+            out["walk_skip"], out["walk_click"] = tables[0], tables[1]
+            out["walk"] = marginal_moves(tables[0], tables[1], per_rank)
         return out

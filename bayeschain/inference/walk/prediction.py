@@ -10,15 +10,19 @@ Click models are compared on the binary click vector ``C_1..C_n`` of each page (
   unconditional click probability, and the perplexity, its mean over ranks 1..10;
 * *conditional perplexity*: the same with the conditional probabilities.
 
-**Exact probabilities under the walk.**  Moves do not depend on clicks, so for a set ``S``
-of ranks the probability that the user never clicks in ``S`` is the probability that the
-walk leaves the page before any click in ``S``:
-``Q(S) = e_1^T (I - diag(a_S) P)^{-1} (a_S * l)`` with ``a_S = 1 - c`` on ``S`` and 1 elsewhere
-and ``l`` the leave vector (one tridiagonal solve).  Then ``P(C_r = 1) = 1 - Q({r})`` and,
-by inclusion-exclusion over the clicked ranks ``A`` of a prefix (``B`` the others),
-``P(C_A = 1, C_B = 0) = sum_{T subset A} (-1)^{|T|} Q(B u T)``; the conditional is the ratio
-of consecutive prefixes.  Over the posterior, prefix probabilities are averaged over draws
-before the ratio is taken (the posterior predictive of the click vector).
+**Exact probabilities under the walk.**  For a set ``S`` of ranks the probability that the
+user never clicks in ``S`` is the probability that the walk leaves the page before any
+click in ``S``: ``Q(S) = e_1^T (I - D_S)^{-1} l_S`` (one tridiagonal solve), where an
+arrival at ``i`` in ``S`` must not click and moves on with the moves after no click,
+``D_S[i] = (1 - c_i) P^s_i``, ``l_S[i] = (1 - c_i) l^s_i``, and an arrival elsewhere
+clicks or not, ``D_S[i] = c_i P^c_i + (1 - c_i) P^s_i``, ``l_S[i] = c_i l^c_i +
+(1 - c_i) l^s_i`` (``P^c``, ``l^c``: the moves and leave probability after a click, the
+same as after no click for walks whose moves do not depend on it).  Then
+``P(C_r = 1) = 1 - Q({r})`` and, by inclusion-exclusion over the clicked ranks ``A`` of a
+prefix (``B`` the others), ``P(C_A = 1, C_B = 0) = sum_{T subset A} (-1)^{|T|} Q(B u T)``;
+the conditional is the ratio of consecutive prefixes.  Over the posterior, prefix
+probabilities are averaged over draws before the ratio is taken (the posterior predictive
+of the click vector).
 """
 
 from __future__ import annotations
@@ -41,19 +45,21 @@ METRIC_RANKS = 10
 MAX_CLICKED = 20
 
 
-def _no_click(n, f, b, lv, c, mask, lo, up, cp, inv, rhs, y):
+def _no_click(n, f, b, lv, fc, bc, lvc, c, mask, lo, up, cp, inv, rhs, y):
     """``Q(S)``: the walk leaves the page without a click on the positions in ``mask``."""
     for i in range(n):
-        a = 1.0 - c[i] if mask[i] else 1.0
-        lo[i] = -a * b[i] if i > 0 else 0.0
-        up[i] = -a * f[i] if i < n - 1 else 0.0
-        rhs[i] = a * lv[i]
+        a = 1.0 - c[i]
+        k = 0.0 if mask[i] else c[i]           # the weight of the moves after a click
+        lo[i] = -(a * b[i] + k * bc[i]) if i > 0 else 0.0
+        up[i] = -(a * f[i] + k * fc[i]) if i < n - 1 else 0.0
+        rhs[i] = a * lv[i] + k * lvc[i]
     thomas_factor(lo, up, n, cp, inv)
     thomas_solve(lo, cp, inv, rhs, y, n)
     return y[0]
 
 
-def _predict(move_index, click_index, moves, click, rescale, clicked, upto, uncond, joint):
+def _predict(move_index, click_index, moves, moves_click, click, rescale, clicked, upto,
+             uncond, joint):
     """Per page row: ``uncond[p, r] = P(C_r = 1)``, ``joint[p, r] = P(C_1..C_r as
     observed)`` for ``r <= upto`` (``joint[p, 0] = 1``; NaN when more than
     :data:`MAX_CLICKED` ranks of the prefix are clicked)."""
@@ -64,6 +70,11 @@ def _predict(move_index, click_index, moves, click, rescale, clicked, upto, unco
     s = np.empty(width)
     c = np.empty(width)
     lv = np.empty(width)
+    fc = np.empty(width)
+    bc = np.empty(width)
+    rc = np.empty(width)
+    sc = np.empty(width)
+    lvc = np.empty(width)
     lo = np.empty(width)
     up = np.empty(width)
     cp = np.empty(width)
@@ -73,14 +84,18 @@ def _predict(move_index, click_index, moves, click, rescale, clicked, upto, unco
     mask = np.zeros(width, dtype=np.bool_)
     ones = np.empty(width, dtype=np.int64)
     for p in range(n_rows):
+        page_walk.page_rows(p, move_index, click_index, moves_click, click, rescale, fc, bc,
+                            rc, sc, c)
         n = page_walk.page_rows(p, move_index, click_index, moves, click, rescale, f,
                                        b, r, s, c)
         for i in range(n):
             lv[i] = r[i] + s[i]
+            lvc[i] = rc[i] + sc[i]
             mask[i] = False
         for i in range(n):
             mask[i] = True
-            uncond[p, i] = 1.0 - _no_click(n, f, b, lv, c, mask, lo, up, cp, inv, rhs, y)
+            uncond[p, i] = 1.0 - _no_click(n, f, b, lv, fc, bc, lvc, c, mask, lo, up, cp,
+                                           inv, rhs, y)
             mask[i] = False
         joint[p, 0] = 1.0
         k = 0                                         # clicked positions so far
@@ -102,7 +117,8 @@ def _predict(move_index, click_index, moves, click, rescale, clicked, upto, unco
                     if subset >> j & 1:
                         mask[ones[j]] = True
                         sign = -sign
-                total += sign * _no_click(n, f, b, lv, c, mask, lo, up, cp, inv, rhs, y)
+                total += sign * _no_click(n, f, b, lv, fc, bc, lvc, c, mask, lo, up, cp, inv,
+                                          rhs, y)
             joint[p, rr + 1] = total
         for i in range(n):
             mask[i] = False
@@ -158,7 +174,7 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     click_index = np.ascontiguousarray(data.click_index[cfg])
     post = posterior.posterior
     rows = draw_indices(int(post.sizes["chain"] * post.sizes["draw"]), max_draws, seed)
-    moves, _, click = page_tables(posterior, data, rows, seed=seed)  # repeats: same C_r
+    tables = page_tables(posterior, data, rows, seed=seed)    # repeats: the same C_r
     rescale = posterior.metadata.boundary == "rescale"
     width = data.ranks
     upto = width if ranks is None else min(int(ranks), width)
@@ -168,8 +184,9 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     j = np.empty_like(joint)
     kernel = _kernel()
     for d in range(rows.size):
-        kernel(move_index, click_index, np.ascontiguousarray(moves[d]),
-               np.ascontiguousarray(click[d]), rescale, pattern, upto, u, j)
+        kernel(move_index, click_index, np.ascontiguousarray(tables.moves[d]),
+               np.ascontiguousarray(tables.moves_click[d]),
+               np.ascontiguousarray(tables.click[d]), rescale, pattern, upto, u, j)
         uncond += u
         joint += j
     uncond /= rows.size

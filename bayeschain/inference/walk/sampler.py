@@ -43,8 +43,8 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
     checked.  ``report(done, total)`` is called with the draws per chain so far.
 
     Returns ``(draws, sample_stats)``: a dict name -> ``(chain, draw, ...)`` array of the
-    expanded quantities and the sampler's statistics (an ``xarray.Dataset`` with
-    ``diverging``).
+    expanded quantities (and ``theta``, the draws of the unconstrained vector) and the
+    sampler's statistics (an ``xarray.Dataset`` with ``diverging``).
     """
     import nutpie
 
@@ -71,7 +71,7 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
             _failed_c_path(f"{type(exc).__name__}: {exc}")
             compiled, path = _python_model(model, init), PYTHON_PATH
     stats.attrs["nutpie_path"] = path_description(path)
-    return expanded.of(theta), stats
+    return {**expanded.of(theta), "theta": theta}, stats
 
 
 #: regularisation of the low-rank mass matrix's eigenvalues (nutpie's default is 1e-5).

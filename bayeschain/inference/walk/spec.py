@@ -10,6 +10,7 @@ from ..keys import check_table
 KEYS = {"moves": (str, ("pooled", "shared"), "pooled"),
                     "clicks": (str, ("auto", "pooled", "shared", "document"), "auto"),
                     "backward": (bool, None, True),
+                    "click_moves": (bool, None, False),
                     "boundary": (str, BOUNDARIES, "leave"),
                     "by_relevance": (bool, None, False),
                     "prior_sd": (float, None, 2.0),
