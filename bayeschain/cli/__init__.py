@@ -40,6 +40,8 @@ COMMANDS: dict[str, Command] = {
                      "bayeschain.cli.stats"),
     "fit": Command("fit a browsing model's parameters to a click log (posterior to .nc)",
                    "bayeschain.cli.fit"),
+    "choose": Command("compare walk specs on a click log: PSIS-LOO, held-out click "
+                      "prediction, E[H]", "bayeschain.cli.choose"),
     "score": Command("score runs under every posterior draw of a fitted user model",
                      "bayeschain.cli.score"),
     "compare": Command("compare runs under a fitted user model: P(A>B), HDI, ROPE, P(best)",

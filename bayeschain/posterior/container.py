@@ -84,8 +84,9 @@ class Posterior:
 
         if int(az.__version__.split(".")[0]) < 1:
             groups = {"posterior": self.posterior}
-            if "sample_stats" in self.tree.children:
-                groups["sample_stats"] = self.tree["sample_stats"].to_dataset()
+            for name in ("sample_stats", "log_likelihood", "constant_data"):
+                if name in self.tree.children:
+                    groups[name] = self.tree[name].to_dataset()
             return az.InferenceData(**groups)
         return self.tree
 
@@ -256,12 +257,14 @@ class Posterior:
 
 def make_posterior(variables: dict[str, xr.DataArray], *, spec, data_digest: str, seed: int,
                    method: str, sample_stats: xr.Dataset | None = None,
-                   extra_attrs: dict | None = None) -> Posterior:
+                   extra_attrs: dict | None = None,
+                   extra_groups: dict[str, xr.Dataset] | None = None) -> Posterior:
     from .. import __version__
 
     groups = {"posterior": xr.Dataset(variables)}
     if sample_stats is not None:
         groups["sample_stats"] = sample_stats
+    groups.update(extra_groups or {})
     tree = xr.DataTree.from_dict(groups)
     tree.attrs.update({"bayeschain_version": __version__, "spec": spec.text,
                        "spec_name": spec.name, "spec_digest": spec.digest(),

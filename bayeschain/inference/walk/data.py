@@ -34,6 +34,49 @@ from .likelihood import OUTCOMES, ClickCounts
 
 
 @dataclass(frozen=True)
+class PagePatterns:
+    """The distinct likelihood contributions of a log's pages.
+
+    A page's log-likelihood is the sum of the log-probabilities of its terms (its first
+    click or click-less leave, each click-to-click move, its last click's leave: see
+    :class:`~bayeschain.inference.walk.likelihood.ClickCounts`).  Pages with the same
+    terms (the same configuration and the same clicks, or clicks whose moves are the same
+    multiset) have the same log-likelihood under every parameter value: a *pattern*.
+    Logs of millions of pages hold few patterns (with clicks per rank), so the pointwise
+    log-likelihood is kept once per pattern with its count.
+
+    ``terms (U, T)`` sparse: how often each term occurs in a page of the pattern;
+    ``pages (U,)`` pages per pattern; ``page_pattern (P,)`` the pattern of each page.
+    """
+
+    terms: object
+    pages: np.ndarray
+    page_pattern: np.ndarray
+
+    @classmethod
+    def of(cls, row_page: np.ndarray, row_term: np.ndarray, n_pages: int,
+           n_terms: int) -> PagePatterns:
+        """From the page and the term of every row of the counts (one row per first click
+        or click-less page, one per click)."""
+        from scipy import sparse
+
+        per_page = sparse.coo_matrix((np.ones(row_page.size), (row_page, row_term)),
+                                     shape=(n_pages, n_terms)).tocsr()
+        per_page.sum_duplicates()
+        per_page.sort_indices()
+        keys = [per_page.indices[a:b].tobytes() + per_page.data[a:b].tobytes()
+                for a, b in zip(per_page.indptr[:-1], per_page.indptr[1:], strict=True)]
+        codes, _ = pd.factorize(pd.Index(keys, dtype=object))
+        first = np.unique(codes, return_index=True)[1]
+        return cls(per_page[first], np.bincount(codes, minlength=first.size).astype(np.int64),
+                   codes.astype(np.int64))
+
+    @property
+    def size(self) -> int:
+        return int(self.pages.size)
+
+
+@dataclass(frozen=True)
 class PageData:
     """Page configurations of a click log and their counts.
 
@@ -67,6 +110,7 @@ class PageData:
     page_ids: np.ndarray | None = None        # (P,) serp_id of each page, ascending
     page_config: np.ndarray | None = None     # (P,) configuration of each page
     page_queries: np.ndarray | None = None    # (P,) query of each page
+    patterns: PagePatterns | None = None      # the pages' distinct likelihood terms
 
     @property
     def n_configs(self) -> int:
@@ -192,14 +236,14 @@ def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: in
     key = np.concatenate([lengths[:, None], click_index, move_index], axis=1)
     uniq, config = np.unique(key, axis=0, return_inverse=True)
     config = config.ravel()
-    counts = _counts(obs, pages, page_ids, config, uniq.shape[0])
+    counts, patterns = _counts(obs, pages, page_ids, config, uniq.shape[0])
     digest = hashlib.sha256(np.ascontiguousarray(uniq).tobytes()
                             + counts.counts.tobytes() + counts.targets.tobytes()).hexdigest()
     return PageData(uniq[:, 0].astype(np.int64), uniq[:, 1:1 + width].astype(np.int64),
                     uniq[:, 1 + width:].astype(np.int64), counts,
                     np.bincount(config, minlength=uniq.shape[0]), width, classes, documents,
                     bool(log.has_sessions), report, digest[:16], page_ids, config,
-                    pages["query_id"].astype(str).to_numpy())
+                    pages["query_id"].astype(str).to_numpy(), patterns)
 
 
 def _page_documents(log: ClickLog, page_ids: np.ndarray, width: int) -> np.ndarray | None:
@@ -268,12 +312,14 @@ def _relevant(docs: np.ndarray, topics: np.ndarray, qrels: pd.DataFrame,
 
 
 def _counts(obs: pd.DataFrame, pages: pd.DataFrame, page_ids: np.ndarray,
-            config: np.ndarray, n_configs: int) -> ClickCounts:
-    """Sparse counts: one term per (configuration, left state, target)."""
+            config: np.ndarray, n_configs: int) -> tuple[ClickCounts, PagePatterns]:
+    """Sparse counts: one term per (configuration, left state, target); and the terms of
+    each page (:class:`PagePatterns`)."""
     outcome_code = {o: i for i, o in enumerate(OUTCOMES)}
     page_row = pd.Index(page_ids)
     clicks = obs[obs["serp_id"].isin(page_ids)]
-    cfg_of_click = config[page_row.get_indexer(clicks["serp_id"].to_numpy())]
+    click_page = page_row.get_indexer(clicks["serp_id"].to_numpy())
+    cfg_of_click = config[click_page]
     rank = clicks["rank"].to_numpy(dtype=np.int64) - 1
     nxt = clicks["next_rank"].to_numpy(dtype=float, na_value=np.nan)
     out = clicks["outcome"].map(outcome_code).to_numpy(dtype=np.int64)
@@ -283,20 +329,22 @@ def _counts(obs: pd.DataFrame, pages: pd.DataFrame, page_ids: np.ndarray,
     # the page's start: the first click's rank, or leaving without a click
     start_cfg = np.r_[cfg_of_click[first], config[~clicked]]
     start_target = np.r_[rank[first], -1 - page_out[~clicked]]
+    start_page = np.r_[click_page[first], np.flatnonzero(~clicked)]
     # after each click: the next click's rank, or leaving
     after_target = np.where(np.isfinite(nxt), np.nan_to_num(nxt, nan=0).astype(np.int64) - 1,
                             -1 - out)
     cfg = np.r_[start_cfg, cfg_of_click]
     state = np.r_[np.full(start_cfg.size, -1), rank]
     target = np.r_[start_target, after_target]
-    terms = pd.DataFrame({"cfg": cfg, "state": state, "target": target}) \
-        .value_counts().sort_index().reset_index(name="count")
-    cfg_t = terms["cfg"].to_numpy()
-    state_t = terms["state"].to_numpy()
+    terms, term_of, count = np.unique(np.stack([cfg, state, target], axis=1), axis=0,
+                                      return_inverse=True, return_counts=True)
+    cfg_t, state_t = terms[:, 0], terms[:, 1]
     new_state = np.r_[True, (cfg_t[1:] != cfg_t[:-1]) | (state_t[1:] != state_t[:-1])]
     state_cfg = cfg_t[new_state]
     term_ptr = np.r_[np.flatnonzero(new_state), cfg_t.size]
     state_ptr = np.searchsorted(state_cfg, np.arange(n_configs + 1))
-    return ClickCounts(state_ptr.astype(np.int64), state_t[new_state].astype(np.int64),
-                       term_ptr.astype(np.int64), terms["target"].to_numpy(dtype=np.int64),
-                       terms["count"].to_numpy(dtype=np.float64, na_value=np.nan))
+    counts = ClickCounts(state_ptr.astype(np.int64), state_t[new_state].astype(np.int64),
+                         term_ptr.astype(np.int64), terms[:, 2].astype(np.int64),
+                         count.astype(np.float64))
+    return counts, PagePatterns.of(np.r_[start_page, click_page], term_of.ravel(),
+                                   page_ids.size, terms.shape[0])

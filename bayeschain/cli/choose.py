@@ -1,0 +1,97 @@
+"""``bayeschain choose LOG [--spec walk --spec walk-click ...]``: which walk the log supports.
+
+Fits every spec to the same pages (the sessions outside ``--heldout``, 25% by default) and
+prints, per walk: PSIS-LOO on the training pages (``elpd_loo`` with its standard error,
+the difference to the best paired page by page, pages whose Pareto k exceeds 0.7:
+:mod:`bayeschain.inference.walk.choice`), the held-out click metrics of the click-model
+field on the other sessions (log-likelihood per rank, perplexity, conditional perplexity;
+pages whose query occurs in training), and ``E[H]`` on a 10-result page.  Choose the walk
+with the best LOO unless its difference is within two standard errors, then the simpler
+one; the held-out metrics say the same thing on pages the fit never saw.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+#: the walks compared without --spec
+DEFAULT_SPECS = ("walk", "walk-click")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from .arguments import positive_int, seed
+
+    p.add_argument("log", help="click log (any format `bayeschain stats` reads)")
+    p.add_argument("--spec", action="append", default=None,
+                   help="a walk spec to compare (repeat; default: walk and walk-click)")
+    p.add_argument("--format", dest="log_format", default=None,
+                   choices=["yandex", "wscd", "trec-session", "canonical"])
+    p.add_argument("--results", default=None, metavar="PAGES",
+                   help="for a canonical log: the result pages (serp_id, rank, doc_id)")
+    p.add_argument("--heldout", type=float, default=0.25, metavar="FRACTION",
+                   help="share of the sessions held out for click prediction (default 0.25)")
+    p.add_argument("--heldout-seed", type=seed, default=0,
+                   help="seed of the held-out split by session (default 0)")
+    p.add_argument("--draws", type=positive_int, default=None,
+                   help="draws per chain (default: each spec's)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+    import pandas as pd
+
+    from ..errors import ParameterError
+    from ..inference import fit, heldout_click_metrics, load_spec
+    from ..inference.walk.choice import compare_walks
+    from ..inference.walk.prediction import METRIC_RANKS
+    from ..io.clickformats import read_clicks
+    from ..posterior.walk import expected_visits
+
+    if not 0 < args.heldout < 1:
+        raise ParameterError("--heldout must be a fraction between 0 and 1")
+    specs = [load_spec(name) for name in (args.spec or DEFAULT_SPECS)]
+    for spec in specs:
+        exam = spec.section("examination")
+        if exam is None or exam["by_relevance"]:
+            raise ParameterError(f"spec {spec.name!r} is not a walk fitted to clicks alone: "
+                                 f"choose compares the walk specs (walk, walk-click, "
+                                 f"walk-shared, or files like them)")
+    if len({s.name for s in specs}) != len(specs):
+        raise ParameterError("give each spec once")
+    log = read_clicks(args.log, format=args.log_format, results=args.results)
+    train, test = log.split(args.heldout, seed=args.heldout_seed)
+    known = set(train.events["query_id"].astype(str))
+    posts, extra = {}, {}
+    for spec in specs:
+        print(f"fitting {spec.name} to {train!r}", flush=True)
+        post = fit(train, spec, draws=args.draws, progress=not args.quiet)
+        posts[spec.name] = post
+        ranks = min(METRIC_RANKS, int(post.attrs["longest_page"]))
+        m = heldout_click_metrics(post, test, queries=known, ranks=ranks, seed=0)
+        h = expected_visits(post, 10).sum(axis=1)
+        diag = post.diagnostics()
+        extra[spec.name] = {"heldout_ll": m.log_likelihood, "perplexity": m.perplexity,
+                            "cond_perplexity": m.conditional_perplexity,
+                            "E[H]": f"{h.mean():.2f} [{np.quantile(h, 0.025):.2f}, "
+                                    f"{np.quantile(h, 0.975):.2f}]",
+                            "max_rhat": float(diag["max_rhat"].max()),
+                            "min_ess": float(diag["min_ess"].min())}
+        pages = m.pages
+    table = compare_walks(posts).join(pd.DataFrame(extra).T)
+    cols = ["elpd_loo", "se", "elpd_diff", "se_diff", "p_loo", "pareto_k_high",
+            "heldout_ll", "perplexity", "cond_perplexity", "E[H]", "max_rhat", "min_ess"]
+    print(f"\nPSIS-LOO on {table['pages'].iloc[0]:,} training pages "
+          f"({table['patterns'].max():,} patterns at most); held-out click prediction on "
+          f"ranks 1-{ranks} of {pages:,} pages of the other sessions whose query occurs in "
+          f"training:")
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(table[cols].to_string(float_format=lambda v: f"{v:.4f}"))
+    best, runner = table.index[0], table.index[1] if len(table) > 1 else None
+    if runner is not None and table.loc[runner, "elpd_diff"] <= 2 * table.loc[runner,
+                                                                               "se_diff"]:
+        print(f"\n{best} and {runner} are within two standard errors of each other by LOO: "
+              f"prefer the simpler walk")
+    else:
+        print(f"\nLOO prefers {best}")
+    return 0
