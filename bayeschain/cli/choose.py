@@ -38,53 +38,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
     import pandas as pd
 
     from ..errors import ParameterError
-    from ..inference import fit, heldout_click_metrics, load_spec
-    from ..inference.walk.choice import compare_walks
-    from ..inference.walk.prediction import METRIC_RANKS
+    from ..inference import load_spec
+    from ..inference.walk.choice import choose_walks
     from ..io.clickformats import read_clicks
-    from ..posterior.walk import expected_visits
 
     if not 0 < args.heldout < 1:
         raise ParameterError("--heldout must be a fraction between 0 and 1")
     specs = [load_spec(name) for name in (args.spec or DEFAULT_SPECS)]
-    for spec in specs:
-        exam = spec.section("examination")
-        if exam is None or exam["by_relevance"]:
-            raise ParameterError(f"spec {spec.name!r} is not a walk fitted to clicks alone: "
-                                 f"choose compares the walk specs (walk, walk-click, "
-                                 f"walk-shared, or files like them)")
-    if len({s.name for s in specs}) != len(specs):
-        raise ParameterError("give each spec once")
     log = read_clicks(args.log, format=args.log_format, results=args.results)
-    train, test = log.split(args.heldout, seed=args.heldout_seed)
-    known = set(train.events["query_id"].astype(str))
-    posts, extra = {}, {}
-    for spec in specs:
-        print(f"fitting {spec.name} to {train!r}", flush=True)
-        post = fit(train, spec, draws=args.draws, progress=not args.quiet)
-        posts[spec.name] = post
-        ranks = min(METRIC_RANKS, int(post.attrs["longest_page"]))
-        m = heldout_click_metrics(post, test, queries=known, ranks=ranks, seed=0)
-        h = expected_visits(post, 10).sum(axis=1)
-        diag = post.diagnostics()
-        extra[spec.name] = {"heldout_ll": m.log_likelihood, "perplexity": m.perplexity,
-                            "cond_perplexity": m.conditional_perplexity,
-                            "E[H]": f"{h.mean():.2f} [{np.quantile(h, 0.025):.2f}, "
-                                    f"{np.quantile(h, 0.975):.2f}]",
-                            "max_rhat": float(diag["max_rhat"].max()),
-                            "min_ess": float(diag["min_ess"].min())}
-        pages = m.pages
-    table = compare_walks(posts).join(pd.DataFrame(extra).T)
+    table = choose_walks(log, specs, heldout=args.heldout, seed=args.heldout_seed,
+                         draws=args.draws, progress=not args.quiet,
+                         say=lambda text: print(text, flush=True))
     cols = ["elpd_loo", "se", "elpd_diff", "se_diff", "p_loo", "pareto_k_high",
             "heldout_ll", "perplexity", "cond_perplexity", "E[H]", "max_rhat", "min_ess"]
     print(f"\nPSIS-LOO on {table['pages'].iloc[0]:,} training pages "
           f"({table['patterns'].max():,} patterns at most); held-out click prediction on "
-          f"ranks 1-{ranks} of {pages:,} pages of the other sessions whose query occurs in "
-          f"training:")
+          f"ranks 1-{table['heldout_ranks'].iloc[0]} of {table['heldout_pages'].iloc[0]:,} "
+          f"pages of the other sessions whose query occurs in training:")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(table[cols].to_string(float_format=lambda v: f"{v:.4f}"))
     best, runner = table.index[0], table.index[1] if len(table) > 1 else None

@@ -59,11 +59,11 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                                            progress=progress,
                                            target_accept=s["target_accept"],
                                            min_ess=s["min_ess"], report=report)
-    theta = draws.pop("theta")
+    theta = draws.pop("theta", None)      # a stand-in sampler may give the quantities only
     # stopped on its diagnostics, a fit keeps the draws it checked; otherwise all it asked
     kept = next(iter(draws.values())).shape[1] if s["min_ess"] > 0 else s["draws"]
     check_complete(seen, draws.values(), s["chains"], kept)
-    groups, ll_attrs = log_likelihood_groups(model, theta)
+    groups, ll_attrs = log_likelihood_groups(model, theta) if theta is not None else ({}, {})
     ranks = np.arange(1, data.ranks + 1)
     walk = draws["walk"]
 
