@@ -7,7 +7,8 @@ On each log, ``bayeschain.inference.walk.choice.choose_walks`` (what ``bayeschai
 choose`` prints): both specs with their default settings fitted to the sessions outside
 ``log.split(0.25, seed=0)`` (the split of ``bench_click_models.py``), PSIS-LOO on the
 training pages (paired differences), PyClick's held-out metrics on the other sessions'
-pages whose query occurs in training, ``E[H]`` on a 10-result page, fit seconds and the
+pages whose query occurs in training (every held-out page on TREC Session, whose queries
+are free text that rarely repeats), ``E[H]`` on a 10-result page, fit seconds and the
 sampler's diagnostics.  TREC Session 2013 is bundled; CLARA2 and WSCD are read from the
 click-log samples outside the project and skipped with a reason when they are absent.
 """
@@ -20,7 +21,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine  # noqa: E402
+from _common import machine, table  # noqa: E402
 from click_model_peers import LOGS, load_log  # noqa: E402
 
 import bayeschain as bc  # noqa: E402
@@ -33,12 +34,45 @@ COLUMNS = ["elpd_loo", "se", "elpd_diff", "se_diff", "pareto_k_high", "heldout_l
            "divergences"]
 
 
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}" if abs(value) < 100 else f"{value:.1f}"
+    return str(value)
+
+
+def prior_sensitivity() -> None:
+    """E[H] of the default walk on the whole TREC Session log with the trend's prior scale
+    (``[examination] prior_sd``, 2 by default) halved and doubled."""
+    import numpy as np
+
+    from bayeschain.posterior.walk import expected_visits
+
+    log = bc.read_clicks(TREC)
+    base = bc.load_spec("walk").text
+    rows = []
+    for scale in (1.0, 2.0, 4.0):
+        text = base.replace('clicks = "auto"', f'clicks = "auto"\nprior_sd = {scale}')
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            post = bc.fit(log, bc.inference.parse_spec(text))
+        h = expected_visits(post, 10).sum(axis=1)
+        lo, hi = np.quantile(h, [0.025, 0.975])
+        rows.append((scale, f"{h.mean():.2f} [{lo:.2f}, {hi:.2f}]"))
+    print("## E[H] of the default walk on TREC Session 2013 by the trend's prior scale\n")
+    print(table(rows, ("prior_sd", "E[H] on a 10-result page [95%]")))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--logs", nargs="+", default=["trec", "clara2", "wscd"],
                     choices=["trec", "clara2", "wscd"])
+    ap.add_argument("--prior-scales", action="store_true",
+                    help="only E[H] of the default walk on TREC Session by prior scale")
     args = ap.parse_args()
     print(f"machine: {machine()}\n")
+    if args.prior_scales:
+        prior_sensitivity()
+        return
     specs = [bc.load_spec("walk"), bc.load_spec("walk-click")]
     for name in args.logs:
         if name == "trec":
@@ -51,10 +85,13 @@ def main() -> None:
             log = load_log(name)
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
-            table = choose_walks(log, specs)
-        print(f"## {name}: {table['pages'].iloc[0]:,} training pages, "
-              f"{table['heldout_pages'].iloc[0]:,} held-out pages\n")
-        print(table[COLUMNS].to_markdown(floatfmt=".4f"))
+            result = choose_walks(log, specs, known_queries=name != "trec")
+        print(f"## {name}: {result['pages'].iloc[0]:,} training pages, "
+              f"{result['heldout_pages'].iloc[0]:,} held-out pages (ranks 1-"
+              f"{result['heldout_ranks'].iloc[0]})\n")
+        rows = [(model, *(_cell(result.loc[model, c]) for c in COLUMNS))
+                for model in result.index]
+        print(table(rows, ("model", *COLUMNS)))
         for w in seen:
             print(f"\nwarning: {w.message}")
         print()

@@ -32,6 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="share of the sessions held out for click prediction (default 0.25)")
     p.add_argument("--heldout-seed", type=seed, default=0,
                    help="seed of the held-out split by session (default 0)")
+    p.add_argument("--all-queries", action="store_true",
+                   help="score every held-out page, not only those whose query occurs in "
+                        "training (logs whose queries rarely repeat, e.g. TREC Session)")
     p.add_argument("--draws", type=positive_int, default=None,
                    help="draws per chain (default: each spec's)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -50,14 +53,16 @@ def run(args: argparse.Namespace) -> int:
     specs = [load_spec(name) for name in (args.spec or DEFAULT_SPECS)]
     log = read_clicks(args.log, format=args.log_format, results=args.results)
     table = choose_walks(log, specs, heldout=args.heldout, seed=args.heldout_seed,
-                         draws=args.draws, progress=not args.quiet,
+                         draws=args.draws, known_queries=not args.all_queries,
+                         progress=not args.quiet,
                          say=lambda text: print(text, flush=True))
     cols = ["elpd_loo", "se", "elpd_diff", "se_diff", "p_loo", "pareto_k_high",
             "heldout_ll", "perplexity", "cond_perplexity", "E[H]", "max_rhat", "min_ess"]
     print(f"\nPSIS-LOO on {table['pages'].iloc[0]:,} training pages "
           f"({table['patterns'].max():,} patterns at most); held-out click prediction on "
           f"ranks 1-{table['heldout_ranks'].iloc[0]} of {table['heldout_pages'].iloc[0]:,} "
-          f"pages of the other sessions whose query occurs in training:")
+          f"pages of the other sessions"
+          + (":" if args.all_queries else " whose query occurs in training:"))
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(table[cols].to_string(float_format=lambda v: f"{v:.4f}"))
     best, runner = table.index[0], table.index[1] if len(table) > 1 else None

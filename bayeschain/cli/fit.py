@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import argparse
 
-WALK_FIGURES = ("ppc_clicks_per_page.png", "ppc_deepest_click.png", "ppc_click_rank.png")
+WALK_FIGURES = ("ppc_clicks_per_page.png", "ppc_deepest_click.png", "ppc_click_rank.png",
+                "ppc_first_click.png", "ppc_last_click.png", "ppc_click_distance.png")
 CLICK_FIGURES = ("ppc_backward.png",)
 DWELL_FIGURE = "ppc_dwell.png"
 #: the figures of each predictive check (bayeschain.inference.sections.predictive_checks)

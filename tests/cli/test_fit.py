@@ -95,6 +95,7 @@ def test_default_fit_then_score_the_walk(tmp_path, capsys):
     assert main(["fit", str(LOG), "-o", str(out), "--draws", "300", "--quiet",
                  "--figures", str(figs)]) == 0
     for name in ("ppc_clicks_per_page.png", "ppc_deepest_click.png", "ppc_click_rank.png",
+                 "ppc_first_click.png", "ppc_last_click.png", "ppc_click_distance.png",
                  "ppc_dwell.png"):
         assert (figs / name).stat().st_size > 5_000
     text = capsys.readouterr().out

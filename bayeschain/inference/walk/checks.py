@@ -9,8 +9,13 @@ and the replicated log is summarised as the observed one:
 * clicks per page (0, 1, ..., with a last bucket for "this many or more");
 * the deepest clicked rank of pages with clicks, and the share of clicks at each rank
   (ranks deeper than :data:`DEPTH_BINS` pooled in the last bin);
+* the rank of each page's first click and of its last click;
+* the distance ``j - i`` of every click-to-click move (0: a repeat; ``-1, -2, ...``
+  backward), distances beyond ``DEPTH_BINS - 1`` pooled;
 * the share of click-less pages, of backward moves among click-to-click moves (repeats
-  left out), and of pages with a click at rank >= 5, and the mean clicks per page.
+  left out), and of pages with a click at rank >= 5, and the mean clicks per page;
+* for logs with sessions, the share of pages with clicks whose last click was followed by
+  another query (rather than the end of the session).
 
 Nothing of the log enters a replay but its pages (their lengths and documents): first
 clicks, their number and their depth are all the model's.  A posterior whose walk
@@ -46,10 +51,17 @@ class LogSummary:
     forward: int                # click-to-click moves to a deeper rank
     backward: int               # ... to a higher rank
     deep: int                   # pages with a click at rank >= 5
+    first: np.ndarray           # (pages with clicks,) rank of the first click
+    last: np.ndarray            # (pages with clicks,) rank of the last click
+    steps: np.ndarray           # (click-to-click moves,) j - i, repeats included
+    next_query_after_last: float  # share of pages with clicks, NaN without sessions
 
     @classmethod
-    def from_clicks(cls, n_pages: int, page: np.ndarray, rank: np.ndarray) -> LogSummary:
-        """From clicks in order (``page`` non-decreasing, ``rank`` 1-based)."""
+    def from_clicks(cls, n_pages: int, page: np.ndarray, rank: np.ndarray,
+                    next_query: np.ndarray | None = None) -> LogSummary:
+        """From clicks in order (``page`` non-decreasing, ``rank`` 1-based);
+        ``next_query`` (pages,) whether each page was followed by another query (None:
+        the log does not say)."""
         page = np.asarray(page, dtype=np.int64)
         rank = np.asarray(rank, dtype=np.int64)
         clicks = np.bincount(page, minlength=n_pages)
@@ -57,8 +69,13 @@ class LogSummary:
         np.maximum.at(deepest, page, rank)
         same = page[1:] == page[:-1]
         step = np.diff(rank)[same]
+        starts = np.r_[True, ~same] if page.size else np.zeros(0, dtype=bool)
+        ends = np.r_[~same, True] if page.size else np.zeros(0, dtype=bool)
+        with_clicks = clicks > 0
+        after = float(np.mean(np.asarray(next_query)[with_clicks])) \
+            if next_query is not None and with_clicks.any() else float("nan")
         return cls(clicks, deepest, rank, int((step > 0).sum()), int((step < 0).sum()),
-                   int((deepest >= 5).sum()))
+                   int((deepest >= 5).sum()), rank[starts], rank[ends], step, after)
 
     def statistics(self) -> dict[str, np.ndarray | float]:
         n_pages = self.clicks.size
@@ -70,37 +87,57 @@ class LogSummary:
         ranks = np.bincount(np.minimum(self.click_ranks, DEPTH_BINS) - 1,
                             minlength=DEPTH_BINS) / max(self.click_ranks.size, 1)
         moves = self.forward + self.backward
-        return {"clicks per page": per_page, "deepest clicked rank": depth,
-                "click rank": ranks,
-                "click-less pages": float((self.clicks == 0).mean()) if n_pages else 0.0,
-                "backward share": self.backward / moves if moves else 0.0,
-                "pages with a click at rank >= 5": self.deep / max(n_pages, 1),
-                "mean clicks per page": float(self.clicks.mean()) if n_pages else 0.0}
+        span = DEPTH_BINS - 1
+        steps = np.bincount(np.clip(self.steps, -span, span) + span,
+                            minlength=2 * span + 1) / max(self.steps.size, 1)
+        out = {"clicks per page": per_page, "deepest clicked rank": depth,
+               "click rank": ranks, "first clicked rank": _rank_pmf(self.first),
+               "last clicked rank": _rank_pmf(self.last),
+               "click-to-click distance": steps,
+               "click-less pages": float((self.clicks == 0).mean()) if n_pages else 0.0,
+               "backward share": self.backward / moves if moves else 0.0,
+               "pages with a click at rank >= 5": self.deep / max(n_pages, 1),
+               "mean clicks per page": float(self.clicks.mean()) if n_pages else 0.0}
+        if not np.isnan(self.next_query_after_last):
+            out["next query after the last click"] = self.next_query_after_last
+        return out
 
 
-DISTRIBUTIONS = ("clicks per page", "deepest clicked rank", "click rank")
+def _rank_pmf(ranks: np.ndarray) -> np.ndarray:
+    return np.bincount(np.minimum(ranks, DEPTH_BINS) - 1,
+                       minlength=DEPTH_BINS) / max(ranks.size, 1)
+
+
+DISTRIBUTIONS = ("clicks per page", "deepest clicked rank", "click rank",
+                 "first clicked rank", "last clicked rank", "click-to-click distance")
 #: the scalar statistics, by field of :class:`WalkChecks` -> their label
 SCALARS = {"click_less_pages": "click-less pages", "backward_share": "backward share",
            "deep_click_pages": "pages with a click at rank >= 5",
-           "mean_clicks_per_page": "mean clicks per page"}
+           "mean_clicks_per_page": "mean clicks per page",
+           "next_query_after_last": "next query after the last click"}
 
 
 @dataclass(frozen=True)
 class WalkChecks:
     """The walk replayed on a log's pages against the log (:func:`predictive_walk_checks`):
-    three distributions and four scalar statistics, each observed against its posterior
-    predictive replications."""
+    six distributions and four scalar statistics (five with sessions), each observed
+    against its posterior predictive replications."""
 
     clicks_per_page: DistributionCheck        # pmf of 0, 1, ..., 5+ clicks per page
     deepest_clicked_rank: DistributionCheck   # pmf of the deepest click, pages with clicks
     click_rank: DistributionCheck             # pmf of the rank of a click
+    first_clicked_rank: DistributionCheck     # pmf of the first click's rank
+    last_clicked_rank: DistributionCheck      # pmf of the last click's rank
+    click_distance: DistributionCheck         # pmf of j - i over click-to-click moves
     click_less_pages: PredictiveCheck         # share of pages without a click
     backward_share: PredictiveCheck           # of click-to-click moves, those upwards
     deep_click_pages: PredictiveCheck         # share of pages with a click at rank >= 5
     mean_clicks_per_page: PredictiveCheck
+    next_query_after_last: PredictiveCheck | None = None   # logs with sessions
 
-    def distributions(self) -> tuple[DistributionCheck, DistributionCheck, DistributionCheck]:
-        return self.clicks_per_page, self.deepest_clicked_rank, self.click_rank
+    def distributions(self) -> tuple[DistributionCheck, ...]:
+        return (self.clicks_per_page, self.deepest_clicked_rank, self.click_rank,
+                self.first_clicked_rank, self.last_clicked_rank, self.click_distance)
 
     def to_datatree(self):
         """ArviZ's layout: the replications in a ``posterior_predictive`` group (dims
@@ -108,7 +145,8 @@ class WalkChecks:
         import xarray as xr
 
         dims = {"clicks_per_page": "clicks", "deepest_clicked_rank": "rank",
-                "click_rank": "rank"}
+                "click_rank": "rank", "first_clicked_rank": "rank",
+                "last_clicked_rank": "rank", "click_distance": "distance"}
         predictive, observed = {}, {}
         for name, dim in dims.items():
             check = getattr(self, name)
@@ -118,6 +156,8 @@ class WalkChecks:
                                           coords={dim: check.support})
         for name in SCALARS:
             check = getattr(self, name)
+            if check is None:
+                continue
             predictive[name] = xr.DataArray(check.replicated[None], dims=("chain", "draw"))
             observed[name] = xr.DataArray(check.observed)
         return xr.DataTree.from_dict({"posterior_predictive": xr.Dataset(predictive),
@@ -128,24 +168,33 @@ def observed_summary(log, data) -> LogSummary:
     """The log's own clicks on the pages of ``data`` (its :class:`PageData`), in page
     order."""
 
-    obs, _, _ = log.observations()
+    import pandas as pd
+
+    obs, pages, _ = log.observations()
     obs = obs.sort_values(["serp_id", "seq"], kind="stable")
     row = np.searchsorted(data.page_ids, obs["serp_id"].to_numpy(dtype=np.int64))
     row = np.clip(row, 0, data.page_ids.size - 1)
     ok = data.page_ids[row] == obs["serp_id"].to_numpy(dtype=np.int64)
+    next_query = None
+    if data.sessions:
+        outcome = pd.Series(pages["outcome"].to_numpy(),
+                            index=pages["serp_id"].to_numpy(dtype=np.int64))
+        next_query = (outcome.reindex(data.page_ids) == "next_query").to_numpy()
     return LogSummary.from_clicks(data.page_ids.size, row[ok],
-                                  obs["rank"].to_numpy(dtype=np.int64)[ok])
+                                  obs["rank"].to_numpy(dtype=np.int64)[ok], next_query)
 
 
 def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None = 100,
                            seed=None) -> WalkChecks:
     """Replay the fitted walk on every page of ``log`` under ``max_draws`` posterior draws.
 
-    Returns :class:`WalkChecks`: the clicks per page, the deepest clicked rank and the
-    click-rank histogram (:class:`~bayeschain.inference.dwell.checks.DistributionCheck`;
-    the first also lists the scalar statistics by label, for printing), and the scalar
-    statistics (click-less pages, backward share, pages with a click at rank >= 5, mean
-    clicks per page) as :class:`~bayeschain.inference.clicks.checks.PredictiveCheck`.
+    Returns :class:`WalkChecks`: the clicks per page, the deepest clicked rank, the
+    click-rank histogram, the first and the last click's rank and the click-to-click
+    distances (:class:`~bayeschain.inference.dwell.checks.DistributionCheck`; the first
+    also lists the scalar statistics by label, for printing), and the scalar statistics
+    (click-less pages, backward share, pages with a click at rank >= 5, mean clicks per
+    page; with sessions, the share of last clicks followed by another query) as
+    :class:`~bayeschain.inference.clicks.checks.PredictiveCheck`.
     """
     from ...browsing.page_walk import walk_pages
     from .prediction import pages_for
@@ -169,16 +218,19 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
         if np.any(walked.outcome < 0):
             raise ParameterError("replayed users did not leave the page: the walk's leave "
                                  "probabilities are (nearly) zero")
-        replicated.append(LogSummary.from_clicks(cfg.size, walked.click_page,
-                                                 walked.click_rank).statistics())
+        replicated.append(LogSummary.from_clicks(
+            cfg.size, walked.click_page, walked.click_rank,
+            walked.outcome == 0 if data.sessions else None).statistics())
     scalars = [k for k, v in observed.items() if np.ndim(v) == 0]
     summaries = {k: PredictiveCheck(float(observed[k]), np.array([r[k] for r in replicated]))
                  for k in scalars}
-    support = {"clicks per page": np.arange(CLICK_BINS),
-               "deepest clicked rank": np.arange(1, DEPTH_BINS + 1),
-               "click rank": np.arange(1, DEPTH_BINS + 1)}
+    ranks = np.arange(1, DEPTH_BINS + 1)
+    support = {"clicks per page": np.arange(CLICK_BINS), "deepest clicked rank": ranks,
+               "click rank": ranks, "first clicked rank": ranks, "last clicked rank": ranks,
+               "click-to-click distance": np.arange(1 - DEPTH_BINS, DEPTH_BINS)}
     laws = [DistributionCheck(name, support[name], np.asarray(observed[name]),
                               np.stack([r[name] for r in replicated]), "pmf",
                               summaries if name == DISTRIBUTIONS[0] else {})
             for name in DISTRIBUTIONS]
-    return WalkChecks(*laws, **{field: summaries[label] for field, label in SCALARS.items()})
+    return WalkChecks(*laws, **{field: summaries[label] for field, label in SCALARS.items()
+                                if label in summaries})

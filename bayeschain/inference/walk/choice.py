@@ -21,7 +21,9 @@ with the variance over the ``n`` pages (ArviZ's ``sqrt(n var)``, each pattern co
 (The posterior itself was fitted to all ``k_u`` pages: LOO's approximation of leaving
 one out is as good as for any page, and Pareto ``k`` reports where it is not.)
 Differences between walks are paired page by page (``serp_id``), as ``az.compare`` pairs
-observations.  Draws are thinned to keep at most :data:`LOG_LIKELIHOOD_VALUES` values.
+observations.  ``az.loo(posterior.to_arviz())`` itself sees one observation per pattern
+(unweighted): use :func:`page_loo` / :func:`compare_walks`, or expand the group with
+``constant_data["page_pattern"]`` before handing it to ArviZ.  Draws are thinned to keep at most :data:`LOG_LIKELIHOOD_VALUES` values.
 """
 
 from __future__ import annotations
@@ -163,13 +165,15 @@ def compare_walks(posteriors: dict) -> pd.DataFrame:
 
 
 def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None,
-                 progress: bool = False, say=None) -> pd.DataFrame:
+                 known_queries: bool = True, progress: bool = False,
+                 say=None) -> pd.DataFrame:
     """Fit each walk spec to the sessions of ``log`` outside a ``heldout`` share (split by
     session with ``seed``) and rank them: :func:`compare_walks`'s PSIS-LOO columns, the
-    held-out click metrics on the other sessions' pages whose query occurs in training
-    (``heldout_ll, perplexity, cond_perplexity``, on ``heldout_ranks`` ranks of
-    ``heldout_pages`` pages), ``E[H]`` on a 10-result page with its 95% interval, the
-    fit's seconds and its diagnostics.  ``say(text)`` hears about each fit."""
+    held-out click metrics on the other sessions' pages (``heldout_ll, perplexity,
+    cond_perplexity``, on ``heldout_ranks`` ranks of ``heldout_pages`` pages; only pages
+    whose query occurs in training with ``known_queries``, the click-model field's rule),
+    ``E[H]`` on a 10-result page with its 95% interval, the fit's seconds and its
+    diagnostics.  ``say(text)`` hears about each fit."""
     import time
 
     import pandas as pd
@@ -187,7 +191,7 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
     if len({s.name for s in specs}) != len(specs):
         raise ParameterError("give each spec once")
     train, test = log.split(heldout, seed=seed)
-    known = set(train.events["query_id"].astype(str))
+    known = set(train.events["query_id"].astype(str)) if known_queries else None
     posts, extra = {}, {}
     for spec in specs:
         if say is not None:

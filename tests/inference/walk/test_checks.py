@@ -29,7 +29,8 @@ def test_replays_match_the_independent_simulator():
     reference = simulate_pages(rng, 40_000, F, B, 0.3 * LEAVE, 0.7 * LEAVE, C)
     page = np.concatenate([[k] * len(c) for k, (c, _) in enumerate(reference)]).astype(int)
     rank = np.concatenate([c for c, _ in reference]).astype(int)
-    expected = LogSummary.from_clicks(len(reference), page, rank).statistics()
+    next_query = np.array([o == "next_query" for _, o in reference])
+    expected = LogSummary.from_clicks(len(reference), page, rank, next_query).statistics()
     log = pages_to_log(reference[:4000], N)
     checks = predictive_walk_checks(_posterior(truth), log, seed=2)
     for check in checks.distributions():
@@ -85,3 +86,14 @@ def test_checks_export_the_arviz_layout_of_replications_and_observations():
     np.testing.assert_allclose(observed["clicks_per_page"].values, pmf)
     assert float(observed["mean_clicks_per_page"]) == pytest.approx(clicks.mean())
     assert set(SCALARS) <= set(predictive.data_vars)
+    clicked = [c for c, _ in pages if c]
+    for name, ranks in (("first_clicked_rank", [c[0] for c in clicked]),
+                        ("last_clicked_rank", [c[-1] for c in clicked])):
+        want = np.bincount(np.minimum(ranks, 10) - 1, minlength=10) / len(ranks)
+        np.testing.assert_allclose(observed[name].values, want)
+    steps = np.concatenate([np.diff(c) for c in clicked])
+    want = np.bincount(np.clip(steps, -9, 9) + 9, minlength=19) / steps.size
+    np.testing.assert_allclose(observed["click_distance"].values, want)
+    assert observed["click_distance"]["distance"].values[9] == 0          # repeats
+    after = np.mean([o == "next_query" for c, o in pages if c])
+    assert float(observed["next_query_after_last"]) == pytest.approx(after)
