@@ -62,16 +62,54 @@ def prior_sensitivity() -> None:
     print(table(rows, ("prior_sd", "E[H] on a 10-result page [95%]")))
 
 
+def examination_profile(paths: list[str]) -> None:
+    """For fitted walk posteriors: E[H] (examinations, revisits counted), the expected
+    number of distinct ranks examined ``sum_j N_1j / N_jj`` (``N`` the walk's fundamental
+    matrix on a 10-result page: ``N_1j / N_jj`` is the probability that rank ``j`` is ever
+    examined), and that probability per rank, each with its 95% interval: what eye-tracking
+    studies report as abstracts viewed."""
+    import numpy as np
+
+    from bayeschain.posterior.walk import walk_parameters
+
+    for path in paths:
+        post = bc.Posterior.load(path)
+        p, q = walk_parameters(post).arrays()
+        n = 10
+        seen, total = [], []
+        for pp, qq in zip(p[:, :n], q[:, :n], strict=True):
+            P = np.diag(pp[:-1], 1) + np.diag(qq[1:], -1)
+            N = np.linalg.inv(np.eye(n) - P)
+            seen.append(N[0] / np.diag(N))
+            total.append(N[0].sum())
+        seen, total = np.array(seen), np.array(total)
+
+        def cell(x):
+            lo, hi = np.quantile(x, [0.025, 0.975])
+            return f"{x.mean():.2f} [{lo:.2f}, {hi:.2f}]"
+
+        print(f"### {path} ({post.attrs.get('spec_name')}, {post.attrs.get('pages')} pages)\n")
+        print(f"E[H] {cell(total)}; distinct ranks examined {cell(seen.sum(axis=1))}\n")
+        print(table([(r + 1, cell(seen[:, r])) for r in range(n)],
+                    ("rank", "P(examined at least once) [95%]")))
+        print()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--logs", nargs="+", default=["trec", "clara2", "wscd"],
                     choices=["trec", "clara2", "wscd"])
     ap.add_argument("--prior-scales", action="store_true",
                     help="only E[H] of the default walk on TREC Session by prior scale")
+    ap.add_argument("--profile", nargs="+", metavar="POSTERIOR.nc",
+                    help="only the examination profile of fitted walk posteriors")
     args = ap.parse_args()
     print(f"machine: {machine()}\n")
     if args.prior_scales:
         prior_sensitivity()
+        return
+    if args.profile:
+        examination_profile(args.profile)
         return
     specs = [bc.load_spec("walk"), bc.load_spec("walk-click")]
     for name in args.logs:

@@ -22,6 +22,10 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
     * ``walk_by_relevance``: ``(draws, 2, 4)`` or ``(draws, 2, ranks, 4)``: moves after
       examining a non-relevant (index 0) and a relevant (index 1) document
       (``PatH(model='drwbm')``);
+    * ``walk_skip`` and ``walk_click`` (with ``click``): ``(draws, ranks, 4)`` the moves
+      after an examination without a click and after a click (spec ``walk-click``); the
+      posterior's ``walk`` is then the walk over ranks they make with the clicks
+      marginalised (:func:`~bayeschain.posterior.walk.marginal_moves`);
     * ``click``: ``(draws, ranks)`` click probability per examination (click prediction,
       predictive checks);
     * ``holding_rate``: ``(draws, ranks)``;
@@ -41,6 +45,22 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
     from .vocabulary import CLASSES, MOVES
 
     variables = {}
+    parameters = dict(parameters)
+    split = [k for k in ("walk_skip", "walk_click") if k in parameters]
+    if split:
+        from .walk import marginal_moves
+
+        if len(split) != 2 or "click" not in parameters or "walk" in parameters \
+                or "walk_by_relevance" in parameters:
+            raise ParameterError("walk_skip and walk_click go together, with click and "
+                                 "without walk: the walk is their mix")
+        moves = {k: np.asarray(parameters.pop(k), dtype=float) for k in split}
+        click = np.asarray(parameters["click"], dtype=float)
+        if any(m.ndim != 3 or m.shape[-1] != 4 or m.shape[:2] != click.shape
+               for m in moves.values()):
+            raise ParameterError("walk_skip and walk_click must be (draws, ranks, 4), with "
+                                 "click (draws, ranks)")
+        parameters["walk"] = marginal_moves(moves["walk_skip"], moves["walk_click"], click)
     if "walk" in parameters and "walk_by_relevance" in parameters:
         raise ParameterError("give walk or walk_by_relevance, not both")
     mu = None
@@ -69,6 +89,12 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
             coords["relevance"] = list(CLASSES)
         variables["walk"] = xr.DataArray(w[None], dims=("chain", "draw") + extra +
                                          ("rank", "move"), coords=coords)
+        for name, m in (moves.items() if split else ()):
+            if np.any(m < 0) or not np.allclose(m.sum(-1), 1.0):
+                raise ParameterError(f"{name}: each row of moves must be probabilities "
+                                     f"summing to 1")
+            variables[name] = xr.DataArray(m[None], dims=("chain", "draw", "rank", "move"),
+                                           coords=coords)
     if "click" in parameters:
         c = np.asarray(parameters["click"], dtype=float)
         variables["click"] = xr.DataArray(c[None], dims=("chain", "draw", "rank"),

@@ -23,7 +23,8 @@ one out is as good as for any page, and Pareto ``k`` reports where it is not.)
 Differences between walks are paired page by page (``serp_id``), as ``az.compare`` pairs
 observations.  ``az.loo(posterior.to_arviz())`` itself sees one observation per pattern
 (unweighted): use :func:`page_loo` / :func:`compare_walks`, or expand the group with
-``constant_data["page_pattern"]`` before handing it to ArviZ.  Draws are thinned to keep at most :data:`LOG_LIKELIHOOD_VALUES` values.
+``constant_data["page_pattern"]`` before handing it to ArviZ.  Draws are thinned to keep
+at most :data:`LOG_LIKELIHOOD_VALUES` values.
 """
 
 from __future__ import annotations

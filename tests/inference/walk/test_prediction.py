@@ -20,6 +20,11 @@ LEAVE = 1 - F - B
 C = np.array([0.5, 0.35, 0.3, 0.25, 0.4])
 
 
+#: moves after a click of the click-dependent user: leaving (satisfied) far more often
+AFTER = np.array([[0.4, 0.0, 0.2, 0.4], [0.3, 0.1, 0.2, 0.4], [0.25, 0.15, 0.2, 0.4],
+                  [0.3, 0.1, 0.2, 0.4], [0.0, 0.3, 0.3, 0.4]])
+
+
 @pytest.fixture(scope="module")
 def simulated():
     rng = np.random.default_rng(21)
@@ -29,11 +34,24 @@ def simulated():
     return pages, pages_to_log(pages, N), post
 
 
-def test_click_probabilities_match_simulated_pages(simulated):
+@pytest.fixture(scope="module")
+def simulated_click_dependent():
+    rng = np.random.default_rng(22)
+    pages = simulate_pages(rng, 60_000, F, B, 0.4 * LEAVE, 0.6 * LEAVE, C,
+                           after_click=tuple(AFTER.T))
+    skip = np.stack([F, B, 0.4 * LEAVE, 0.6 * LEAVE], axis=1)[None]
+    post = posterior_from_parameters({"walk_skip": skip, "walk_click": AFTER[None],
+                                      "click": C[None]})
+    return pages, pages_to_log(pages, N), post
+
+
+@pytest.mark.parametrize("user", ["simulated", "simulated_click_dependent"])
+def test_click_probabilities_match_simulated_pages(user, request):
     """P(C_r = 1) and P(C_r = c_r | C_1..C_{r-1}) of the exact walk against the
     frequencies among 60,000 pages walked by the independent simulator (5 standard
-    errors; conditionals on every prefix seen 2,000 times or more)."""
-    pages, log, post = simulated
+    errors; conditionals on every prefix seen 2,000 times or more), for users whose
+    moves do not and do depend on the click."""
+    pages, log, post = request.getfixturevalue(user)
     pred = predict_clicks(post, log)
     clicked = np.zeros((len(pages), N), dtype=bool)
     for k, (clicks, _) in enumerate(pages):
