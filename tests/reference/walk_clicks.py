@@ -86,19 +86,28 @@ def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click, re
                 clicks.append(i + 1)
                 while rng.random() < repeat[i]:
                     clicks.append(i + 1)
-            f = moves[0][i] if i + 1 < n else 0.0
-            bk = moves[1][i] if i > 0 else 0.0
-            u = rng.random()
-            if u < f:
-                i += 1
-            elif u < f + bk:
-                i -= 1
+            nxt = _step(rng, moves[0][i], moves[1][i], i, n)
+            if nxt is not None:
+                i = nxt
             else:
                 share = moves[2][i] / (moves[2][i] + moves[3][i])
                 outcome = "next_query" if rng.random() < share else "end"
                 out.append((clicks, outcome))
                 break
     return out
+
+
+def _step(rng, forward, backward, i, n):
+    """One move from rank ``i`` (0-based) of ``n``: the next rank, or None for leaving (a
+    move off the page leaves)."""
+    f = forward if i + 1 < n else 0.0
+    bk = backward if i > 0 else 0.0
+    u = rng.random()
+    if u < f:
+        return i + 1
+    if u < f + bk:
+        return i - 1
+    return None
 
 
 def pages_to_log(pages, n_ranks, documents=None, queries=None):
@@ -158,15 +167,8 @@ def walk_paths(rng, n_users, skip, after_click, click):
         while True:
             path.append(i)
             row = after_click[i] if rng.random() < click[i] else skip[i]
-            n = len(click)
-            f = row[0] if i + 1 < n else 0.0
-            bk = row[1] if i > 0 else 0.0
-            u = rng.random()
-            if u < f:
-                i += 1
-            elif u < f + bk:
-                i -= 1
-            else:
+            i = _step(rng, row[0], row[1], i, len(click))
+            if i is None:
                 break
         paths.append(path)
     return paths

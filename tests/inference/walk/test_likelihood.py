@@ -149,23 +149,9 @@ def test_page_probabilities_match_the_frequencies_of_simulated_pages():
     click = np.array([0.5, 0.3, 0.25, 0.4])
     repeat = np.array([0.3, 0.2, 0.1, 0.25])
     pages = simulate_pages(rng, 200_000, forward, backward, reformulate, stop, click, repeat)
-    keys = [(tuple(c), o) for c, o in pages]
-    patterns, freq = np.unique(np.array([repr(k) for k in keys]), return_counts=True)
     table = np.stack([forward, backward, reformulate, stop], axis=1)
-    index = np.arange(n)[None, :]
-    checked = 0
-    for pattern, count in zip(patterns, freq, strict=True):
-        if count < 500:
-            continue
-        clicks, outcome = eval(pattern)                      # noqa: S307 (our own repr)
-        ll, _, _, _ = table_log_likelihood(np.array([n]), index, index, table, click,
-                                           page_counts(clicks, outcome, n), repeat)
-        p = np.exp(ll)
-        se = np.sqrt(p * (1 - p) / len(pages))
-        assert abs(count / len(pages) - p) < 5 * se, (pattern, count / len(pages), p)
-        checked += 1
-    assert checked >= 15
-    seen = [eval(p)[0] for p in patterns[freq >= 500]]                    # noqa: S307
+    seen = _frequencies_match(pages, n, lambda counts: table_log_likelihood(
+        np.array([n]), *[np.arange(n)[None, :]] * 2, table, click, counts, repeat)[0])
     assert any(len(c) >= 2 and c[1] < c[0] for c in seen)    # backward moves are checked,
     assert any(len(c) >= 2 and c[1] == c[0] for c in seen)   # and repeats
 
@@ -240,19 +226,25 @@ def test_pages_of_a_walk_whose_moves_depend_on_the_click_match_simulated_frequen
     click = np.array([0.5, 0.35, 0.3, 0.4])
     repeat = np.array([0.2, 0.1, 0.1, 0.15])
     pages = simulate_pages(rng, 200_000, *skip.T, click, repeat, after_click=tuple(after.T))
+    _frequencies_match(pages, n, lambda counts: table_log_likelihood(
+        np.array([n]), *[np.arange(n)[None, :]] * 2, skip, click, counts, repeat,
+        moves_click=after)[0])
+
+
+def _frequencies_match(pages, n, loglik, least=500):
+    """Every page pattern (clicks in order, outcome) seen ``least`` times or more has a
+    frequency within 5 standard errors of ``exp(loglik(its counts))``; at least 15 are
+    checked.  Returns the click sequences checked."""
     patterns, freq = np.unique(np.array([repr((tuple(c), o)) for c, o in pages]),
                                return_counts=True)
-    index = np.arange(n)[None, :]
-    checked = 0
+    checked = []
     for pattern, count in zip(patterns, freq, strict=True):
-        if count < 500:
+        if count < least:
             continue
         clicks, outcome = eval(pattern)                      # noqa: S307 (our own repr)
-        ll = table_log_likelihood(np.array([n]), index, index, skip, click,
-                                  page_counts(clicks, outcome, n), repeat,
-                                  moves_click=after)[0]
-        p = np.exp(ll)
+        p = np.exp(loglik(page_counts(clicks, outcome, n)))
         se = np.sqrt(p * (1 - p) / len(pages))
         assert abs(count / len(pages) - p) < 5 * se, (pattern, count / len(pages), p)
-        checked += 1
-    assert checked >= 15
+        checked.append(clicks)
+    assert len(checked) >= 15
+    return checked
