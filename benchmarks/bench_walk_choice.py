@@ -3,7 +3,7 @@ the click (``walk-click``), by PSIS-LOO and by held-out click prediction.
 
     python3 benchmarks/bench_walk_choice.py [--logs trec clara2 wscd]
 
-On each log, ``bayeschain.inference.walk.choice.choose_walks`` (what ``bayeschain
+On each log, ``bayeschain.inference.choose.choose_walks`` (what ``bayeschain
 choose`` prints): both specs with their default settings fitted to the sessions outside
 ``log.split(0.25, seed=0)`` (the split of ``bench_click_models.py``), PSIS-LOO on the
 training pages (paired differences), PyClick's held-out metrics on the other sessions'
@@ -25,7 +25,7 @@ from _common import machine, table  # noqa: E402
 from click_model_peers import LOGS, load_log  # noqa: E402
 
 import bayeschain as bc  # noqa: E402
-from bayeschain.inference.walk.choice import choose_walks  # noqa: E402
+from bayeschain.inference.choose import choose_walks  # noqa: E402
 
 TREC = Path(__file__).resolve().parents[1] / "data" / "trec_session_2013" / \
     "sessiontrack2013.xml.gz"

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..errors import ParameterError
     from ..inference import load_spec
-    from ..inference.walk.choice import choose_walks
+    from ..inference.choose import choose_walks
     from ..io.clickformats import read_clicks
 
     if not 0 < args.heldout < 1:

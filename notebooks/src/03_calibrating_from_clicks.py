@@ -41,8 +41,8 @@ print(f"E[H] = {h.mean():.2f} [{np.quantile(h, 0.025):.2f}, {np.quantile(h, 0.97
 
 # %%
 checks = predictive_walk_checks(post, log, seed=1)
-fig, axes = plt.subplots(1, 3, figsize=(15, 3.5))
-for ax, check in zip(axes, checks.distributions(), strict=True):
+fig, axes = plt.subplots(2, 3, figsize=(15, 7))
+for ax, check in zip(axes.ravel(), checks.distributions(), strict=True):
     plot_distribution_check(ax, check)
     ax.set_xlabel(check.label)
 fig.tight_layout()

@@ -32,11 +32,14 @@ TRUE_E_H = float(bc.chains.expected_stopping_time(build_chain("rwbm", N, p=P, q=
 
 @pytest.fixture(scope="module")
 def recovered():
-    """30,000 pages of 10 results walked by users of a known per-rank walk."""
+    """30,000 pages of 10 results walked by users of a known per-rank walk; the default
+    spec with a fixed number of draws (its default stops on the diagnostics, after a
+    number of draws that depends on timing), so that the checks below see the same
+    draws on every run."""
     rng = np.random.default_rng(2026)
     pages = simulate_pages(rng, 30_000, P, Q, R, S, CLICK)
     log = pages_to_log(pages, N)
-    return log, fit(log, seed=7)
+    return log, fit(log, seed=7, draws=1500, min_ess=0)
 
 
 def interval(draws, prob):
@@ -90,13 +93,17 @@ def test_stopping_time_and_scores_are_recovered(recovered):
 
 
 def test_fitted_walk_contradicts_no_page_of_its_log(recovered):
-    """Replaying the fitted walk on its own log: every check inside its 99% band."""
+    """Replaying the fitted walk on its own log: of the 55 points of the six laws (clicks
+    per page, deepest, every, first and last clicked rank, click-to-click distance), at
+    most one outside its 99% band (0.55 expected under the true model), and every scalar
+    statistic inside."""
     from bayeschain.inference import predictive_walk_checks
 
     log, post = recovered
     checks = predictive_walk_checks(post, log, max_draws=100, seed=1)
+    outside = {check.label: check.outside(0.99) for check in checks.distributions()}
+    assert sum(v.size for v in outside.values()) <= 1, outside
     for check in checks.distributions():
-        assert check.outside(0.99).size == 0, check.label
         for name, c in check.summaries.items():
             lo, hi = c.interval(0.99)
             assert lo <= c.observed <= hi, name

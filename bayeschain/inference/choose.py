@@ -1,0 +1,67 @@
+"""Which walk a log supports: each walk spec fitted to the same training sessions, ranked
+by PSIS-LOO (:mod:`bayeschain.inference.walk.choice`) beside the held-out click metrics of
+the click-model field, ``E[H]`` and the sampler's diagnostics (``bayeschain choose``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None,
+                 known_queries: bool = True, progress: bool = False,
+                 say=None) -> pd.DataFrame:
+    """Fit each walk spec to the sessions of ``log`` outside a ``heldout`` share (split by
+    session with ``seed``) and rank them: :func:`compare_walks`'s PSIS-LOO columns, the
+    held-out click metrics on the other sessions' pages (``heldout_ll, perplexity,
+    cond_perplexity``, on ``heldout_ranks`` ranks of ``heldout_pages`` pages; only pages
+    whose query occurs in training with ``known_queries``, the click-model field's rule),
+    ``E[H]`` on a 10-result page with its 95% interval, the fit's seconds and its
+    diagnostics.  ``say(text)`` hears about each fit."""
+    import time
+
+    import pandas as pd
+
+    from ..posterior.walk import expected_visits
+    from .fit import fit
+    from .walk.choice import compare_walks
+    from .walk.prediction import METRIC_RANKS, heldout_click_metrics
+
+    for spec in specs:
+        exam = spec.section("examination")
+        if exam is None or exam["by_relevance"]:
+            raise ParameterError(f"spec {spec.name!r} is not a walk fitted to clicks alone: "
+                                 f"choose compares the walk specs (walk, walk-click, "
+                                 f"walk-shared, or files like them)")
+    if len({s.name for s in specs}) != len(specs):
+        raise ParameterError("give each spec once")
+    train, test = log.split(heldout, seed=seed)
+    known = set(train.events["query_id"].astype(str)) if known_queries else None
+    posts, extra = {}, {}
+    for spec in specs:
+        if say is not None:
+            say(f"fitting {spec.name} to {train!r}")
+        start = time.perf_counter()
+        post = fit(train, spec, draws=draws, progress=progress)
+        seconds = time.perf_counter() - start
+        posts[spec.name] = post
+        ranks = min(METRIC_RANKS, int(post.attrs["longest_page"]))
+        m = heldout_click_metrics(post, test, queries=known, ranks=ranks, seed=0)
+        h = expected_visits(post, 10).sum(axis=1)
+        diag = post.diagnostics()
+        extra[spec.name] = {"heldout_ll": m.log_likelihood, "perplexity": m.perplexity,
+                            "cond_perplexity": m.conditional_perplexity,
+                            "heldout_ranks": ranks, "heldout_pages": m.pages,
+                            "E[H]": f"{h.mean():.2f} [{np.quantile(h, 0.025):.2f}, "
+                                    f"{np.quantile(h, 0.975):.2f}]",
+                            "fit_seconds": seconds,
+                            "max_rhat": float(diag["max_rhat"].max()),
+                            "min_ess": float(diag["min_ess"].min()),
+                            "divergences": int(post.divergences())}
+    return compare_walks(posts).join(pd.DataFrame(extra).T)
