@@ -1,6 +1,7 @@
 """``bayeschain choose``: walk specs compared on a log from users whose moves depend on the
 click (the independent simulator): the table lists every walk with its LOO and held-out
-metrics, and LOO prefers the walk that generated the log."""
+metrics, and LOO prefers the walk that generated the log by more than four standard
+errors of the paired difference."""
 
 import numpy as np
 import pytest
@@ -34,6 +35,8 @@ def test_choose_prints_loo_and_heldout_metrics_and_prefers_the_true_walk(tmp_pat
     assert set(rows) == {"walk", "walk-click"}
     assert table[3].split()[0] == "walk-click"              # the best first
     assert "LOO prefers walk-click" in out
+    elpd_diff, se_diff = float(rows["walk"][3]), float(rows["walk"][4])
+    assert elpd_diff > 4 * se_diff                          # by more than 4 s.e.
     for row in rows.values():
         assert -1 < float(row[7]) < 0                       # held-out LL per rank
         assert float(row[8]) > 1                            # perplexity

@@ -13,7 +13,7 @@ from bayeschain.scoring import score
 from tests.reference.walk_clicks import walk_paths
 
 N = 6
-USERS = 200_000
+USERS = 100_000
 SKIP = np.array([[0.8, 0.0, 0.05, 0.15], [0.7, 0.15, 0.05, 0.1], [0.6, 0.25, 0.05, 0.1],
                  [0.55, 0.3, 0.05, 0.1], [0.5, 0.35, 0.05, 0.1], [0.4, 0.4, 0.1, 0.1]])
 AFTER = np.array([[0.4, 0.0, 0.2, 0.4], [0.3, 0.05, 0.25, 0.4], [0.3, 0.1, 0.2, 0.4],

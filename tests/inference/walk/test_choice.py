@@ -1,12 +1,13 @@
 """Choosing a walk: the pointwise log-likelihood per page pattern against each page's own
 likelihood written from its definition; LOO weighted by the pages of each pattern against
-ArviZ's LOO page by page; and LOO preferring the walk that generated the log."""
+ArviZ's LOO page by page (LOO preferring the walk that generated a log: tests/cli/
+test_choose.py)."""
 
 import numpy as np
 import pytest
 import xarray as xr
 
-from bayeschain.inference.walk.choice import compare_walks, page_loo
+from bayeschain.inference.walk.choice import page_loo
 from bayeschain.inference.walk.data import page_data
 from bayeschain.inference.walk.model import WalkModel
 from bayeschain.posterior.container import Posterior
@@ -112,28 +113,3 @@ def test_loo_weighted_by_pages_equals_arviz_page_by_page():
                                    rel=1e-8)
     assert got.p_loo == pytest.approx(float(p_loo), rel=1e-8)
 
-
-def test_loo_prefers_the_walk_whose_moves_depend_on_the_click_when_users_do(tmp_path):
-    """A log from users who leave after a click far more often than after a skipped
-    snippet: LOO ranks the click-dependent walk first, by more than four standard errors
-    of the paired difference; the two posteriors keep their pointwise log-likelihood."""
-    import warnings
-
-    import bayeschain as bc
-
-    rng = np.random.default_rng(23)
-    pages = simulate_pages(rng, 3000, *SKIP.T, CLICK, REPEAT, after_click=tuple(AFTER.T))
-    log = pages_to_log(pages, N)
-    base = bc.load_spec("walk").text.replace('clicks = "auto"', 'clicks = "pooled"')
-    posts = {}
-    for name, extra in (("walk", ""), ("click-dependent", "\nclick_moves = true")):
-        spec = bc.inference.parse_spec(base.replace('clicks = "pooled"',
-                                                    'clicks = "pooled"' + extra))
-        with warnings.catch_warnings():          # short chains: their diagnostics warn
-            warnings.simplefilter("ignore", UserWarning)
-            posts[name] = bc.fit(log, spec, draws=300, tune=300)
-        assert "log_likelihood" in posts[name].tree.children
-    table = compare_walks(posts)
-    assert table.index[0] == "click-dependent"
-    other = table.loc["walk"]
-    assert other["elpd_diff"] > 4 * other["se_diff"]
