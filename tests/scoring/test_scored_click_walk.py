@@ -76,3 +76,18 @@ def test_drwbm_scores_the_click_walk_by_relevance_of_the_examined_document(one_t
     got2 = float(score(runs, qrels, f"PatH(model='drwbm', order=2)@{N}", post)
                  .values.ravel()[0])
     assert got2 == pytest.approx(want2, rel=0.01)
+
+
+def test_a_runs_document_gets_the_populations_mean_attractiveness_at_its_rank():
+    """With attractiveness per document, the scored walk mixes the moves with the mean
+    attractiveness of the fitted population at each rank, E[logistic(a + b log i + sd Z)]:
+    against a Monte-Carlo average of 2,000,000 normal draws."""
+    from bayeschain.posterior.walk import population_click
+
+    trend = np.array([[-1.0, -0.6, 1.2], [0.3, -1.1, 0.4]])
+    got = population_click(trend, 10)
+    z = np.random.default_rng(5).standard_normal(2_000_000)
+    for d, (a, b, sd) in enumerate(trend):
+        for i in range(10):
+            want = np.mean(1.0 / (1.0 + np.exp(-(a + b * np.log(i + 1) + sd * z))))
+            assert got[d, i] == pytest.approx(want, abs=1e-3)
