@@ -10,7 +10,8 @@ a click or after a skipped snippet.  ``bayeschain.fit(log, "walk-click")`` with 
 defaults; reported: how many of the true per-rank moves (forward, backward, next query,
 end; after a click and after a skip, the structural zeros left out) fall outside their
 99% intervals against the expected number, whether ``E[H]`` and P@H (order 2, ``@10``)
-of two runs are inside their 95% intervals, the posterior probability of the runs' true
+of two runs are inside their 95% intervals (the truths from 400,000 users of the true model
+simulated with their clicks), the posterior probability of the runs' true
 order, the sampler's diagnostics and the fit's seconds.
 """
 
@@ -31,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import bayeschain as bc  # noqa: E402
 from bayeschain.posterior.vocabulary import MOVES  # noqa: E402
-from bayeschain.posterior.walk import expected_visits, marginal_moves  # noqa: E402
-from tests.reference.walk_clicks import pages_to_log, simulate_pages  # noqa: E402
+from bayeschain.posterior.walk import expected_visits  # noqa: E402
+from tests.reference.walk_clicks import pages_to_log, simulate_pages, walk_paths  # noqa: E402
 
 N = 10
 SKIP_F = np.r_[0.85, np.linspace(0.75, 0.6, N - 1)]
@@ -43,6 +44,8 @@ AFTER_B = np.r_[0.0, np.full(N - 1, 0.05)]
 AFTER_R = 0.3 * (1 - AFTER_F - AFTER_B)
 CLICK = np.linspace(0.5, 0.15, N)
 REPEAT = np.full(N, 0.08)
+#: simulated users giving the true E[H] and P@H (standard errors about 0.1% of them)
+TRUTH_USERS = 400_000
 
 
 def rows(f, b, r):
@@ -90,12 +93,15 @@ def main() -> None:
         for i, k in zip(*np.nonzero(miss), strict=True):
             print(f"  {name} rank {i + 1} {MOVES[k]}: true {truth[i, k]:.3f}, 99% "
                   f"[{lo[i, k]:.3f}, {hi[i, k]:.3f}]")
-    true_walk = marginal_moves(skip, after, CLICK)
-    P = np.diag(true_walk[:-1, 0], 1) + np.diag(true_walk[1:, 1], -1)
-    true_h = np.linalg.solve((np.eye(N) - P).T, np.eye(N)[0]).sum()
+    # the truths from users of the true model walking a 10-result list with their clicks
+    # (the reference simulator), not from the scored walk's formula
+    paths = walk_paths(np.random.default_rng(args.seed + 1), TRUTH_USERS, skip, after, CLICK)
+    length = np.array([len(path) for path in paths], dtype=float)
+    true_h = length.mean()
     h = expected_visits(post, N).sum(axis=1)
     gains = [np.r_[1, 0, 1, 0, 0, 1, 0, 0, 0, 0], np.r_[0, 1, 0, 1, 1, 0, 0, 0, 1, 0]]
-    truth_scores = path_scores(true_walk, gains)
+    truth_scores = np.array([np.mean([g[path].sum() for path in paths]) / true_h
+                             for g in gains])
     fitted = p["walk"].stack(sample=("chain", "draw")).transpose("sample", ...).values
     scores = np.array([path_scores(w, gains) for w in fitted])
     diag = post.diagnostics()
@@ -105,7 +111,7 @@ def main() -> None:
     print(f"true per-rank moves outside their 99% intervals: {outside} of {total} "
           f"(expected {0.01 * total:.1f})")
     lo, hi = np.quantile(h, [0.025, 0.975])
-    print(f"E[H]: true {true_h:.3f}, posterior {h.mean():.3f} [{lo:.3f}, {hi:.3f}]")
+    print(f"E[H]: true {true_h:.3f} (simulated), posterior {h.mean():.3f} [{lo:.3f}, {hi:.3f}]")
     for k in range(2):
         lo, hi = np.quantile(scores[:, k], [0.025, 0.975])
         print(f"P@H run {'AB'[k]}: true {truth_scores[k]:.4f}, posterior "

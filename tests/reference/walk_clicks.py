@@ -175,10 +175,17 @@ def walk_paths(rng, n_users, skip, after_click, click):
 
 
 def page_counts(clicks, outcome, n):
-    """The counts of one page (its ordered clicks, 1-based, and what followed), written
-    from their definition: a ``ClickCounts`` of one configuration."""
+    """The counts of one page as the kernel takes them: a ``ClickCounts`` of one
+    configuration, from :func:`dense_page_counts`."""
     from bayeschain.inference.walk.likelihood import ClickCounts
 
+    return ClickCounts.from_dense(*dense_page_counts(clicks, outcome, n))
+
+
+def dense_page_counts(clicks, outcome, n):
+    """``first (1, n), none (1, 3), moves (1, n, n), ends (1, n, 3)``: the counts of one
+    page (its ordered clicks, 1-based, and what followed), written from their
+    definition, as :func:`dense_log_likelihood` takes them."""
     o = {"next_query": 0, "end": 1, "unknown": 2}[outcome]
     first, none = np.zeros((1, n)), np.zeros((1, 3))
     moves, ends = np.zeros((1, n, n)), np.zeros((1, n, 3))
@@ -189,4 +196,4 @@ def page_counts(clicks, outcome, n):
         ends[0, clicks[-1] - 1, o] = 1
     else:
         none[0, o] = 1
-    return ClickCounts.from_dense(first, none, moves, ends)
+    return first, none, moves, ends

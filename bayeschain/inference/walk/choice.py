@@ -66,7 +66,7 @@ def log_likelihood_groups(model, theta: np.ndarray) -> tuple[dict, dict]:
             {"pattern_pages": (("pattern",), patterns.pages),
              "page_pattern": (("page",), patterns.page_pattern)},
             coords={"serp_id": (("page",), data.page_ids)})}
-    return groups, {"log_likelihood_draws": f"every {step} draw" if step > 1 else "all"}
+    return groups, {"log_likelihood_draws": f"one draw in {step}" if step > 1 else "all"}
 
 
 @dataclass(frozen=True)

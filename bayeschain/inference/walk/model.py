@@ -447,11 +447,6 @@ class WalkModel:
                                self.free, rows)
         return rows.reshape(self.n_sets, d.classes, d.ranks, 4)
 
-    def move_table(self, theta) -> np.ndarray:
-        """``(classes, ranks, 4)`` moves after an examination without a click (the walk's
-        moves when they do not depend on the click)."""
-        return self.move_tables(theta)[0]
-
     def click_table(self, theta) -> np.ndarray:
         """Click probability of each rank (or attractiveness of each document)."""
         first = self._n_move_coords + self.data.ranks

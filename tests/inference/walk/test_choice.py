@@ -13,7 +13,7 @@ from bayeschain.inference.walk.model import WalkModel
 from bayeschain.posterior.container import Posterior
 from tests.reference.walk_clicks import (
     dense_log_likelihood,
-    page_counts,
+    dense_page_counts,
     pages_to_log,
     simulate_pages,
 )
@@ -50,29 +50,10 @@ def test_each_pages_log_likelihood_is_its_patterns():
     for k, (clicks, outcome) in enumerate(pages):
         row = int(np.searchsorted(data.page_ids, k))
         want = dense_log_likelihood(np.array([N]), *(skip.T[j][None] for j in range(4)),
-                                    click[None], *_dense(page_counts(clicks, outcome, N)),
+                                    click[None], *dense_page_counts(clicks, outcome, N),
                                     repeat[None],
                                     after_click=tuple(after.T[j][None] for j in range(4)))
         assert got[row] == pytest.approx(want, rel=1e-10)
-
-
-def _dense(counts):
-    """``first, none, moves, ends`` of a one-configuration ClickCounts."""
-    first, none = np.zeros((1, N)), np.zeros((1, 3))
-    moves, ends = np.zeros((1, N, N)), np.zeros((1, N, 3))
-    for k, state in enumerate(counts.states):
-        for t in range(counts.term_ptr[k], counts.term_ptr[k + 1]):
-            j, c = counts.targets[t], counts.counts[t]
-            if state < 0:
-                if j >= 0:
-                    first[0, j] += c
-                else:
-                    none[0, -1 - j] += c
-            elif j >= 0:
-                moves[0, state, j] += c
-            else:
-                ends[0, state, -1 - j] += c
-    return first, none, moves, ends
 
 
 def _posterior(values, pattern_pages, page_pattern):
