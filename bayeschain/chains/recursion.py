@@ -433,16 +433,42 @@ def ratio_laws(upper, lower, rewards, *, tol: float = 1e-10,
 
 def _steps_needed(up, lo, tol, max_steps) -> int:
     """First ``n`` with ``P(H > n) <= tol`` for every walk (the alive mass after n steps)."""
-    a = np.zeros_like(up)
+    global _STEPS
+    if _STEPS is None:
+        _STEPS = jit(_walk_steps, nogil=True)
+    step = _STEPS(up, lo, tol, max_steps)
+    if step < 0:
+        raise ChainError(f"ratio_laws: P(H > n) still above tol after {max_steps} steps")
+    return int(step)
+
+
+_STEPS = None
+
+
+def _walk_steps(up, lo, tol, max_steps):
+    """:func:`_steps_needed`'s loop (compiled): the alive mass of every walk stepped until
+    its largest is at most ``tol``; -1 when ``max_steps`` do not suffice."""
+    draws, n = up.shape
+    a = np.zeros((draws, n))
+    nxt = np.zeros((draws, n))
     a[:, 0] = 1.0
     for step in range(1, max_steps + 1):
-        nxt = np.zeros_like(a)
-        nxt[:, 1:] += a[:, :-1] * up[:, :-1]
-        nxt[:, :-1] += a[:, 1:] * lo[:, 1:]
-        a = nxt
-        if a.sum(axis=1).max() <= tol:
+        worst = 0.0
+        for d in range(draws):
+            alive = 0.0
+            for i in range(n):
+                v = 0.0
+                if i > 0:
+                    v += a[d, i - 1] * up[d, i - 1]
+                if i < n - 1:
+                    v += a[d, i + 1] * lo[d, i + 1]
+                nxt[d, i] = v
+                alive += v
+            worst = max(worst, alive)
+        a, nxt = nxt, a
+        if worst <= tol:
             return step
-    raise ChainError(f"ratio_laws: P(H > n) still above tol after {max_steps} steps")
+    return -1
 
 
 def _ratio_laws(up, lo, rho, index, tol, max_steps, out, bad, first, last):
