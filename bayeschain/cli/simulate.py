@@ -1,8 +1,11 @@
 """``bayeschain simulate -o log.parquet``: write a synthetic click log (canonical schema).
 
 Users walk the ranks (forward / backward / reformulate / stop), click examined ranks and
-read for exponential times (:func:`bayeschain.simulate.simulate_click_log`); the log is
-written as CSV, TSV or Parquet, atomically, never over an existing file without --force.
+read for exponential times (:func:`bayeschain.simulate.simulate_click_log`); with
+``--attractiveness-sd`` every query shows the same documents, each with its own
+attractiveness.  The log is streamed to CSV, TSV or Parquet 100,000 sessions at a time
+(bounded memory: 10^7 sessions are fine), atomically, never over an existing file without
+--force; ``--results`` also writes the pages' documents.
 """
 
 from __future__ import annotations
@@ -28,24 +31,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="click probability of an examined rank (default 0.3)")
     p.add_argument("--dwell-rate", type=float, default=0.05,
                    help="exponential reading rate mu, 1/s (default 0.05)")
+    p.add_argument("--topics", type=int, default=1000,
+                   help="topics the sessions draw from (default 1000; a session's k-th "
+                        "query is its topic's k-th formulation)")
+    p.add_argument("--attractiveness-sd", type=float, default=0.0, metavar="SD",
+                   help="documents per query, each with attractiveness logit(click) + SD z "
+                        "(default 0: every page has documents of its own, clicks per rank)")
+    p.add_argument("--results", default=None, metavar="PAGES",
+                   help="also write the pages' documents (serp_id, rank, doc_id) here, "
+                        "for `bayeschain fit --results`")
     p.add_argument("--seed", type=int, default=2026, help="random seed")
     p.add_argument("--force", action="store_true", help="overwrite an existing output")
 
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import ParameterError
-    from ..io.clicklog import write_canonical
-    from ..io.write import check_output_path
-    from ..simulate import simulate_click_log
+    from ..simulate.clicklog import write_click_log
+    from .progress import stage
 
     if args.sessions < 1 or args.ranks < 1:
         raise ParameterError("--sessions and --ranks must be positive")
-    check_output_path(args.output, force=args.force)
-    log = simulate_click_log(args.sessions, n_ranks=args.ranks, forward=args.forward,
-                             backward=args.backward, reformulate=args.reformulate,
-                             click=args.click, holding_rates=args.dwell_rate, seed=args.seed)
-    path = write_canonical(log, args.output, force=args.force)
-    s = log.summary()
-    print(f"wrote {path}: {s['sessions']:,} sessions, {s['pages']:,} pages, "
-          f"{s['clicks']:,} clicks")
+    with stage("simulating users") as st:
+        done = write_click_log(args.output, args.sessions, results=args.results,
+                               force=args.force, seed=args.seed,
+                               report=lambda k, n: st.update(k, n, "sessions"),
+                               n_ranks=args.ranks, forward=args.forward,
+                               backward=args.backward, reformulate=args.reformulate,
+                               click=args.click, holding_rates=args.dwell_rate,
+                               topics=args.topics, attractiveness_sd=args.attractiveness_sd)
+    also = f" and their documents to {args.results}" if args.results else ""
+    print(f"wrote {args.output}: {done['sessions']:,} sessions, {done['pages']:,} pages, "
+          f"{done['clicks']:,} clicks{also}")
     return 0
