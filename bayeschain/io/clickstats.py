@@ -31,6 +31,8 @@ Tables (``by_query=True`` adds a ``query_id`` column to each):
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from ..errors import ParameterError
@@ -38,9 +40,14 @@ from .clickstats_pandas import statistics_from_observations, statistics_pandas
 from .clickstats_tables import ClickStats, canonical
 
 
+#: DuckDB's default memory limit here
+DUCKDB_MEMORY = "1.5GB"
+
+
 def click_statistics(source, *, backend: str = "duckdb", by_query: bool = False,
                      has_sessions: bool | None = None, client=None,
-                     npartitions: int | None = None) -> ClickStats:
+                     npartitions: int | None = None,
+                     memory_limit: str | None = None) -> ClickStats:
     """Sufficient statistics of a click log.
 
     Parameters
@@ -51,14 +58,19 @@ def click_statistics(source, *, backend: str = "duckdb", by_query: bool = False,
     by_query : add a ``query_id`` column to every table.
     has_sessions : whether session ids group a user's pages (default: from the ClickLog,
         True for files and frames).
-    client : a ``dask.distributed.Client`` for the Dask backend (default: the current one).
+    client : a ``dask.distributed.Client`` for the Dask backend (default: the current one;
+        :func:`~bayeschain.io.clickstats_dask.dask_client` makes one).
+    memory_limit : DuckDB's memory limit (``"1.5GB"`` by default); beyond it DuckDB spills
+        to a temporary folder, removed afterwards.
     """
     from .clicklog import ClickLog
 
     if isinstance(source, ClickLog):
         sessions = source.has_sessions if has_sessions is None else has_sessions
         if backend == "pandas" and sessions == source.has_sessions:   # its tables, once
-            return statistics_from_observations(*source.observations(), by_query=by_query)
+            stats = statistics_from_observations(*source.observations(), by_query=by_query)
+            return dataclasses.replace(stats,
+                                       sessions=int(source.events["session_id"].nunique()))
         source = source.events
     else:
         sessions = True if has_sessions is None else has_sessions
@@ -68,7 +80,8 @@ def click_statistics(source, *, backend: str = "duckdb", by_query: bool = False,
     if backend == "duckdb":
         from .clickstats_sql import statistics_duckdb
 
-        return canonical(statistics_duckdb(source, has_sessions=sessions, by_query=by_query))
+        return canonical(statistics_duckdb(source, has_sessions=sessions, by_query=by_query,
+                                           memory_limit=memory_limit or DUCKDB_MEMORY))
     if backend == "dask":
         from .clickstats_dask import statistics_dask
 

@@ -8,6 +8,9 @@ equals the single-machine one.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pandas as pd
 
 from .clickstats_pandas import statistics_pandas
@@ -18,7 +21,8 @@ def _partition_tables(part: pd.DataFrame, has_sessions: bool, by_query: bool) ->
     """One partition's statistics as a long frame: table, key columns, value columns."""
     stats = statistics_pandas(part, has_sessions=has_sessions, by_query=by_query)
     frames = [stats.table(name).assign(table=name) for name in TABLES]
-    frames.append(pd.DataFrame({"table": ["off_page"], "count": [stats.off_page_clicks]}))
+    frames.append(pd.DataFrame({"table": ["off_page", "sessions"],
+                                "count": [stats.off_page_clicks, stats.sessions]}))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -50,4 +54,53 @@ def statistics_dask(source, *, has_sessions: bool = True, by_query: bool = False
         tables[name] = rows.groupby(cols, dropna=False)[values].sum().reset_index() \
             if len(rows) else pd.DataFrame(columns=cols + values)
     off_page = int(combined.loc[combined["table"] == "off_page", "count"].sum())
-    return ClickStats(**tables, off_page_clicks=off_page)
+    # every session lies in one partition: their counts add up
+    sessions = int(combined.loc[combined["table"] == "sessions", "count"].sum())
+    return ClickStats(**tables, off_page_clicks=off_page, sessions=sessions)
+
+
+@contextmanager
+def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator:
+    """A ``dask.distributed`` client: of the running cluster whose scheduler is at
+    ``scheduler`` (``tcp://host:8786``), or of a local cluster of ``workers`` processes
+    (one thread each) started here and shut down on exit.  Distributed's own log lines
+    below ERROR (its shuffle announces every shuffle as a WARNING) are silenced meanwhile."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    from ..errors import ParameterError
+
+    if (scheduler is None) == (workers is None):
+        raise ParameterError("give a scheduler's address or a number of local workers")
+    if workers is not None and workers < 1:
+        raise ParameterError(f"a local Dask cluster needs at least one worker, got {workers}")
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        if scheduler is not None:
+            try:
+                client = Client(scheduler, timeout="20s")
+            except (OSError, TimeoutError) as exc:
+                raise ParameterError(f"cannot reach the Dask scheduler at {scheduler}: "
+                                     f"{exc}".splitlines()[0]) from None
+            with client:
+                yield client
+        else:       # the workers' scratch space: a folder of ours, removed afterwards
+            import shutil
+            import tempfile
+
+            import dask
+
+            scratch = tempfile.mkdtemp(prefix="bayeschain-dask-")
+            try:
+                with dask.config.set({"temporary-directory": scratch}), \
+                        LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                     dashboard_address=None, local_directory=scratch) as cluster, \
+                        Client(cluster) as client:
+                    yield client
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+    finally:
+        logger.setLevel(level)

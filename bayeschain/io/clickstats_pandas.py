@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
@@ -61,7 +63,8 @@ def statistics_pandas(events: pd.DataFrame, *, has_sessions: bool = True,
                       by_query: bool = False) -> ClickStats:
     """Sufficient statistics with pandas (small, in-memory logs; the reference backend)."""
     clicks, pages, off_page = observations(events, has_sessions=has_sessions)
-    return statistics_from_observations(clicks, pages, off_page, by_query=by_query)
+    stats = statistics_from_observations(clicks, pages, off_page, by_query=by_query)
+    return dataclasses.replace(stats, sessions=int(events["session_id"].nunique()))
 
 
 def statistics_from_observations(clicks: pd.DataFrame, pages: pd.DataFrame, off_page: int,

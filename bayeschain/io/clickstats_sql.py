@@ -69,22 +69,56 @@ _TABLE_SQL = {
 }
 
 
-def _source_sql(con, source) -> str:
-    """A FROM clause for a frame (registered), a Parquet/CSV/TSV file or glob."""
+#: the checks made on files read out of core: the first row failing one is named
+_CHECK_SQL = """
+SELECT filename, {row}, CASE
+    WHEN session_id IS NULL OR session_id = '' THEN 'an empty session_id'
+    WHEN event IS NULL OR event NOT IN ('query', 'click')
+        THEN 'event ' || COALESCE(event, '(empty)') || ' (expected query or click)'
+    WHEN rank IS NOT NULL AND (rank < 1 OR rank > {max_rank})
+        THEN 'rank ' || rank || ' (expected 1 to {max_rank:,})'
+    WHEN serp_id IS NOT NULL AND serp_id < 0 THEN 'serp_id ' || serp_id || ' (expected >= 0)'
+    WHEN seq IS NULL THEN 'an empty seq'
+    WHEN end_time < time THEN 'end_time before time'
+  END AS reason
+FROM {source} WHERE reason IS NOT NULL LIMIT 1
+"""
+
+
+def _check_files(con, source) -> None:
+    """The first row of canonical files breaking a rule the statistics rely on, as a
+    FormatError naming the file and the row (Parquet: the 1-based row; CSV: its ``seq``)."""
+    from .clicklog import MAX_RANK
+
+    text = str(source)
+    parquet = text.lower().endswith(".parquet")
+    src = _source_sql(con, source, extra="filename=true" + (", file_row_number=true"
+                                                             if parquet else ""))
+    row = "file_row_number + 1" if parquet else "seq"
+    bad = con.execute(_CHECK_SQL.format(row=row, max_rank=MAX_RANK, source=src)).fetchone()
+    if bad is not None:
+        where = f"row {bad[1]}" if parquet else f"the row with seq {bad[1]}"
+        raise FormatError(f"{where}: {bad[2]}", file=bad[0])
+
+
+def _source_sql(con, source, extra: str = "") -> str:
+    """A FROM clause for a frame (registered), a Parquet/CSV/TSV file or glob (``extra``:
+    more options of DuckDB's reader)."""
     if isinstance(source, pd.DataFrame):
         con.register("events_frame", source)
         return "events_frame"
     text = str(source)
     suffix = Path(text.replace("*", "x")).suffix.lower()
     quoted = text.replace("'", "''")
+    more = f", {extra}" if extra else ""
     if suffix == ".parquet":
-        return f"read_parquet('{quoted}')"
+        return f"read_parquet('{quoted}'{more})"
     if suffix in (".csv", ".tsv"):
         sep = "\\t" if suffix == ".tsv" else ","
         return (f"read_csv('{quoted}', delim='{sep}', header=true, "
                 "types={'session_id': 'VARCHAR', 'query_id': 'VARCHAR', 'doc_id': 'VARCHAR', "
                 "'serp_id': 'BIGINT', 'rank': 'BIGINT', 'time': 'DOUBLE', "
-                "'end_time': 'DOUBLE', 'seq': 'BIGINT', 'event': 'VARCHAR'})")
+                "'end_time': 'DOUBLE', 'seq': 'BIGINT', 'event': 'VARCHAR'}" + more + ")")
     raise FormatError("DuckDB reads canonical click logs as .parquet, .csv or .tsv "
                       "(files or globs)", file=text)
 
@@ -93,16 +127,23 @@ def statistics_duckdb(source, *, has_sessions: bool = True, by_query: bool = Fal
                       memory_limit: str = "1.5GB", threads: int | None = None,
                       temp_directory: str | None = None) -> ClickStats:
     """Sufficient statistics computed by DuckDB (see :mod:`bayeschain.io.clickstats`)."""
+    import shutil
+    import tempfile
+
     import duckdb
 
     con = duckdb.connect()
+    # DuckDB spills beyond its memory limit: to a folder of ours, removed whatever happens
+    spill = None if temp_directory else tempfile.mkdtemp(prefix="bayeschain-duckdb-")
     try:
         con.execute(f"SET memory_limit = '{memory_limit}'")
         con.execute("SET preserve_insertion_order = false")
         if threads:
             con.execute(f"SET threads = {int(threads)}")
-        if temp_directory:
-            con.execute(f"SET temp_directory = '{temp_directory}'")
+        folder = (temp_directory or spill).replace("'", "''")
+        con.execute(f"SET temp_directory = '{folder}'")
+        if not isinstance(source, pd.DataFrame):
+            _check_files(con, source)
         src = _source_sql(con, source)
         con.execute(_EVENTS_SQL.format(source=src,
                                        end_label="end" if has_sessions else "unknown"))
@@ -112,10 +153,13 @@ def statistics_duckdb(source, *, has_sessions: bool = True, by_query: bool = Fal
             tables[name] = con.execute(sql.format(q=q)).df()
         off_page = con.execute(
             "SELECT COUNT(*) FROM obs WHERE event = 'click' AND rank IS NULL").fetchone()[0]
+        sessions = con.execute(f"SELECT COUNT(DISTINCT session_id) FROM {src}").fetchone()[0]
     except duckdb.Error as exc:
         raise FormatError(f"DuckDB could not read the click log: {exc}".splitlines()[0],
                           file=str(source) if not isinstance(source, pd.DataFrame) else None) \
             from None
     finally:
         con.close()
-    return ClickStats(**tables, off_page_clicks=int(off_page))
+        if spill:
+            shutil.rmtree(spill, ignore_errors=True)
+    return ClickStats(**tables, off_page_clicks=int(off_page), sessions=int(sessions))

@@ -28,9 +28,17 @@ class ClickStats:
     dwell: pd.DataFrame
     pages: pd.DataFrame
     off_page_clicks: int = 0
+    #: sessions in the log (-1: not counted, e.g. statistics from observations alone)
+    sessions: int = -1
 
     def table(self, name: str) -> pd.DataFrame:
         return getattr(self, name)
+
+    def counts(self) -> dict[str, int]:
+        """Sessions, pages and clicks (on the pages and off them) the tables count."""
+        on_page = int(self.transitions["count"].sum() + self.last_clicks["count"].sum())
+        return {"sessions": int(self.sessions), "pages": int(self.pages["count"].sum()),
+                "clicks": on_page + int(self.off_page_clicks)}
 
     def backward_share(self) -> float:
         """Share of click-to-click transitions that go to a higher rank (backward)."""
@@ -73,4 +81,5 @@ def canonical(stats: ClickStats) -> ClickStats:
         for c in values:
             t[c] = t[c].astype("float64" if c.startswith("sum") else "int64")
         tables[name] = t[cols + values].sort_values(cols).reset_index(drop=True)
-    return ClickStats(**tables, off_page_clicks=int(stats.off_page_clicks))
+    return ClickStats(**tables, off_page_clicks=int(stats.off_page_clicks),
+                      sessions=int(stats.sessions))

@@ -38,7 +38,7 @@ def xml_counts():
 
 def clicks_per_rank_line(out: str) -> dict[str, int]:
     line = next(x for x in out.splitlines() if x.strip().startswith("clicks per rank:"))
-    return {k: int(v) for k, v in (item.split(":") for item in line.split(":", 1)[1].split())}
+    return {k: int(v.replace(",", "")) for k, v in (item.split(":") for item in line.split(":", 1)[1].split())}
 
 
 def test_summary_and_figures(tmp_path, capsys):
@@ -104,3 +104,64 @@ def test_simulate_then_stats(tmp_path, capsys):
         in text
     assert main(["simulate", "-o", str(out)]) == 2               # never overwrites
     assert "exists" in capsys.readouterr().err
+
+
+def _counted_in_pandas(path):
+    """Sessions, pages, clicks, clicks per rank and click-to-click moves of a canonical
+    Parquet file, counted here with pandas."""
+    log = pd.read_parquet(path).sort_values("seq")
+    clicks = log[log["event"] == "click"]
+    ranks = [g.tolist() for _, g in clicks.groupby("serp_id")["rank"]]
+    moves = sum(len(r) - 1 for r in ranks)
+    backward = sum(b < a for r in ranks for a, b in zip(r, r[1:], strict=False))
+    return (f"sessions {log['session_id'].nunique():,}   pages {log['serp_id'].nunique():,}"
+            f"   clicks {len(clicks):,}",
+            {str(r): int(n) for r, n in clicks["rank"].value_counts().sort_index().items()},
+            f"backward transitions: {100 * backward / moves:.1f}% of {moves:,} click-to-click")
+
+
+def test_out_of_core_statistics_by_duckdb_and_a_local_dask_cluster(tmp_path, capsys,
+                                                                   monkeypatch):
+    import tempfile
+
+    out = tmp_path / "log.parquet"
+    assert main(["simulate", "-o", str(out), "--sessions", "3000", "--seed", "4",
+                 "--attractiveness-sd", "1"]) == 0
+    capsys.readouterr()
+    counts, per_rank, moves = _counted_in_pandas(out)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill))     # DuckDB's spill folder's home
+    printed = {}
+    for name, extra in (("duckdb", ["--out-of-core", "--memory-limit", "64MB"]),
+                        ("dask", ["--backend", "dask", "--workers", "2"])):
+        assert main(["stats", str(out), *extra]) == 0, name
+        text = capsys.readouterr().out
+        assert "out of core" in text.splitlines()[0], text
+        assert counts in text and moves in text, text
+        assert clicks_per_rank_line(text) == per_rank
+        printed[name] = text.splitlines()[1:]
+    assert printed["duckdb"] == printed["dask"]
+    assert not list(spill.iterdir())                           # nothing left behind
+
+
+def test_out_of_core_statistics_name_the_first_bad_row(tmp_path, capsys):
+    from bayeschain.simulate import simulate_click_log
+
+    events = simulate_click_log(50, seed=2).events
+    events.loc[7, "rank"] = 0
+    events.to_parquet(tmp_path / "bad.parquet", index=False)
+    events.to_csv(tmp_path / "bad.csv", index=False)
+    assert main(["stats", str(tmp_path / "bad.parquet"), "--out-of-core"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "bad.parquet: row 8: rank 0 (expected 1 to 10,000)" in err and "\n" not in err
+    assert main(["stats", str(tmp_path / "bad.csv"), "--out-of-core"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"bad.csv: the row with seq {events.loc[7, 'seq']}: rank 0" in err
+    for args, message in ((["--memory-limit", "lots"], "must be a size such as 4GB"),
+                          (["--workers", "2"], "add --backend dask"),
+                          (["--backend", "pandas", "--out-of-core"], "needs --backend")):
+        assert main(["stats", str(tmp_path / "bad.parquet"), *args]) == 2
+        assert message in capsys.readouterr().err
+    assert main(["stats", str(tmp_path / "none*.parquet")]) == 2
+    assert "no file matches" in capsys.readouterr().err

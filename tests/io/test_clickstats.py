@@ -66,6 +66,7 @@ def assert_same(a, b):
         pd.testing.assert_frame_equal(a.table(name), b.table(name), check_exact=False,
                                       rtol=1e-12)
     assert a.off_page_clicks == b.off_page_clicks
+    assert a.sessions == b.sessions > 0
 
 
 @pytest.mark.parametrize("by_query", [False, True])
