@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 #: the largest seed every sampler takes (nutpie's are unsigned 64-bit integers)
 MAX_SEED = 2**63 - 1
@@ -33,3 +34,37 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
     return value
+
+
+#: canonical files larger than this are read out of core by default (about 500,000
+#: sessions in Parquet; in memory a log takes about 20 times its Parquet size)
+OUT_OF_CORE_BYTES = 32 * 2**20
+
+
+def _large(log: str) -> bool:
+    """A glob, or a file larger than :data:`OUT_OF_CORE_BYTES`."""
+    import os
+
+    if any(ch in log for ch in "*?["):
+        return True
+    return os.path.exists(log) and os.path.getsize(log) > OUT_OF_CORE_BYTES
+
+
+def _canonical_files(log: str, log_format: str | None) -> bool:
+    """Whether ``log`` names canonical Parquet / CSV / TSV files (a file or a glob)."""
+    import glob
+
+    if log_format not in (None, "canonical"):
+        return False
+    suffix = Path(log.replace("*", "x")).suffix.lower()
+    if suffix not in (".parquet", ".csv", ".tsv"):
+        return False
+    if any(ch in log for ch in "*?[") and not glob.glob(log):
+        raise FileNotFoundError(2, "no file matches the pattern", log)
+    return True
+
+
+def out_of_core_files(log: str, log_format: str | None, forced) -> bool:
+    """Whether a command reads ``log`` out of core: canonical Parquet / CSV / TSV files
+    (a glob, or a file over :data:`OUT_OF_CORE_BYTES`, or any when ``forced``)."""
+    return _canonical_files(log, log_format) and bool(forced or _large(log))

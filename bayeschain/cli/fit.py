@@ -44,6 +44,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", default=None, metavar="PAGES",
                    help="for a canonical log: the result pages (serp_id, rank, doc_id) as "
                         "CSV / TSV / Parquet, so page lengths and documents reach the model")
+    p.add_argument("--out-of-core", action="store_true",
+                   help="canonical files: the walk's pages counted by DuckDB straight from "
+                        "the files (the default for globs and files over 32 MB); the "
+                        "predictive checks replay a sample of sessions")
+    p.add_argument("--memory-limit", default=None, metavar="SIZE",
+                   help="DuckDB's memory limit out of core, e.g. 4GB (default 1.5GB)")
     p.add_argument("--figures", default=None, metavar="DIR",
                    help="write the posterior predictive checks as figures to DIR")
     p.add_argument("--report", default=None, metavar="FILE.html",
@@ -107,7 +113,16 @@ def run(args: argparse.Namespace) -> int:
         qrels = read_qrels(args.qrels)
     elif by_relevance:
         raise ParameterError(f"spec {spec.name!r} fits moves by relevance: give --qrels")
-    log = read_clicks(args.log, format=args.log_format, results=args.results)
+    from .arguments import out_of_core_files
+
+    files = None
+    if out_of_core_files(args.log, args.log_format, args.out_of_core):
+        log = files = _log_files(args, spec)
+    else:
+        if args.out_of_core or args.memory_limit:
+            raise ParameterError("--out-of-core and --memory-limit read canonical Parquet, "
+                                 "CSV or TSV files")
+        log = read_clicks(args.log, format=args.log_format, results=args.results)
     test = None
     if args.heldout is not None:
         log, test = log.split(args.heldout, seed=args.heldout_seed)
@@ -122,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
                 tmp.write_bytes(post.to_netcdf_bytes())
         checks = predictive_checks(spec)
         replayed = None
+        if files is not None:       # the checks replay a random sample of the sessions
+            log = files.sample(CHECK_SESSIONS, seed=0)
+            print(f"predictive checks on a random sample of {log.summary()['sessions']:,} "
+                  f"sessions of the log (out of core)")
         if post.parametrises == "walk":
             replayed = _report_walk(post, log, qrels, args, out)
         else:
@@ -153,6 +172,32 @@ def run(args: argparse.Namespace) -> int:
     for path in out.targets:
         print(f"wrote {path}")
     return 0
+
+
+#: sessions the predictive checks replay when the log is read out of core
+CHECK_SESSIONS = 20_000
+
+
+def _log_files(args, spec):
+    """The log's files read out of core (clicks per rank, no held-out split)."""
+    import re
+
+    from ..errors import ParameterError
+    from ..inference.walk.files import ClickLogFiles
+    from ..io.clickstats import DUCKDB_MEMORY
+    from .stats import MEMORY_SIZE
+
+    if spec.section("examination") is None:
+        raise ParameterError(f"spec {spec.name!r} is fitted in memory: only the walk's specs "
+                             f"read a log out of core")
+    if args.heldout is not None:
+        raise ParameterError("--heldout splits a log in memory; out of core, split the "
+                             "files instead")
+    if args.memory_limit is not None and not re.match(MEMORY_SIZE, args.memory_limit.strip()):
+        raise ParameterError(f"--memory-limit must be a size such as 4GB or 500MB, not "
+                             f"{args.memory_limit!r}")
+    return ClickLogFiles(args.log, results=args.results,
+                         memory_limit=args.memory_limit or DUCKDB_MEMORY)
 
 
 def _learns(spec) -> str:

@@ -5,7 +5,8 @@ transitions between consecutive clicks; clicks per rank; dwell-time quantiles; a
 with ``--figures DIR``, PNGs of clicks per rank, the transition heat map and the dwell
 histogram.
 
-Canonical Parquet / CSV / TSV files larger than :data:`OUT_OF_CORE_BYTES` on disk, globs
+Canonical Parquet / CSV / TSV files larger than
+:data:`~bayeschain.cli.arguments.OUT_OF_CORE_BYTES` on disk, globs
 of them, or any with ``--out-of-core``, ``--scheduler`` or ``--workers``, with
 ``--backend duckdb`` (the default) or ``dask``, are never loaded into memory: DuckDB streams them under
 ``--memory-limit`` (spilling to a temporary folder), Dask reads them on a cluster
@@ -34,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="engine for the statistics (default duckdb)")
     p.add_argument("--out-of-core", action="store_true",
                    help="canonical files: statistics by the engine straight from the files "
-                        "(the default for globs and files over 256 MB)")
+                        "(the default for globs and files over 32 MB)")
     p.add_argument("--memory-limit", default=None, metavar="SIZE",
                    help="DuckDB's memory limit for canonical files, e.g. 4GB (default 1.5GB)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
@@ -51,6 +52,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from .arguments import out_of_core_files
+
     from ..io.clickformats import read_clicks
     from ..io.clickstats import click_statistics
 
@@ -59,9 +62,9 @@ def run(args: argparse.Namespace) -> int:
 
         raise ParameterError(f"--max-rank must be a positive integer, got {args.max_rank}")
     _check_engine_options(args)
-    out_of_core = args.backend != "pandas" and _canonical_files(args.log, args.log_format) \
-        and (args.out_of_core or args.scheduler or args.workers is not None
-             or _large(args.log))
+    out_of_core = args.backend != "pandas" and out_of_core_files(
+        args.log, args.log_format, args.out_of_core or args.scheduler
+        or args.workers is not None)
     if args.figures:      # checked before reading a possibly large log
         from ..io.write import prepare_figure_folder
 
@@ -117,34 +120,6 @@ def _check_engine_options(args) -> None:
         if not re.match(MEMORY_SIZE, args.memory_limit.strip()):
             raise ParameterError(f"--memory-limit must be a size such as 4GB or 500MB, not "
                                  f"{args.memory_limit!r}")
-
-
-#: canonical files larger than this are read out of core by default (in memory, a log
-#: takes about 20 times its Parquet size)
-OUT_OF_CORE_BYTES = 256 * 2**20
-
-
-def _large(log: str) -> bool:
-    """A glob, or a file larger than :data:`OUT_OF_CORE_BYTES`."""
-    import os
-
-    if any(ch in log for ch in "*?["):
-        return True
-    return os.path.exists(log) and os.path.getsize(log) > OUT_OF_CORE_BYTES
-
-
-def _canonical_files(log: str, log_format: str | None) -> bool:
-    """Whether ``log`` names canonical Parquet / CSV / TSV files (a file or a glob)."""
-    import glob
-
-    if log_format not in (None, "canonical"):
-        return False
-    suffix = Path(log.replace("*", "x")).suffix.lower()
-    if suffix not in (".parquet", ".csv", ".tsv"):
-        return False
-    if any(ch in log for ch in "*?[") and not glob.glob(log):
-        raise FileNotFoundError(2, "no file matches the pattern", log)
-    return True
 
 
 def _run_out_of_core(args) -> int:

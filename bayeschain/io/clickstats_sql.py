@@ -11,6 +11,8 @@ larger than memory work; ``memory_limit`` (default 1.5 GB) caps its memory.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -123,43 +125,58 @@ def _source_sql(con, source, extra: str = "") -> str:
                       "(files or globs)", file=text)
 
 
-def statistics_duckdb(source, *, has_sessions: bool = True, by_query: bool = False,
-                      memory_limit: str = "1.5GB", threads: int | None = None,
-                      temp_directory: str | None = None) -> ClickStats:
-    """Sufficient statistics computed by DuckDB (see :mod:`bayeschain.io.clickstats`)."""
+@contextmanager
+def duckdb_events(source, *, has_sessions: bool = True, memory_limit: str = "1.5GB",
+                  threads: int | None = None, temp_directory: str | None = None) -> Iterator:
+    """A DuckDB connection holding the window pass ``obs`` over the log's events (see the
+    module docstring), files checked first (:func:`_check_files`); ``(con, src)`` with
+    ``src`` the FROM clause of the events.  DuckDB spills beyond ``memory_limit`` to a
+    folder of ours, removed on exit; its errors become FormatErrors naming the log."""
     import shutil
     import tempfile
 
     import duckdb
 
     con = duckdb.connect()
-    # DuckDB spills beyond its memory limit: to a folder of ours, removed whatever happens
     spill = None if temp_directory else tempfile.mkdtemp(prefix="bayeschain-duckdb-")
     try:
-        con.execute(f"SET memory_limit = '{memory_limit}'")
-        con.execute("SET preserve_insertion_order = false")
-        if threads:
-            con.execute(f"SET threads = {int(threads)}")
-        folder = (temp_directory or spill).replace("'", "''")
-        con.execute(f"SET temp_directory = '{folder}'")
-        if not isinstance(source, pd.DataFrame):
-            _check_files(con, source)
-        src = _source_sql(con, source)
-        con.execute(_EVENTS_SQL.format(source=src,
-                                       end_label="end" if has_sessions else "unknown"))
-        q = "query_id," if by_query else ""
-        tables = {}
-        for name, sql in _TABLE_SQL.items():
-            tables[name] = con.execute(sql.format(q=q)).df()
-        off_page = con.execute(
-            "SELECT COUNT(*) FROM obs WHERE event = 'click' AND rank IS NULL").fetchone()[0]
-        sessions = con.execute(f"SELECT COUNT(DISTINCT session_id) FROM {src}").fetchone()[0]
-    except duckdb.Error as exc:
-        raise FormatError(f"DuckDB could not read the click log: {exc}".splitlines()[0],
-                          file=str(source) if not isinstance(source, pd.DataFrame) else None) \
-            from None
+        try:
+            con.execute(f"SET memory_limit = '{memory_limit}'")
+            con.execute("SET preserve_insertion_order = false")
+            if threads:
+                con.execute(f"SET threads = {int(threads)}")
+            folder = (temp_directory or spill).replace("'", "''")
+            con.execute(f"SET temp_directory = '{folder}'")
+            if not isinstance(source, pd.DataFrame):
+                _check_files(con, source)
+            src = _source_sql(con, source)
+            con.execute(_EVENTS_SQL.format(source=src,
+                                           end_label="end" if has_sessions else "unknown"))
+            yield con, src
+        except duckdb.Error as exc:
+            raise FormatError(f"DuckDB could not read the click log: {exc}".splitlines()[0],
+                              file=str(source) if not isinstance(source, pd.DataFrame)
+                              else None) from None
     finally:
         con.close()
         if spill:
             shutil.rmtree(spill, ignore_errors=True)
+
+
+def statistics_of_events(con, src, *, by_query: bool = False) -> ClickStats:
+    """The tables from a connection of :func:`duckdb_events`."""
+    q = "query_id," if by_query else ""
+    tables = {name: con.execute(sql.format(q=q)).df() for name, sql in _TABLE_SQL.items()}
+    off_page = con.execute(
+        "SELECT COUNT(*) FROM obs WHERE event = 'click' AND rank IS NULL").fetchone()[0]
+    sessions = con.execute(f"SELECT COUNT(DISTINCT session_id) FROM {src}").fetchone()[0]
     return ClickStats(**tables, off_page_clicks=int(off_page), sessions=int(sessions))
+
+
+def statistics_duckdb(source, *, has_sessions: bool = True, by_query: bool = False,
+                      memory_limit: str = "1.5GB", threads: int | None = None,
+                      temp_directory: str | None = None) -> ClickStats:
+    """Sufficient statistics computed by DuckDB (see :mod:`bayeschain.io.clickstats`)."""
+    with duckdb_events(source, has_sessions=has_sessions, memory_limit=memory_limit,
+                       threads=threads, temp_directory=temp_directory) as (con, src):
+        return statistics_of_events(con, src, by_query=by_query)

@@ -30,6 +30,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     with the spec's dwell rates drawn from their exact posterior alongside."""
     from ...posterior.vocabulary import CLASSES
     from .data import document_recurrence, page_data
+    from .files import ClickLogFiles
     from .model import WalkModel
 
     exam = spec.section("examination")
@@ -37,16 +38,24 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     if s["method"] != "nuts":
         raise ParameterError("the examination walk has no conjugate posterior; use "
                              "method='nuts'")
-    log = as_log(log)
+    files = isinstance(log, ClickLogFiles)        # read out of core
+    log = log if files else as_log(log)
     if exam["by_relevance"] and qrels is None:
         raise ParameterError(f"spec {spec.name!r} has moves by relevance: pass qrels")
     clicks = exam["clicks"]
-    recurrence = document_recurrence(log)
+    recurrence = log.document_recurrence() if files else document_recurrence(log)
     if clicks == "auto":
         clicks = "document" if recurrence >= AUTO_DOCUMENT_RECURRENCE else "pooled"
-    data = page_data(log, clicks="document" if clicks == "document" else "rank",
-                     qrels=qrels if exam["by_relevance"] else None, level=level,
-                     default_length=spec.ranks)
+    if files:
+        if clicks == "document" or exam["by_relevance"]:
+            raise ParameterError("a log read out of core is fitted with clicks per rank and "
+                                 "moves without relevance classes (its documents "
+                                 f"recur {recurrence:.1f} times: read it into memory)")
+        data = log.page_data(spec.ranks)
+    else:
+        data = page_data(log, clicks="document" if clicks == "document" else "rank",
+                         qrels=qrels if exam["by_relevance"] else None, level=level,
+                         default_length=spec.ranks)
     if data.report["clicks"] == 0:
         raise ParameterError("the click log has no clicks on its result pages: nothing to "
                              "learn (the posterior would be the prior)")
@@ -98,7 +107,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     dwell_note = "no [holding] section"
     dwell_seen = {}
     if hold is not None and has_parameters(hold):
-        dwell = model_data(statistics_of(log, backend="pandas"), data.ranks)   # its tables
+        dwell = model_data(log.statistics(spec.ranks) if files else      # its tables
+                           statistics_of(log, backend="pandas"), data.ranks)
         dwell_seen = {"dwell_observed": int(dwell.dwell_n.sum())}
         if dwell.dwell_n.sum() > 0:    # the exact posterior, seeded as a conjugate fit
             rates = holding.conjugate_draws(dwell, hold, walk.shape[0], walk.shape[1],

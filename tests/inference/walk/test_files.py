@@ -1,0 +1,71 @@
+"""The walk fitted to a log read out of core: DuckDB's counts of the pages equal the
+in-memory ones, and `bayeschain fit --out-of-core` recovers the walk that simulated the log
+(moves and clicks inside their intervals), its checks replaying a sample of sessions."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bayeschain.cli import main
+from bayeschain.inference.walk.data import page_data
+from bayeschain.inference.walk.files import ClickLogFiles
+from bayeschain.io.clicklog import read_canonical
+from bayeschain.posterior import Posterior
+from bayeschain.simulate.clicklog import write_click_log
+
+
+@pytest.mark.parametrize("with_results", [False, True])
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_pages_counted_out_of_core_equal_the_pages_counted_in_memory(tmp_path, suffix,
+                                                                    with_results):
+    path, pages = tmp_path / f"log{suffix}", tmp_path / f"pages{suffix}"
+    write_click_log(path, 3000, results=pages, seed=3, n_ranks=7, backward=0.2,
+                    repeat=0.1)
+    results = str(pages) if with_results else None
+    want = page_data(read_canonical(path, results=results), default_length=10)
+    got = ClickLogFiles(str(path), results=results).page_data(10)
+    assert got.digest == want.digest and got.report == want.report
+    for name in ("lengths", "click_index", "move_index", "pages", "page_ids", "page_config"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name), name)
+    for name in ("state_ptr", "states", "term_ptr", "targets", "counts"):
+        np.testing.assert_array_equal(getattr(got.counts, name), getattr(want.counts, name))
+    # the same pages grouped into patterns of the same terms
+    a, b = want.patterns, got.patterns
+    pairs = pd.DataFrame({"a": a.page_pattern, "b": b.page_pattern}).drop_duplicates()
+    assert pairs["a"].is_unique and pairs["b"].is_unique and a.size == b.size
+    np.testing.assert_array_equal(a.terms[pairs["a"].to_numpy()].toarray(),
+                                  b.terms[pairs["b"].to_numpy()].toarray())
+    np.testing.assert_array_equal(a.pages[pairs["a"].to_numpy()], b.pages[pairs["b"].to_numpy()])
+
+
+def test_fit_out_of_core_recovers_the_walk_that_made_the_log(tmp_path, capsys):
+    log, post = tmp_path / "log.parquet", tmp_path / "post.nc"
+    write_click_log(log, 60_000, seed=7)            # p 0.6, q 0.15, r 0.05, click 0.3
+    assert main(["fit", str(log), "--out-of-core", "-o", str(post), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "out of core" in out and "random sample of 20,000 sessions" in out
+    p = Posterior.load(post)
+    walk = p.posterior["walk"]
+    lo, hi = walk.quantile(0.0005, ("chain", "draw")), walk.quantile(0.9995, ("chain", "draw"))
+    truth = {"forward": 0.6, "backward": 0.15}
+    for move, value in truth.items():
+        ranks = slice(2, 8) if move == "backward" else slice(1, 8)
+        inside = (lo.sel(move=move).isel(rank=ranks) <= value) & \
+            (value <= hi.sel(move=move).isel(rank=ranks))
+        assert bool(inside.all()), (move, lo.sel(move=move).values, hi.sel(move=move).values)
+    click = p.posterior["click"].isel(rank=slice(0, 8))
+    assert bool(((click.quantile(0.0005, ("chain", "draw")) <= 0.3)
+                 & (0.3 <= click.quantile(0.9995, ("chain", "draw")))).all())
+    events = pd.read_parquet(log)
+    assert p.attrs["pages"] == int((events["event"] == "query").sum())
+    assert p.attrs["clicks"] == int((events["event"] == "click").sum())
+
+
+def test_out_of_core_refuses_what_it_cannot_do(tmp_path, capsys):
+    log = tmp_path / "log.parquet"
+    write_click_log(log, 200, seed=1)
+    for args, message in ((["--heldout", "0.2"], "--heldout splits a log in memory"),
+                          (["--spec", "clicks-conjugate"], "only the walk's specs"),
+                          (["--memory-limit", "a lot"], "must be a size")):
+        assert main(["fit", str(log), "--out-of-core", *args]) == 2
+        assert message in capsys.readouterr().err
