@@ -137,23 +137,20 @@ def run(args: argparse.Namespace) -> int:
                 tmp.write_bytes(post.to_netcdf_bytes())
         checks = predictive_checks(spec)
         replayed = None
-        if files is not None:       # the checks replay a random sample of the sessions
-            log = files.sample(CHECK_SESSIONS, seed=0)
-            print(f"predictive checks on a random sample of {log.summary()['sessions']:,} "
-                  f"sessions of the log (out of core)")
+        check_log = _check_sample(files if files is not None else log)
         if post.parametrises == "walk":
-            replayed = _report_walk(post, log, qrels, args, out)
+            replayed = _report_walk(post, check_log, qrels, args, out)
         else:
             _print_summary(post)
             if "backward_share" in checks:
-                _report_click_to_click(post, log, spec, args, out)
+                _report_click_to_click(post, check_log, spec, args, out)
         if "dwell" in checks:
             if post.parametrises == "walk" and post.metadata.dwell_observed == 0:
                 print("no dwell times in the log: no holding rates fitted (MPcont needs them)")
             else:
                 from ..inference import predictive_dwell_distribution
 
-                dwell = predictive_dwell_distribution(post, log, seed=0)
+                dwell = predictive_dwell_distribution(post, check_log, seed=0)
                 _print_check(dwell)
                 if args.figures:
                     _distribution_figure(dwell, out, Path(args.figures) / DWELL_FIGURE)
@@ -174,8 +171,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-#: sessions the predictive checks replay when the log is read out of core
+#: the most sessions the predictive checks replay: larger logs (and logs read out of
+#: core) are checked on a random sample of this many sessions (the intervals of a check
+#: then have the width of that many sessions')
 CHECK_SESSIONS = 20_000
+
+
+def _check_sample(log):
+    """The log the predictive checks replay: ``log``, or a random sample of
+    :data:`CHECK_SESSIONS` of its sessions (said on the terminal)."""
+    from ..inference.walk.files import ClickLogFiles
+
+    if isinstance(log, ClickLogFiles):
+        sample = log.sample(CHECK_SESSIONS, seed=0)
+    else:
+        sessions = log.summary()["sessions"]
+        if sessions <= CHECK_SESSIONS:
+            return log
+        sample = log.split(CHECK_SESSIONS / sessions, seed=0)[1]
+    print(f"predictive checks on a random sample of {sample.summary()['sessions']:,} sessions "
+          f"of the log")
+    return sample
 
 
 def _log_files(args, spec):

@@ -43,7 +43,7 @@ def test_fit_out_of_core_recovers_the_walk_that_made_the_log(tmp_path, capsys):
     write_click_log(log, 60_000, seed=7)            # p 0.6, q 0.15, r 0.05, click 0.3
     assert main(["fit", str(log), "--out-of-core", "-o", str(post), "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "out of core" in out and "random sample of 20,000 sessions" in out
+    assert "out of core" in out and "random sample of 20,000 sessions of the log" in out
     p = Posterior.load(post)
     walk = p.posterior["walk"]
     lo, hi = walk.quantile(0.0005, ("chain", "draw")), walk.quantile(0.9995, ("chain", "draw"))
