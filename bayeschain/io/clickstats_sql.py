@@ -163,13 +163,16 @@ def duckdb_events(source, *, has_sessions: bool = True, memory_limit: str = "1.5
             shutil.rmtree(spill, ignore_errors=True)
 
 
-def statistics_of_events(con, src, *, by_query: bool = False) -> ClickStats:
-    """The tables from a connection of :func:`duckdb_events`."""
+def statistics_of_events(con, src, *, by_query: bool = False,
+                         sessions: bool = True) -> ClickStats:
+    """The tables from a connection of :func:`duckdb_events` (``sessions``: count the
+    sessions too, one more pass over the events; -1 otherwise)."""
     q = "query_id," if by_query else ""
     tables = {name: con.execute(sql.format(q=q)).df() for name, sql in _TABLE_SQL.items()}
     off_page = con.execute(
         "SELECT COUNT(*) FROM obs WHERE event = 'click' AND rank IS NULL").fetchone()[0]
-    sessions = con.execute(f"SELECT COUNT(DISTINCT session_id) FROM {src}").fetchone()[0]
+    sessions = con.execute(f"SELECT COUNT(DISTINCT session_id) FROM {src}").fetchone()[0] \
+        if sessions else -1
     return ClickStats(**tables, off_page_clicks=int(off_page), sessions=int(sessions))
 
 

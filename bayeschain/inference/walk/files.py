@@ -180,7 +180,7 @@ def _scan(files: ClickLogFiles, default_length: int):
         con.execute(_PAGES_SQL.format(listed=listed, results_join=join))
         con.execute(_TERMS_SQL)
         con.execute(_PATTERN_SQL)
-        stats = statistics_of_events(con, src)
+        stats = statistics_of_events(con, src, sessions=False)
         terms = con.execute(f"SELECT length, state, target, count, {_TERM_CODE} AS code "
                             f"FROM term ORDER BY id").fetchnumpy()
         kept = con.execute("SELECT serp_id, length FROM page WHERE length >= 1 "

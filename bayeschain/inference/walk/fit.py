@@ -24,6 +24,21 @@ from .choice import log_likelihood_groups
 AUTO_DOCUMENT_RECURRENCE = 20.0
 
 
+def _import_in_background(module: str) -> None:
+    """Start importing ``module`` in a daemon thread (DuckDB releases the GIL while it
+    reads a log out of core: nutpie's imports, 5 s here, then cost nothing)."""
+    import importlib
+    import threading
+
+    def load():
+        try:
+            importlib.import_module(module)
+        except Exception:     # noqa: BLE001 - the sampler's own import will say why
+            pass
+
+    threading.Thread(target=load, name=f"import {module}", daemon=True).start()
+
+
 def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
              report=None, sampler=None) -> Posterior:
     """The examination walk (:mod:`bayeschain.inference.walk.model`) by NUTS (nutpie),
@@ -51,6 +66,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             raise ParameterError("a log read out of core is fitted with clicks per rank and "
                                  "moves without relevance classes (its documents "
                                  f"recur {recurrence:.1f} times: read it into memory)")
+        _import_in_background("nutpie")      # seconds of imports while DuckDB counts
         data = log.page_data(spec.ranks)
     else:
         data = page_data(log, clicks="document" if clicks == "document" else "rank",

@@ -1,0 +1,67 @@
+"""``bayeschain score --stream``: runs scored a block of files at a time and appended to
+the netCDF file as they come hold the same scores and print the same lines as the runs
+scored at once; the topics are the qrels' (a topic a run lacks scored as an empty ranking,
+as at once)."""
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from bayeschain.cli import main
+
+from .test_compare import LOG, TREC
+
+
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics")   # a short fit: scoring is tested
+def test_streamed_scores_equal_the_scores_computed_at_once(tmp_path, capsys):
+    from tests.faults.helpers import FAST_SPEC
+
+    pytest.importorskip("h5netcdf")
+    post, spec = tmp_path / "post.nc", tmp_path / "fast.toml"
+    spec.write_text(FAST_SPEC.format(draws=40, tune=40))
+    assert main(["fit", str(LOG), "--spec", str(spec), "-o", str(post), "--quiet"]) == 0
+    capsys.readouterr()
+    runs = []
+    for k in range(5):                       # five runs, one without topic 303
+        path = tmp_path / f"run{k}.test"
+        lines = (TREC / "results.test").read_text().splitlines()
+        lines = [re.sub(r"STANDARD$", f"R{k}", x) for x in lines if k != 3 or
+                 not x.startswith("303 ")]
+        rng = np.random.default_rng(k)
+        order = rng.permutation(len(lines))   # another ranking: scores shuffled
+        fields = [x.split() for x in lines]
+        scores = [fields[i][4] for i in order]
+        path.write_text("".join(" ".join(f[:4] + [s] + f[5:]) + "\n"
+                                for f, s in zip(fields, scores, strict=True)))
+        runs.append(str(path))
+    base = ["score", str(TREC / "qrels.test"), *runs, "--posterior", str(post)]
+    assert main([*base, "-o", str(tmp_path / "once.nc")]) == 0
+    once_text = capsys.readouterr().out
+    # two runs at a time: three blocks
+    assert main([*base, "--stream", "--block", "2", "-o", str(tmp_path / "streamed.nc")]) == 0
+    text = capsys.readouterr().out
+    assert "scored 2 at a time" in text
+    lines = lambda t: sorted(x for x in t.splitlines() if x.startswith("  R"))  # noqa: E731
+    assert lines(text) == lines(once_text) and len(lines(text)) == 5
+    once = xr.open_dataarray(tmp_path / "once.nc", engine="h5netcdf").load()
+    streamed = xr.open_dataarray(tmp_path / "streamed.nc", engine="h5netcdf").load()
+    assert list(streamed["topic"].values) == ["301", "302", "303"]
+    assert sorted(streamed["run"].values) == sorted(once["run"].values)
+    got = streamed.transpose("chain", "draw", "run", "topic").sel(
+        run=once["run"].values, topic=once["topic"].values)
+    # the same scores; the last bits as BLAS blocks rows of another count
+    np.testing.assert_allclose(got.values, once.values, rtol=1e-13, atol=0)
+    assert np.isfinite(streamed.values).all()
+
+    # a run id met again in a later block is told apart by its file name
+    shutil.copy(runs[0], tmp_path / "again.test")
+    assert main(["score", str(TREC / "qrels.test"), *runs, str(tmp_path / "again.test"),
+                 "--posterior", str(post), "--stream", "--block", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "  R0: " in text and "  R0:again.test: " in text
+    assert main(["score", str(TREC / "qrels.test"), runs[0], "--posterior", str(post),
+                 "--block", "2"]) == 2
+    assert "add --stream" in capsys.readouterr().err
