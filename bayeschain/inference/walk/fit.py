@@ -75,20 +75,36 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     if data.report["clicks"] == 0:
         raise ParameterError("the click log has no clicks on its result pages: nothing to "
                              "learn (the posterior would be the prior)")
+    at_mode = clicks == "document" and exam["documents"] == "mode"
     model = WalkModel(data, moves=exam["moves"], clicks=clicks, backward=exam["backward"],
                       click_moves=exam["click_moves"], boundary=exam["boundary"],
-                      prior_sd=exam["prior_sd"], deviation_sd=exam["deviation_sd"])
+                      prior_sd=exam["prior_sd"], deviation_sd=exam["deviation_sd"],
+                      centred_documents=not at_mode)
+    target, route = model, {}
     with interrupt_watch() as seen:
-        draws, stats = (sampler or walk_sampler.sample)(model, draws=s["draws"], tune=s["tune"],
+        options = {}
+        if at_mode:
+            from .documents import DocumentsAtMode, posterior_mode
+
+            mode, info = posterior_mode(model, seed=s["seed"])
+            target = DocumentsAtMode(model, mode)
+            options = {} if sampler is not None else {"path": "python"}
+            route = {"document_effects": (
+                f"at their joint posterior mode (L-BFGS, {info['evaluations']} evaluations"
+                f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
+                f"NUTS on the walk, the repeats and the trend given them")}
+        elif clicks == "document":
+            route = {"document_effects": "sampled by NUTS with the rest"}
+        draws, stats = (sampler or walk_sampler.sample)(target, draws=s["draws"], tune=s["tune"],
                                            chains=s["chains"], seed=s["seed"],
                                            progress=progress,
                                            target_accept=s["target_accept"],
-                                           min_ess=s["min_ess"], report=report)
+                                           min_ess=s["min_ess"], report=report, **options)
     theta = draws.pop("theta", None)      # a stand-in sampler may give the quantities only
     # stopped on its diagnostics, a fit keeps the draws it checked; otherwise all it asked
     kept = next(iter(draws.values())).shape[1] if s["min_ess"] > 0 else s["draws"]
     check_complete(seen, draws.values(), s["chains"], kept)
-    groups, ll_attrs = log_likelihood_groups(model, theta) if theta is not None else ({}, {})
+    groups, ll_attrs = log_likelihood_groups(target, theta) if theta is not None else ({}, {})
     ranks = np.arange(1, data.ranks + 1)
     walk = draws["walk"]
 
@@ -143,7 +159,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
              "page_configurations": data.n_configs, "longest_page": data.ranks,
              "document_recurrence": round(recurrence, 3), "holding": dwell_note,
              "relevance_level": level if exam["by_relevance"] else -1, **dwell_seen,
-             **ll_attrs}
+             **ll_attrs, **route}
     posterior = make_posterior(variables, spec=spec, data_digest=data.digest,
                                seed=s["seed"], method="nuts (nutpie)",
                                sample_stats=sample_stats, extra_attrs=attrs,

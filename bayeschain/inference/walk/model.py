@@ -340,11 +340,15 @@ class WalkModel:
         :func:`~bayeschain.posterior.walk.marginal_moves`)
     boundary : ``"leave"`` or ``"rescale"`` (see the module docstring)
     prior_sd, deviation_sd : prior scales of the trend intercepts and of the deviations
+    centred_documents : documents with many impressions parametrised by their logit
+        (``False``: every document by its standardised deviation ``z``, as the route that
+        fixes them at the joint mode needs: centred, that mode shrinks the spread to 0)
     """
 
     def __init__(self, data: PageData, *, moves: str = "pooled", clicks: str = "pooled",
                  backward: bool = True, click_moves: bool = False, boundary: str = "leave",
-                 prior_sd: float = 2.0, deviation_sd: float = 0.5):
+                 prior_sd: float = 2.0, deviation_sd: float = 0.5,
+                 centred_documents: bool = True):
         if moves not in ("pooled", "shared"):
             raise ParameterError(f"moves must be 'pooled' or 'shared', got {moves!r}")
         if clicks not in ("pooled", "shared", "document"):
@@ -381,8 +385,8 @@ class WalkModel:
             docs = data.documents
             self.families.append(Family(
                 "click", True, np.log(docs["median_rank"].to_numpy(dtype=float, na_value=np.nan)),
-                np.where(docs["impressions"].to_numpy() >= CENTRED_IMPRESSIONS, CENTRED,
-                         NON_CENTRED), CLICK_PRIOR_MEAN))
+                np.where((docs["impressions"].to_numpy() >= CENTRED_IMPRESSIONS)
+                         & centred_documents, CENTRED, NON_CENTRED), CLICK_PRIOR_MEAN))
         else:
             self.families.append(Family("click", clicks == "pooled", log_rank, seen,
                                         CLICK_PRIOR_MEAN))

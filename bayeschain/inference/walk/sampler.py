@@ -223,10 +223,13 @@ def _raw_draws(trace, keep: int | None = None):
 
     draw_batches, stat_batches = trace.get_arrow_trace()
     thetas, diverging, steps = [], [], []
-    for draw, stat in zip(draw_batches, stat_batches, strict=True):
+    columns = [_column(draw, "theta", flat=True) for draw in draw_batches]
+    # a chain with no draw yet (a look right after the start) has no row to shape
+    width = max((v.size // d.num_rows for v, d in zip(columns, draw_batches, strict=True)
+                 if d.num_rows), default=0)
+    for draw, stat, values in zip(draw_batches, stat_batches, columns, strict=True):
         after = ~_column(stat, "tuning").astype(bool)
-        values = _column(draw, "theta", flat=True)
-        thetas.append(values.reshape(draw.num_rows, -1)[after])
+        thetas.append(values.reshape(draw.num_rows, width)[after])
         diverging.append(_column(stat, "diverging").astype(bool)[after])
         steps.append(_column(stat, "n_steps")[after])
     n = min(len(t) for t in thetas)
