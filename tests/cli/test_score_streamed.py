@@ -12,18 +12,14 @@ import xarray as xr
 
 from bayeschain.cli import main
 
-from .test_compare import LOG, TREC
+from .test_compare import TREC
 
 
-@pytest.mark.filterwarnings("ignore:NUTS diagnostics")   # a short fit: scoring is tested
 def test_streamed_scores_equal_the_scores_computed_at_once(tmp_path, capsys):
-    from tests.faults.helpers import FAST_SPEC
+    from tests.faults.helpers import tiny_posterior
 
     pytest.importorskip("h5netcdf")
-    post, spec = tmp_path / "post.nc", tmp_path / "fast.toml"
-    spec.write_text(FAST_SPEC.format(draws=40, tune=40))
-    assert main(["fit", str(LOG), "--spec", str(spec), "-o", str(post), "--quiet"]) == 0
-    capsys.readouterr()
+    post = tiny_posterior(tmp_path / "post.nc", draws=80)
     runs = []
     for k in range(5):                       # five runs, one without topic 303
         path = tmp_path / f"run{k}.test"

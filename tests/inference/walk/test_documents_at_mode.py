@@ -1,7 +1,9 @@
-"""Attractiveness per document by the default route (documents at their mode, their spread
-by empirical Bayes, NUTS on the rest): on a log simulated with a population of documents
-of known spread, the walk that made it is recovered, the spread too, and the sampler sees
-only the walk's and the trend's coordinates."""
+"""Attractiveness per document by its mode (``documents = "mode"``: the documents at their
+mode, their spread by empirical Bayes, NUTS on the rest): on a log simulated with a
+population of documents of known spread, the walk that made it is recovered, the spread
+too, and the sampler sees only the walk's and the trend's coordinates."""
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,8 +24,14 @@ def log():
                               reformulate=0.0, seed=21)
 
 
-def test_the_walk_and_the_spread_of_documents_are_recovered(log):
-    post = bc.fit(log, "walk")
+def test_the_walk_and_the_spread_of_documents_are_recovered(log, tmp_path):
+    import bayeschain.models
+
+    walk = Path(bayeschain.models.__file__).parent / "walk.toml"
+    spec = tmp_path / "walk-mode.toml"
+    spec.write_text(walk.read_text().replace('clicks = "auto"', 'clicks = "auto"\n'
+                                             'documents = "mode"'))
+    post = bc.fit(log, str(spec))
     assert post.metadata.click_level == "document"
     assert "joint posterior mode" in post.attrs["document_effects"]
     walk = post.posterior["walk"]
