@@ -6,9 +6,9 @@ with ``--figures DIR``, PNGs of clicks per rank, the transition heat map and the
 histogram.
 
 Canonical Parquet / CSV / TSV files larger than
-:data:`~bayeschain.cli.arguments.OUT_OF_CORE_BYTES` on disk, globs
-of them, or any with ``--out-of-core``, ``--scheduler`` or ``--workers``, with
-``--backend duckdb`` (the default) or ``dask``, are never loaded into memory: DuckDB streams them under
+:data:`~bayeschain.cli.arguments.OUT_OF_CORE_BYTES` on disk, globs of them, or any with
+``--out-of-core``, ``--scheduler`` or ``--workers``, with ``--backend duckdb`` (the
+default) or ``dask``, are never loaded into memory: DuckDB streams them under
 ``--memory-limit`` (spilling to a temporary folder), Dask reads them on a cluster
 (``--scheduler ADDRESS`` or ``--workers N`` local worker processes).  The rows are not
 checked one by one as the in-memory reader does, and dwell times are summarised by their
@@ -52,10 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from .arguments import out_of_core_files
-
     from ..io.clickformats import read_clicks
     from ..io.clickstats import click_statistics
+    from .arguments import out_of_core_files
 
     if args.max_rank < 1:
         from ..errors import ParameterError

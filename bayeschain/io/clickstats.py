@@ -39,7 +39,6 @@ from ..errors import ParameterError
 from .clickstats_pandas import statistics_from_observations, statistics_pandas
 from .clickstats_tables import ClickStats, canonical
 
-
 #: DuckDB's default memory limit here
 DUCKDB_MEMORY = "1.5GB"
 

@@ -94,7 +94,7 @@ def _check_files(con, source) -> None:
 
     text = str(source)
     parquet = text.lower().endswith(".parquet")
-    src = _source_sql(con, source, extra="filename=true" + (", file_row_number=true"
+    src = source_sql(con, source, extra="filename=true" + (", file_row_number=true"
                                                              if parquet else ""))
     row = "file_row_number + 1" if parquet else "seq"
     bad = con.execute(_CHECK_SQL.format(row=row, max_rank=MAX_RANK, source=src)).fetchone()
@@ -103,7 +103,7 @@ def _check_files(con, source) -> None:
         raise FormatError(f"{where}: {bad[2]}", file=bad[0])
 
 
-def _source_sql(con, source, extra: str = "") -> str:
+def source_sql(con, source, extra: str = "") -> str:
     """A FROM clause for a frame (registered), a Parquet/CSV/TSV file or glob (``extra``:
     more options of DuckDB's reader)."""
     if isinstance(source, pd.DataFrame):
@@ -149,7 +149,7 @@ def duckdb_events(source, *, has_sessions: bool = True, memory_limit: str = "1.5
             con.execute(f"SET temp_directory = '{folder}'")
             if not isinstance(source, pd.DataFrame):
                 _check_files(con, source)
-            src = _source_sql(con, source)
+            src = source_sql(con, source)
             con.execute(_EVENTS_SQL.format(source=src,
                                            end_label="end" if has_sessions else "unknown"))
             yield con, src

@@ -38,7 +38,8 @@ def xml_counts():
 
 def clicks_per_rank_line(out: str) -> dict[str, int]:
     line = next(x for x in out.splitlines() if x.strip().startswith("clicks per rank:"))
-    return {k: int(v.replace(",", "")) for k, v in (item.split(":") for item in line.split(":", 1)[1].split())}
+    items = (item.split(":") for item in line.split(":", 1)[1].split())
+    return {k: int(v.replace(",", "")) for k, v in items}
 
 
 def test_summary_and_figures(tmp_path, capsys):

@@ -82,8 +82,7 @@ class DocumentsAtMode:
 def document_coordinates(model: WalkModel) -> tuple[int, int]:
     """``(start, n)``: the click family's first coordinate (its intercept; then slope,
     log sd and the ``n`` documents' z)."""
-    fam = len(model.families) - 1                   # the click family comes last
-    return int(model._p_start[fam]), int(model._n_coord[fam])
+    return model.click_coordinates()                # the click family comes last
 
 
 def _mode(model: WalkModel, start: np.ndarray, keep: np.ndarray | None = None):
@@ -151,7 +150,7 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
         delta = sd * theta[docs]
         unshrunk = delta * (info + 1.0 / sd**2) / info
 
-        def negative(log_tau):
+        def negative(log_tau, info=info, unshrunk=unshrunk):
             var = np.exp(2 * log_tau) + 1.0 / info
             return 0.5 * np.sum(np.log(var) + unshrunk**2 / var)
 

@@ -110,7 +110,7 @@ class ClickLogFiles:
         """Mean number of pages showing each (query, document) pair (0 without results)."""
         if self.results is None:
             return 0.0
-        from ...io.clickstats_sql import _source_sql, duckdb_events
+        from ...io.clickstats_sql import duckdb_events
 
         with duckdb_events(self.path, memory_limit=self.memory_limit) as (con, _):
             res = _results_sql(self.results)
@@ -125,12 +125,12 @@ class ClickLogFiles:
         import duckdb
 
         from ...io.clicklog import read_canonical
-        from ...io.clickstats_sql import _source_sql
+        from ...io.clickstats_sql import source_sql
 
         con = duckdb.connect()
         try:
             con.execute(f"SET memory_limit = '{self.memory_limit}'")
-            src = _source_sql(con, self.path)
+            src = source_sql(con, self.path)
             events = con.execute(
                 f"SELECT * FROM {src} WHERE session_id IN (SELECT session_id FROM "
                 f"(SELECT DISTINCT session_id FROM {src}) USING SAMPLE "
@@ -166,7 +166,7 @@ def _results_sql(path: str) -> str:
 
 def _scan(files: ClickLogFiles, default_length: int):
     """``(PageData, ClickStats)`` of the files in one DuckDB pass."""
-    from ...io.clickstats_sql import _source_sql, duckdb_events, statistics_of_events
+    from ...io.clickstats_sql import duckdb_events, statistics_of_events
 
     with duckdb_events(files.path, has_sessions=files.has_sessions,
                        memory_limit=files.memory_limit) as (con, src):

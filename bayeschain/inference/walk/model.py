@@ -404,6 +404,11 @@ class WalkModel:
         self._n_move_coords = int(self._n_coord[:-2].sum())
         self._blocks = walk_likelihood.blocks(data.lengths, data.counts.state_ptr)
 
+    def click_coordinates(self) -> tuple[int, int]:
+        """``(start, n)``: the click family's first coordinate in ``theta`` (for a pooled
+        family: its intercept, then slope, log sd and the ``n`` coordinates)."""
+        return int(self._p_start[-1]), int(self._n_coord[-1])
+
     def kernel_arguments(self) -> LogpArguments:
         """The arguments of :func:`logp_kernel` after ``theta`` (and before ``grad``), by
         name: what the C callback's address table is built from."""
