@@ -111,7 +111,7 @@ def main() -> None:
         posts[route], line = fit(subset, route, folder)
         print(f"  {route}: {line}", flush=True)
     s_mode, s_full = (summaries(posts[r], runs, qrels) for r in ("mode", "sampled"))
-    print("largest |mode - sampled| (and the sampled posterior's sd there):")
+    print("largest |mode - sampled| of the posterior means and 5% / 95% quantiles:")
     for key in s_mode:
         diffs = [np.abs(s_mode[key][i] - s_full[key][i]) for i in range(3)]
         names = ("mean", "5%", "95%")

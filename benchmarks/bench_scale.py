@@ -102,7 +102,7 @@ def main() -> None:
     print(f"\n{machine()}\n")
     print(table(rows, ("sessions", "Parquet", "simulate s / MB", "stats DuckDB s / MB",
                        "stats Dask (2 workers) s / MB", "Dask = DuckDB", "fit s / MB",
-                       "ESS / s", "checks on")))
+                       "min bulk ESS / fit s", "checks on")))
     print("\nslope of log time against log sessions, and the time at Baidu-ULTR's 1.2e9 "
           "sessions on this machine, extrapolated from the two largest sizes:")
     for key, times in measured.items():

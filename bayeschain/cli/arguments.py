@@ -36,6 +36,15 @@ def positive_int(text: str) -> int:
     return value
 
 
+def memory_size(text: str) -> str:
+    """A memory size as DuckDB reads it (``4GB``, ``500MB``, ``1.5GiB``)."""
+    import re
+
+    if not re.match(r"^[0-9]+(\.[0-9]+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", text.strip()):
+        raise argparse.ArgumentTypeError(f"must be a size such as 4GB or 500MB, not {text!r}")
+    return text.strip()
+
+
 #: canonical files larger than this are read out of core by default (about 500,000
 #: sessions in Parquet; in memory a log takes about 20 times its Parquet size)
 OUT_OF_CORE_BYTES = 32 * 2**20

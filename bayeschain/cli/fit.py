@@ -26,7 +26,7 @@ FIGURES = {"walk": WALK_FIGURES, "backward_share": CLICK_FIGURES, "dwell": (DWEL
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from .arguments import positive_int, seed
+    from .arguments import memory_size, positive_int, seed
 
     p.add_argument("log", help="click log (any format `bayeschain stats` reads)")
     p.add_argument("--spec", default="walk",
@@ -48,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="canonical files: the walk's pages counted by DuckDB straight from "
                         "the files (the default for globs and files over 32 MB); the "
                         "predictive checks replay a sample of sessions")
-    p.add_argument("--memory-limit", default=None, metavar="SIZE",
+    p.add_argument("--memory-limit", default=None, metavar="SIZE", type=memory_size,
                    help="DuckDB's memory limit out of core, e.g. 4GB (default 1.5GB)")
     p.add_argument("--figures", default=None, metavar="DIR",
                    help="write the posterior predictive checks as figures to DIR")
@@ -196,12 +196,9 @@ def _check_sample(log):
 
 def _log_files(args, spec):
     """The log's files read out of core (clicks per rank, no held-out split)."""
-    import re
-
     from ..errors import ParameterError
     from ..inference.walk.files import ClickLogFiles
-    from ..io.clickstats import DUCKDB_MEMORY
-    from .stats import MEMORY_SIZE
+    from ..io.clickstats_sql import DUCKDB_MEMORY
 
     if spec.section("examination") is None:
         raise ParameterError(f"spec {spec.name!r} is fitted in memory: only the walk's specs "
@@ -209,9 +206,6 @@ def _log_files(args, spec):
     if args.heldout is not None:
         raise ParameterError("--heldout splits a log in memory; out of core, split the "
                              "files instead")
-    if args.memory_limit is not None and not re.match(MEMORY_SIZE, args.memory_limit.strip()):
-        raise ParameterError(f"--memory-limit must be a size such as 4GB or 500MB, not "
-                             f"{args.memory_limit!r}")
     return ClickLogFiles(args.log, results=args.results,
                          memory_limit=args.memory_limit or DUCKDB_MEMORY)
 

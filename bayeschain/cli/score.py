@@ -62,14 +62,14 @@ def named_runs(paths) -> dict:
     return dict(zip(run_names(paths, frames), frames, strict=True))
 
 
-def load_scoring_inputs(args: argparse.Namespace, posterior=None):
-    """The posterior (unless given), the qrels and the named runs of a score / compare
-    command."""
+def load_scoring_inputs(args: argparse.Namespace, posterior=None, qrels=None):
+    """The posterior and the qrels (each unless given) and the named runs of a score /
+    compare command."""
     from ..io.trec import read_qrels
     from ..posterior import Posterior
 
     posterior = Posterior.load(args.posterior) if posterior is None else posterior
-    qrels = read_qrels(args.qrels)
+    qrels = read_qrels(args.qrels) if qrels is None else qrels
     return posterior, qrels, named_runs(args.runs)
 
 
@@ -86,12 +86,14 @@ def run(args: argparse.Namespace) -> int:
             raise ParameterError("--output must end in .nc or .csv")
         check_output_path(args.output, force=args.force,
                           protected=[args.qrels, args.posterior, *args.runs])
+    from ..io.trec import read_qrels
     from ..posterior import Posterior
 
     posterior = Posterior.load(args.posterior)
-    if _streamed(args, posterior):
-        return _run_streamed(args, posterior)
-    posterior, qrels, runs = load_scoring_inputs(args, posterior)
+    qrels = read_qrels(args.qrels)
+    if _streamed(args, posterior, qrels):
+        return _run_streamed(args, posterior, qrels)
+    posterior, qrels, runs = load_scoring_inputs(args, posterior, qrels)
     scores = score(runs, qrels, args.measure, posterior,
                    fixed_reference=args.fixed_reference)
     mean = stacked_draws(scores.mean("topic", skipna=True))
@@ -117,12 +119,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 #: bytes per (chain, draw, run, topic) score that scoring a block holds at once (the scores,
-#: their grid and the block's mean; measured: 25 runs x 1,000 topics x 1,000 draws peaked
-#: at 1.3 GB in all, 1 GB above the 0.3 GB of the process without scores)
+#: their grid and the block's mean): measured about 25 (bench_scale_scoring: blocks of 37
+#: runs x 1,000 topics x 1,000 draws peaked at 1.24 GB, about 0.9 GB above the process
+#: without scores); 40 leaves a margin
 STREAM_BYTES = 40
 
 
-def _streamed(args, posterior) -> bool:
+def _streamed(args, posterior, qrels) -> bool:
     """Whether ``score`` streams: asked, or too many scores for half the memory budget."""
     from pathlib import Path
 
@@ -137,27 +140,24 @@ def _streamed(args, posterior) -> bool:
         return True
     if args.output and Path(args.output).suffix != ".nc":
         return False
-    from ..io.trec import read_qrels
-
-    topics = read_qrels(args.qrels)["query_id"].nunique()
+    topics = qrels["query_id"].nunique()
     need = STREAM_BYTES * len(args.runs) * topics * posterior.n_draws
     return need > memory_budget() / 2
 
 
-def _run_streamed(args, posterior) -> int:
+def _run_streamed(args, posterior, qrels) -> int:
     """Score the runs a block of files at a time (see the module docstring)."""
     from pathlib import Path
 
     import numpy as np
 
     from ..chains.checks import memory_budget
-    from ..io.trec import check_distinct_files, read_qrels, read_runs, run_names
+    from ..io.trec import check_distinct_files, read_runs, run_names
     from ..io.write import atomic_output
     from ..posterior.draws import stacked_draws
     from ..scoring import score
 
     check_distinct_files(args.runs)
-    qrels = read_qrels(args.qrels)
     topics = list(dict.fromkeys(qrels["query_id"].astype(str)))
     post = posterior.posterior
     chains, draws = post.sizes["chain"], post.sizes["draw"]

@@ -24,6 +24,8 @@ FIGURES = ("clicks_per_rank.png", "transitions.png", "dwell.png")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from .arguments import memory_size
+
     p.add_argument("log", help="click log (Yandex / WSCD / TREC Session XML / canonical "
                                "CSV, TSV or Parquet; .gz accepted)")
     p.add_argument("--format", dest="log_format", default=None,
@@ -36,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out-of-core", action="store_true",
                    help="canonical files: statistics by the engine straight from the files "
                         "(the default for globs and files over 32 MB)")
-    p.add_argument("--memory-limit", default=None, metavar="SIZE",
+    p.add_argument("--memory-limit", default=None, metavar="SIZE", type=memory_size,
                    help="DuckDB's memory limit for canonical files, e.g. 4GB (default 1.5GB)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="Dask: the scheduler of a running cluster (tcp://host:8786)")
@@ -97,12 +99,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-MEMORY_SIZE = r"^[0-9]+(\.[0-9]+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$"
-
-
 def _check_engine_options(args) -> None:
-    import re
-
     from ..errors import ParameterError
 
     if (args.scheduler or args.workers is not None) and args.backend != "dask":
@@ -113,12 +110,8 @@ def _check_engine_options(args) -> None:
                              "one), not both")
     if args.out_of_core and args.backend == "pandas":
         raise ParameterError("--out-of-core needs --backend duckdb or dask")
-    if args.memory_limit is not None:
-        if args.backend != "duckdb":
-            raise ParameterError("--memory-limit is DuckDB's: use it with --backend duckdb")
-        if not re.match(MEMORY_SIZE, args.memory_limit.strip()):
-            raise ParameterError(f"--memory-limit must be a size such as 4GB or 500MB, not "
-                                 f"{args.memory_limit!r}")
+    if args.memory_limit is not None and args.backend != "duckdb":
+        raise ParameterError("--memory-limit is DuckDB's: use it with --backend duckdb")
 
 
 def _run_out_of_core(args) -> int:
@@ -128,6 +121,7 @@ def _run_out_of_core(args) -> int:
     import numpy as np
 
     from ..io.clickstats import click_statistics
+    from ..io.clickstats_sql import DUCKDB_MEMORY
 
     if args.backend == "dask" and (args.scheduler or args.workers is not None):
         from ..io.clickstats_dask import dask_client
@@ -142,7 +136,7 @@ def _run_out_of_core(args) -> int:
     where = (f"a Dask cluster at {args.scheduler}" if args.scheduler else
              f"a local Dask cluster of {args.workers} workers" if args.workers else
              "Dask" if args.backend == "dask" else
-             f"DuckDB, memory limit {args.memory_limit or '1.5GB'}")
+             f"DuckDB, memory limit {args.memory_limit or DUCKDB_MEMORY}")
     print(f"click log {args.log}  (out of core: {where})")
     print(f"  sessions {counts['sessions']:,}   pages {counts['pages']:,}   clicks "
           f"{counts['clicks']:,}")

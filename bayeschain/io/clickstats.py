@@ -37,10 +37,8 @@ import pandas as pd
 
 from ..errors import ParameterError
 from .clickstats_pandas import statistics_from_observations, statistics_pandas
+from .clickstats_sql import DUCKDB_MEMORY
 from .clickstats_tables import ClickStats, canonical
-
-#: DuckDB's default memory limit here
-DUCKDB_MEMORY = "1.5GB"
 
 
 def click_statistics(source, *, backend: str = "duckdb", by_query: bool = False,
@@ -59,7 +57,8 @@ def click_statistics(source, *, backend: str = "duckdb", by_query: bool = False,
         True for files and frames).
     client : a ``dask.distributed.Client`` for the Dask backend (default: the current one;
         :func:`~bayeschain.io.clickstats_dask.dask_client` makes one).
-    memory_limit : DuckDB's memory limit (``"1.5GB"`` by default); beyond it DuckDB spills
+    memory_limit : DuckDB's memory limit (:data:`~bayeschain.io.clickstats_sql.DUCKDB_MEMORY`
+        by default); beyond it DuckDB spills
         to a temporary folder, removed afterwards.
     """
     from .clicklog import ClickLog

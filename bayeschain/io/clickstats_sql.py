@@ -20,6 +20,9 @@ import pandas as pd
 from ..errors import FormatError
 from .clickstats_tables import ClickStats
 
+#: DuckDB's memory limit unless the caller sets one (beyond it DuckDB spills to disk)
+DUCKDB_MEMORY = "1.5GB"
+
 _EVENTS_SQL = """
 CREATE OR REPLACE TEMP TABLE obs AS
 WITH src AS (
@@ -126,7 +129,7 @@ def source_sql(con, source, extra: str = "") -> str:
 
 
 @contextmanager
-def duckdb_events(source, *, has_sessions: bool = True, memory_limit: str = "1.5GB",
+def duckdb_events(source, *, has_sessions: bool = True, memory_limit: str = DUCKDB_MEMORY,
                   threads: int | None = None, temp_directory: str | None = None) -> Iterator:
     """A DuckDB connection holding the window pass ``obs`` over the log's events (see the
     module docstring), files checked first (:func:`_check_files`); ``(con, src)`` with
@@ -177,7 +180,7 @@ def statistics_of_events(con, src, *, by_query: bool = False,
 
 
 def statistics_duckdb(source, *, has_sessions: bool = True, by_query: bool = False,
-                      memory_limit: str = "1.5GB", threads: int | None = None,
+                      memory_limit: str = DUCKDB_MEMORY, threads: int | None = None,
                       temp_directory: str | None = None) -> ClickStats:
     """Sufficient statistics computed by DuckDB (see :mod:`bayeschain.io.clickstats`)."""
     with duckdb_events(source, has_sessions=has_sessions, memory_limit=memory_limit,

@@ -55,7 +55,7 @@ class _Walk:
     attractiveness: np.ndarray | None    # (topics * max_queries * n,) per document
 
 
-def _walk(n_ranks, forward, backward, reformulate, click, repeat, holding_rates,
+def _walk(*, n_ranks, forward, backward, reformulate, click, repeat, holding_rates,
           examine_time, max_queries, max_steps, topics, attractiveness_sd, seed) -> _Walk:
     from ..io.clicklog import MAX_RANK
 
@@ -123,8 +123,11 @@ def simulate_click_log(n_sessions: int, *, n_ranks: int = 10, forward=0.6, backw
         ``z ~ N(0, 1)`` (drawn from the seed, the same for every session).
     """
     u = int(n_sessions)
-    walk = _walk(n_ranks, forward, backward, reformulate, click, repeat, holding_rates,
-                 examine_time, max_queries, max_steps, topics, attractiveness_sd, seed)
+    walk = _walk(n_ranks=n_ranks, forward=forward, backward=backward,
+                 reformulate=reformulate, click=click, repeat=repeat,
+                 holding_rates=holding_rates, examine_time=examine_time,
+                 max_queries=max_queries, max_steps=max_steps, topics=topics,
+                 attractiveness_sd=attractiveness_sd, seed=seed)
     if u < 1:
         raise ParameterError(f"need at least one session; got {u:,}")
     # measured: 10^6 sessions of 10 ranks peak at 2.6 GB, about 256 bytes a (session, rank)
@@ -260,13 +263,15 @@ def write_click_log(path, n_sessions: int, *, results=None, force: bool = False,
         check_output_path(target, force=force)
     if len(targets) == 2 and targets[0].resolve() == targets[1].resolve():
         raise ParameterError("the events and the results need two different files")
-    w = _walk(walk.pop("n_ranks", 10), walk.pop("forward", 0.6), walk.pop("backward", 0.15),
-              walk.pop("reformulate", 0.05), walk.pop("click", 0.3), walk.pop("repeat", 0.0),
-              walk.pop("holding_rates", 0.05), walk.pop("examine_time", 1.0),
-              walk.pop("max_queries", 3), walk.pop("max_steps", 10_000),
-              walk.pop("topics", 1000), walk.pop("attractiveness_sd", 0.0), seed)
-    if walk:
-        raise ParameterError(f"unknown simulation parameter(s) {sorted(walk)}")
+    import inspect
+
+    # the defaults are simulate_click_log's: one home
+    known = {k: p.default for k, p in inspect.signature(simulate_click_log).parameters.items()
+             if p.kind is p.KEYWORD_ONLY and k != "seed"}
+    unknown = sorted(set(walk) - set(known))
+    if unknown:
+        raise ParameterError(f"unknown simulation parameter(s) {unknown}")
+    w = _walk(**{**known, **walk}, seed=seed)
     if u < 1:
         raise ParameterError(f"need at least one session; got {u:,}")
     need = 0.0

@@ -22,7 +22,6 @@ already counted and left out by the reader.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -237,12 +236,11 @@ def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: in
     uniq, config = np.unique(key, axis=0, return_inverse=True)
     config = config.ravel()
     counts, patterns = _counts(obs, pages, page_ids, config, uniq.shape[0])
-    digest = hashlib.sha256(np.ascontiguousarray(uniq).tobytes()
-                            + counts.counts.tobytes() + counts.targets.tobytes()).hexdigest()
+    digest = counts.digest(uniq)
     return PageData(uniq[:, 0].astype(np.int64), uniq[:, 1:1 + width].astype(np.int64),
                     uniq[:, 1 + width:].astype(np.int64), counts,
                     np.bincount(config, minlength=uniq.shape[0]), width, classes, documents,
-                    bool(log.has_sessions), report, digest[:16], page_ids, config,
+                    bool(log.has_sessions), report, digest, page_ids, config,
                     pages["query_id"].astype(str).to_numpy(), patterns)
 
 
@@ -338,13 +336,6 @@ def _counts(obs: pd.DataFrame, pages: pd.DataFrame, page_ids: np.ndarray,
     target = np.r_[start_target, after_target]
     terms, term_of, count = np.unique(np.stack([cfg, state, target], axis=1), axis=0,
                                       return_inverse=True, return_counts=True)
-    cfg_t, state_t = terms[:, 0], terms[:, 1]
-    new_state = np.r_[True, (cfg_t[1:] != cfg_t[:-1]) | (state_t[1:] != state_t[:-1])]
-    state_cfg = cfg_t[new_state]
-    term_ptr = np.r_[np.flatnonzero(new_state), cfg_t.size]
-    state_ptr = np.searchsorted(state_cfg, np.arange(n_configs + 1))
-    counts = ClickCounts(state_ptr.astype(np.int64), state_t[new_state].astype(np.int64),
-                         term_ptr.astype(np.int64), terms[:, 2].astype(np.int64),
-                         count.astype(np.float64))
+    counts = ClickCounts.from_terms(terms[:, 0], terms[:, 1], terms[:, 2], count, n_configs)
     return counts, PagePatterns.of(np.r_[start_page, click_page], term_of.ravel(),
                                    page_ids.size, terms.shape[0])

@@ -55,7 +55,6 @@ class DocumentsAtMode:
         self.mode = np.array(mode, dtype=float)
         self.free = np.flatnonzero(~fixed)
         self.ndim = int(self.free.size)
-        self.n_documents = n_docs
 
     def full(self, theta: np.ndarray) -> np.ndarray:
         """The walk's coordinates (``(..., model.ndim)``) of draws ``(..., ndim)``."""

@@ -20,21 +20,21 @@ into memory (:meth:`ClickLogFiles.sample`).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ...errors import ParameterError
+from ...io.clickstats_sql import DUCKDB_MEMORY
 from .data import PageData, PagePatterns
-from .likelihood import OUTCOMES, ClickCounts
+from .likelihood import ClickCounts
 
 _CODE = "CASE {col} WHEN 'next_query' THEN 0 WHEN 'end' THEN 1 ELSE 2 END"
 
 _PAGES_SQL = """
 CREATE TEMP TABLE page AS
-SELECT o.serp_id, o.query_id, o.outcome,
+SELECT o.serp_id, o.outcome,
        COALESCE(o.next_click_serp = o.serp_id, false) AS clicked,
        GREATEST({listed}, COALESCE(d.deepest, 0)) AS length
 FROM obs o
@@ -86,7 +86,7 @@ class ClickLogFiles:
 
     path: str
     results: str | None = None
-    memory_limit: str = "1.5GB"
+    memory_limit: str = DUCKDB_MEMORY
     has_sessions: bool = True
     _scanned: dict = field(default_factory=dict, repr=False)
 
@@ -107,16 +107,24 @@ class ClickLogFiles:
         return self._scanned[default_length]
 
     def document_recurrence(self) -> float:
-        """Mean number of pages showing each (query, document) pair (0 without results)."""
+        """Mean number of pages showing each (query, document) pair (0 without results),
+        from the query events and the results alone (no pass over the clicks)."""
         if self.results is None:
             return 0.0
-        from ...io.clickstats_sql import duckdb_events
+        import duckdb
 
-        with duckdb_events(self.path, memory_limit=self.memory_limit) as (con, _):
-            res = _results_sql(self.results)
+        from ...io.clickstats_sql import source_sql
+
+        con = duckdb.connect()
+        try:
+            con.execute(f"SET memory_limit = '{self.memory_limit}'")
+            src = source_sql(con, self.path)
             shown, pairs = con.execute(
-                f"SELECT COUNT(*), COUNT(DISTINCT (o.query_id, r.doc_id)) FROM {res} r JOIN "
-                f"obs o ON o.serp_id = r.serp_id AND o.event = 'query'").fetchone()
+                f"SELECT COUNT(*), COUNT(DISTINCT (q.query_id, r.doc_id)) FROM "
+                f"{_results_sql(self.results)} r JOIN {src} q ON q.serp_id = r.serp_id "
+                f"AND q.event = 'query'").fetchone()
+        finally:
+            con.close()
         return float(shown / pairs) if pairs else 0.0
 
     def sample(self, sessions: int, seed: int = 0):
@@ -188,8 +196,6 @@ def _scan(files: ClickLogFiles, default_length: int):
         n_empty, n_off = con.execute(
             "SELECT (SELECT COUNT(*) FROM page WHERE length < 1), (SELECT COUNT(*) FROM obs "
             "WHERE event = 'click' AND rank IS NULL)").fetchone()
-        n_clicks = con.execute("SELECT COUNT(*) FROM obs c JOIN page p USING (serp_id) "
-                               "WHERE c.on_page AND p.length >= 1").fetchone()[0]
         patterns = con.execute("SELECT key, pages FROM pattern ORDER BY id").fetchnumpy()
         page_pattern = con.execute(
             "SELECT k.serp_id, p.id FROM page_key k JOIN pattern p USING (key) "
@@ -204,14 +210,8 @@ def _scan(files: ClickLogFiles, default_length: int):
     index = np.where(inside, np.arange(width)[None, :], -1).astype(np.int64)
     # the terms, sorted by (configuration, state, target) as the kernel reads them
     cfg_t = np.searchsorted(lengths, np.asarray(terms["length"], dtype=np.int64))
-    state_t = np.asarray(terms["state"], dtype=np.int64)
-    target_t = np.asarray(terms["target"], dtype=np.int64)
-    count_t = np.asarray(terms["count"], dtype=np.float64)
-    new_state = np.r_[True, (cfg_t[1:] != cfg_t[:-1]) | (state_t[1:] != state_t[:-1])]
-    term_ptr = np.r_[np.flatnonzero(new_state), cfg_t.size]
-    state_ptr = np.searchsorted(cfg_t[new_state], np.arange(lengths.size + 1))
-    counts = ClickCounts(state_ptr.astype(np.int64), state_t[new_state], term_ptr.astype(
-        np.int64), target_t, count_t)
+    counts = ClickCounts.from_terms(cfg_t, terms["state"], terms["target"], terms["count"],
+                                    lengths.size)
     keys = patterns["key"]
     rows = np.repeat(np.arange(len(keys)), [len(k) for k in keys])
     codes = np.asarray(terms["code"], dtype=np.int64)       # ascending: sorted as the ids
@@ -226,16 +226,17 @@ def _scan(files: ClickLogFiles, default_length: int):
                            index=np.asarray(page_pattern["serp_id"], dtype=np.int64))
     patterns = PagePatterns(pattern_terms, np.asarray(patterns["pages"], dtype=np.int64),
                             pattern_of.reindex(page_ids).to_numpy(dtype=np.int64))
-    uniq = np.concatenate([lengths[:, None], index, index], axis=1)
-    digest = hashlib.sha256(np.ascontiguousarray(uniq).tobytes() + counts.counts.tobytes()
-                            + counts.targets.tobytes()).hexdigest()
+    # a click is the state of one term: the clicks of the pages kept
+    clicks = int(counts.counts[np.repeat(counts.states, np.diff(counts.term_ptr)) >= 0].sum())
     report = {"pages": int(page_ids.size), "empty_pages": int(n_empty),
-              "off_page_clicks": int(n_off), "clicks": int(n_clicks)}
+              "off_page_clicks": int(n_off), "clicks": clicks}
     data = PageData(lengths.astype(np.int64), index, index.copy(), counts,
                     np.bincount(page_config, minlength=lengths.size), width, 1, None,
-                    bool(files.has_sessions), report, digest[:16], page_ids,
+                    bool(files.has_sessions), report,
+                    counts.digest(np.concatenate([lengths[:, None], index, index], axis=1)),
+                    page_ids,
                     page_config.astype(np.int64), None, patterns)
     return data, stats
 
 
-__all__ = ["ClickLogFiles", "OUTCOMES"]
+__all__ = ["ClickLogFiles"]

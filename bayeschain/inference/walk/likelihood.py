@@ -498,6 +498,27 @@ class ClickCounts:
         return self.state_ptr, self.states, self.term_ptr, self.targets, self.counts
 
     @classmethod
+    def from_terms(cls, configs, states, targets, counts, n_configs: int) -> ClickCounts:
+        """From the distinct terms ``(configuration, state, target)`` with their counts,
+        sorted by configuration, then state, then target (as the kernel reads them)."""
+        cfg = np.asarray(configs, dtype=np.int64)
+        state = np.asarray(states, dtype=np.int64)
+        new_state = np.r_[True, (cfg[1:] != cfg[:-1]) | (state[1:] != state[:-1])]
+        term_ptr = np.r_[np.flatnonzero(new_state), cfg.size]
+        state_ptr = np.searchsorted(cfg[new_state], np.arange(n_configs + 1))
+        return cls(state_ptr.astype(np.int64), state[new_state], term_ptr.astype(np.int64),
+                   np.asarray(targets, dtype=np.int64), np.asarray(counts, dtype=np.float64))
+
+    def digest(self, configurations: np.ndarray) -> str:
+        """A short hash of the configurations ``(G, ...)`` and these counts: the identity
+        of a log's pages for the walk (the posterior's ``data_digest``)."""
+        import hashlib
+
+        return hashlib.sha256(np.ascontiguousarray(configurations).tobytes()
+                              + self.counts.tobytes() + self.targets.tobytes()
+                              ).hexdigest()[:16]
+
+    @classmethod
     def from_dense(cls, first, none, moves, ends) -> ClickCounts:
         first, none, moves, ends = (np.asarray(x, dtype=float)
                                     for x in (first, none, moves, ends))
