@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         if test is not None:
             _report_heldout(post, log, test, qrels)
         if (post.metadata.method or "").startswith("nuts"):
-            diag = post.diagnostics()
+            diag = post.diagnostics(sampled_only=True)
             print(f"NUTS: max R-hat {diag['max_rhat'].max():.3f}, min bulk ESS "
                   f"{diag['min_ess'].min():.0f}, {post.divergences()} divergences")
         if args.report:

@@ -54,7 +54,7 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
         ranks = min(METRIC_RANKS, int(post.attrs["longest_page"]))
         m = heldout_click_metrics(post, test, queries=known, ranks=ranks, seed=0)
         h = expected_visits(post, 10).sum(axis=1)
-        diag = post.diagnostics()
+        diag = post.diagnostics(sampled_only=True)
         extra[spec.name] = {"heldout_ll": m.log_likelihood, "perplexity": m.perplexity,
                             "cond_perplexity": m.conditional_perplexity,
                             "heldout_ranks": ranks, "heldout_pages": m.pages,

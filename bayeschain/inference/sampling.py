@@ -98,8 +98,10 @@ def as_log(log) -> ClickLog:
 
 
 def check_diagnostics(posterior: Posterior) -> pd.DataFrame:
-    """R-hat, ESS and divergences of a NUTS fit, with a warning when any is off."""
-    table = posterior.diagnostics()
+    """R-hat, ESS and divergences of a NUTS fit, with a warning when any is off (for
+    the sampled parameters: exact independent draws beside them have nothing to
+    converge)."""
+    table = posterior.diagnostics(sampled_only=True)
     problems = []
     if (table["max_rhat"] > RHAT_LIMIT).any():
         problems.append(f"R-hat up to {table['max_rhat'].max():.3f} (> {RHAT_LIMIT})")

@@ -57,3 +57,47 @@ def test_a_stuck_chain_is_seen():
     x[1] += 3.0
     assert rank_rhat(x)[0] > 1.5
     assert bulk_ess(_ar1(rng, 2, 400, 0.99)[:, :, None])[0] < 100
+
+
+def _posterior(rng, independent: bool):
+    import xarray as xr
+
+    from bayeschain.inference.specs import load_spec
+    from bayeschain.posterior.container import INDEPENDENT_DRAWS, make_posterior
+
+    spec = load_spec("walk")
+    sampled = xr.DataArray(rng.normal(size=(2, 2_000, 3)), dims=("chain", "draw", "rank"))
+    # exact draws whose two chains happen to differ (a shift R-hat reads as > 1.01)
+    exact = rng.gamma(5.0, 1.0, size=(2, 2_000, 3)) + np.array([0.0, 0.6])[:, None, None]
+    attrs = {"draws": INDEPENDENT_DRAWS} if independent else {}
+    holding = xr.DataArray(exact, dims=("chain", "draw", "rank"), attrs=attrs)
+    return make_posterior({"click": sampled, "holding_rate": holding},
+                          spec=spec, data_digest="test", seed=1, method="nuts (nutpie)")
+
+
+def test_exact_independent_draws_do_not_raise_the_mcmc_warning():
+    import warnings
+
+    from bayeschain.inference.sampling import check_diagnostics
+
+    rng = np.random.default_rng(5)
+    exact = _posterior(rng, independent=True)
+    table = exact.diagnostics()
+    assert table.set_index("parameter").loc["holding_rate", "max_rhat"] > 1.01
+    assert list(table["independent"]) == [False, True]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_diagnostics(exact)
+    with pytest.warns(UserWarning, match="R-hat up to"):
+        check_diagnostics(_posterior(rng, independent=False))
+
+
+def test_conjugate_draws_are_marked_independent():
+    from bayeschain.inference import fit
+    from bayeschain.simulate import simulate_click_log
+
+    post = fit(simulate_click_log(300, seed=1), "clicks-conjugate")
+    table = post.diagnostics()
+    assert set(table["parameter"]) == {"transition", "holding_rate"}
+    assert table["independent"].all()
+    assert post.diagnostics(sampled_only=True).empty

@@ -20,6 +20,7 @@ import numpy as np
 import xarray as xr
 
 from ...errors import ParameterError
+from ...posterior.container import INDEPENDENT_DRAWS
 from .conjugate import sample_dirichlet
 from .data import ModelData
 
@@ -60,7 +61,8 @@ def conjugate_draws(data: ModelData, section: dict, chains: int, draws: int,
     coords = data.coords
     return {"jump": xr.DataArray(rows, dims=("chain", "draw", "rank", "to_rank"),
                                  coords={"rank": coords["rank"],
-                                         "to_rank": coords["to_rank"]})}
+                                         "to_rank": coords["to_rank"]},
+                                 attrs={"draws": INDEPENDENT_DRAWS})}
 
 
 def add_to_model(data: ModelData, section: dict) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 import xarray as xr
 
 from ...errors import ParameterError
+from ...posterior.container import INDEPENDENT_DRAWS
 from .conjugate import sample_dirichlet
 from .data import ModelData
 
@@ -61,7 +62,8 @@ def conjugate_draws(data: ModelData, section: dict, chains: int, draws: int,
     coords = data.coords
     return {"transition": xr.DataArray(probs, dims=("chain", "draw", "rank", "category"),
                                        coords={"rank": coords["rank"],
-                                               "category": coords["category"]})}
+                                               "category": coords["category"]},
+                                       attrs={"draws": INDEPENDENT_DRAWS})}
 
 
 def add_to_model(data: ModelData, section: dict) -> None:

@@ -36,6 +36,7 @@ import numpy as np
 import xarray as xr
 
 from ...errors import ParameterError
+from ...posterior.container import INDEPENDENT_DRAWS
 from ..clicks.conjugate import sample_gamma
 from ..clicks.data import ModelData
 from . import model as dwell_model
@@ -70,7 +71,8 @@ def conjugate_draws(data: ModelData, section: dict, chains: int, draws: int,
     if shared:
         mu = np.broadcast_to(mu[:, :, None], (chains, draws, data.ranks))
     return {"holding_rate": xr.DataArray(mu, dims=("chain", "draw", "rank"),
-                                         coords={"rank": data.coords["rank"]})}
+                                         coords={"rank": data.coords["rank"]},
+                                         attrs={"draws": INDEPENDENT_DRAWS})}
 
 
 def add_to_model(data: ModelData, section: dict) -> None:
