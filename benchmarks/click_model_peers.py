@@ -1,6 +1,6 @@
 r"""Classic click models as peers of the benchmark: RCTR, PBM, CM, UBM, DBN and SDBN.
 
-    python3 benchmarks/click_model_peers.py [--logs clara2 wscd] [--models PBM UBM ...]
+    python3 benchmarks/click_model_peers.py [--logs trec clara2 wscd] [--models PBM UBM ...]
 
 Each model is written from its textbook definition (Chuklin, Markov & de Rijke, *Click
 Models for Web Search*, Morgan & Claypool, 2015, chapters 3-4; the definitions PyClick
@@ -76,7 +76,9 @@ PROB_MIN = 1e-6                 # PyClick's ParamEM.PROB_MIN (cap 1 - PROB_MIN; 
 EM_ITERATIONS = 50              # PyClick's EMInference.ITERATION_NUM
 PRIOR = 0.5                     # value of a parameter with no data: (1 + 0) / (2 + 0)
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-LOGS = {"clara2": [DATA / "clara2" / "CLARA2SearchLog_beta"],
+LOGS = {"trec": [Path(__file__).resolve().parents[1] / "data" / "trec_session_2013"
+                 / "sessiontrack2013.xml.gz"],
+        "clara2": [DATA / "clara2" / "CLARA2SearchLog_beta"],
         "wscd": [DATA / "pyclick_yandex_wscd" / "trainSample",
                  DATA / "pyclick_yandex_wscd" / "testSample"]}
 
@@ -88,6 +90,11 @@ def pages_of(log: ClickLog) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     show exactly 10 results (ranks 1..10), ordered by ``serp_id``.  A rank is clicked
     when the page has at least one click event on it (clicks without a rank, i.e. on
     documents not on the page, are left out; repeated clicks count once)."""
+    return _full_pages(log)[1:]
+
+
+def _full_pages(log: ClickLog):
+    """``(serp_ids, queries, docs, clicks)``: :func:`pages_of` with the pages' ids."""
     res = log.results.dropna(subset=["serp_id", "rank"])
     res = res.astype({"serp_id": "int64", "rank": "int64"})
     by_page = res.groupby("serp_id")["rank"]
@@ -108,11 +115,12 @@ def pages_of(log: ClickLog) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     clicks = np.zeros((serps.size, RANKS), dtype=bool)
     clicks[np.searchsorted(serps, cl["serp_id"].astype("int64").to_numpy()),
            cl["rank"].astype("int64").to_numpy() - 1] = True
-    return queries, docs, clicks
+    return serps, queries, docs, clicks
 
 
 def load_log(name: str) -> ClickLog:
-    """``clara2`` (CLARA2 search log) or ``wscd`` (PyClick's trainSample + testSample)."""
+    """``trec`` (TREC Session 2013, bundled), ``clara2`` (CLARA2 search log) or ``wscd``
+    (PyClick's trainSample + testSample)."""
     paths = LOGS[name]
     logs = [read_clicks(p) for p in paths]
     return logs[0] if len(logs) == 1 else concat_logs(logs, source=f"{name}: " + " + ".join(
@@ -126,6 +134,14 @@ def split_pages(log: ClickLog, fraction: float = 0.25, seed=0):
     te = pages_of(test)
     keep = np.isin(te[0], np.unique(tr[0]))
     return tr, tuple(x[keep] for x in te)
+
+
+def heldout_serps(log: ClickLog, fraction: float = 0.25, seed=0) -> np.ndarray:
+    """The ``serp_id`` of the test pages :func:`split_pages` keeps (every model is scored
+    on these pages)."""
+    train, test = log.split(fraction, seed=seed)
+    serps, queries = _full_pages(test)[:2]
+    return serps[np.isin(queries, np.unique(pages_of(train)[0]))]
 
 
 # --------------------------------------------------------------------------- helpers

@@ -244,17 +244,20 @@ def click_metrics(clicked, p_click, p_observed) -> ClickMetrics:
                         int(clicked.shape[0]))
 
 
-def heldout_click_metrics(posterior, test, *, qrels=None, queries=None,
+def heldout_click_metrics(posterior, test, *, qrels=None, queries=None, pages=None,
                           ranks: int = METRIC_RANKS, max_draws: int | None = 200,
                           seed=None) -> ClickMetrics:
     """Log-likelihood and perplexities of held-out pages ``test`` (a ClickLog) under the
     posterior, on ranks ``1..ranks`` of pages with at least that many results;
     ``queries`` restricts them to pages of these queries (e.g. the training log's, as
-    click-model evaluations do)."""
+    click-model evaluations do), ``pages`` to these ``serp_id`` (e.g. the pages another
+    tool scored)."""
     pred = predict_clicks(posterior, test, qrels=qrels, ranks=ranks, max_draws=max_draws,
                           seed=seed)
     if queries is not None:
         pred = pred[pred["query_id"].isin({str(q) for q in queries})]
+    if pages is not None:
+        pred = pred[pred["serp_id"].isin(np.asarray(pages, dtype=np.int64))]
     pred = pred[pred["rank"] <= ranks]
     full = pred.groupby("serp_id")["rank"].transform("size") == ranks
     pred = pred[full].sort_values(["serp_id", "rank"])

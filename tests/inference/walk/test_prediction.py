@@ -112,6 +112,16 @@ def test_heldout_metrics_prefer_the_true_walk(simulated):
     assert good.perplexity < bad.perplexity
     assert good.conditional_perplexity < bad.conditional_perplexity
     assert 1.0 < good.perplexity < 2.0 and good.pages == test.summary()["pages"]
+    # restricted to given pages: the metrics of those pages alone
+    serps = np.sort(test.events["serp_id"].dropna().unique().astype(np.int64))[::2]
+    some = heldout_click_metrics(post, test, ranks=N, pages=serps)
+    pred = predict_clicks(post, test, ranks=N)
+    pred = pred[pred["serp_id"].isin(serps)].sort_values(["serp_id", "rank"])
+    by_hand = click_metrics(pred["clicked"].to_numpy().reshape(-1, N),
+                            pred["p_click"].to_numpy().reshape(-1, N),
+                            pred["p_observed"].to_numpy().reshape(-1, N))
+    assert some.pages == serps.size < good.pages
+    assert some.log_likelihood == pytest.approx(by_hand.log_likelihood, rel=1e-12)
 
 
 def test_split_keeps_sessions_whole_and_is_seeded(simulated):
