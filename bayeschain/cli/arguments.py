@@ -50,11 +50,16 @@ def memory_size(text: str) -> str:
 OUT_OF_CORE_BYTES = 32 * 2**20
 
 
+def is_glob(log: str) -> bool:
+    """Whether ``log`` is a pattern of file names (``*``, ``?``, ``[``)."""
+    return any(ch in str(log) for ch in "*?[")
+
+
 def _large(log: str) -> bool:
     """A glob, or a file larger than :data:`OUT_OF_CORE_BYTES`."""
     import os
 
-    if any(ch in log for ch in "*?["):
+    if is_glob(log):
         return True
     return os.path.exists(log) and os.path.getsize(log) > OUT_OF_CORE_BYTES
 
@@ -68,7 +73,7 @@ def _canonical_files(log: str, log_format: str | None) -> bool:
     suffix = Path(log.replace("*", "x")).suffix.lower()
     if suffix not in (".parquet", ".csv", ".tsv"):
         return False
-    if any(ch in log for ch in "*?[") and not glob.glob(log):
+    if is_glob(log) and not glob.glob(log):
         raise FileNotFoundError(2, "no file matches the pattern", log)
     return True
 

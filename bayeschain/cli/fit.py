@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     from .arguments import out_of_core_files
 
     files = None
-    if out_of_core_files(args.log, args.log_format, args.out_of_core):
+    if out_of_core_files(args.log, args.log_format, args.out_of_core) and \
+            _fits_out_of_core(args, spec):
         log = files = _log_files(args, spec)
     else:
         if args.out_of_core or args.memory_limit:
@@ -192,6 +193,30 @@ def _check_sample(log):
     print(f"predictive checks on a random sample of {sample.summary()['sessions']:,} sessions "
           f"of the log")
     return sample
+
+
+def _fits_out_of_core(args, spec) -> bool:
+    """Whether a log of canonical files over the size threshold is read out of core: always
+    when asked (``--out-of-core``, ``--memory-limit``) or for a glob (then
+    :func:`_log_files` and the fit refuse what cannot run out of core, saying why), and
+    otherwise only where the fit can run out of core (a walk spec with clicks per rank and
+    moves without relevance classes, no ``--heldout``): a large single file is read into
+    memory for the others, as any log."""
+    from .arguments import is_glob
+
+    if args.out_of_core or args.memory_limit or is_glob(args.log):
+        return True
+    exam = spec.section("examination")
+    if exam is None or exam["by_relevance"] or args.heldout is not None or \
+            exam["clicks"] == "document":
+        return False
+    if exam["clicks"] == "auto" and args.results:
+        from ..inference.walk.files import ClickLogFiles
+        from ..inference.walk.fit import AUTO_DOCUMENT_RECURRENCE
+
+        recurrence = ClickLogFiles(args.log, results=args.results).document_recurrence()
+        return recurrence < AUTO_DOCUMENT_RECURRENCE
+    return True
 
 
 def _log_files(args, spec):

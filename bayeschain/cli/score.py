@@ -8,8 +8,10 @@ each other (the second one fails), an error or an interrupt leaves no file.
 Many runs (``--stream``, or when runs x topics x draws would not fit in half the memory
 budget) are scored a block of run files at a time: each block's scores are appended to
 the netCDF file as they come (a ``run`` dimension that grows; the topics are the qrels',
-a topic a run lacks scored as an empty ranking as always),
-and each run's line is printed when its block is done, so memory holds one block.
+a topic a run lacks has no score, NaN, as when scoring at once), and each run's line is
+printed when its block is done, so memory holds one block.  Every run file is read once
+before scoring to name the runs as scoring at once names them (an empty or malformed file
+is refused before any scoring), then again in its block.
 """
 
 from __future__ import annotations
@@ -97,9 +99,7 @@ def run(args: argparse.Namespace) -> int:
     scores = score(runs, qrels, args.measure, posterior,
                    fixed_reference=args.fixed_reference)
     mean = stacked_draws(scores.mean("topic", skipna=True))
-    print(f"{args.measure} under {posterior.n_draws:,} draws of "
-          f"{posterior.metadata.spec_name}: mean over topics (95% interval of the "
-          f"{scores.attrs.get('uncertainty', 'user-model posterior')}, topics as given)")
+    print(_header(args.measure, posterior, scores))
     for run in mean["run"].values:
         d = mean.sel(run=run)
         lo, hi = d.quantile([0.025, 0.975]).values
@@ -152,23 +152,20 @@ def _run_streamed(args, posterior, qrels) -> int:
     import numpy as np
 
     from ..chains.checks import memory_budget
-    from ..io.trec import check_distinct_files, read_runs, run_names
+    from ..io.trec import read_runs
     from ..io.write import atomic_output
     from ..posterior.draws import stacked_draws
     from ..scoring import score
 
-    check_distinct_files(args.runs)
+    names = _stream_run_names(args.runs)
     topics = list(dict.fromkeys(qrels["query_id"].astype(str)))
     post = posterior.posterior
     chains, draws = post.sizes["chain"], post.sizes["draw"]
     per_run = STREAM_BYTES * len(topics) * chains * draws
     block = args.block or max(1, int(memory_budget() / 4 // per_run))
     block = min(block, len(args.runs))
-    print(f"{args.measure} under {posterior.n_draws:,} draws of "
-          f"{posterior.metadata.spec_name}: mean over topics (95% interval), "
-          f"{len(args.runs):,} runs scored {block:,} at a time", flush=True)
-    seen: set[str] = set()
     notes: set[str] = set()
+    attrs: dict = {}
     target = Path(args.output) if args.output else None
     with atomic_output(target, force=args.force,
                        protected=[args.qrels, args.posterior, *args.runs]) \
@@ -177,12 +174,15 @@ def _run_streamed(args, posterior, qrels) -> int:
         try:
             for start in range(0, len(args.runs), block):
                 paths = args.runs[start:start + block]
-                frames = read_runs(paths)
-                runs = _block_runs(paths, frames, run_names(paths, frames), seen)
+                runs = dict(zip(names[start:start + block], read_runs(paths), strict=True))
                 scores = score(runs, qrels, args.measure, posterior,
                                fixed_reference=args.fixed_reference)
                 notes.update(v for k, v in scores.attrs.items()
                              if k == "documents_without_own_rate")
+                if not attrs:
+                    print(_header(args.measure, posterior, scores) + f"; {len(args.runs):,} "
+                          f"runs scored {block:,} at a time", flush=True)
+                attrs.update(scores.attrs)
                 grid = scores.reindex(topic=topics)
                 if writer is not None:
                     writer.append(list(grid["run"].values), grid.transpose(
@@ -193,6 +193,8 @@ def _run_streamed(args, posterior, qrels) -> int:
                     lo, hi = np.quantile(d.values, [0.025, 0.975])
                     print(f"  {run}: {float(d.mean()):.4f} [{lo:.4f}, {hi:.4f}]", flush=True)
                 del scores, grid, mean
+            if writer is not None:
+                writer.set_attrs(attrs)
         finally:
             if writer is not None:
                 writer.close()
@@ -203,25 +205,27 @@ def _run_streamed(args, posterior, qrels) -> int:
     return 0
 
 
-def _block_runs(paths, frames, names, seen: set) -> dict:
-    """A block's runs by name, each name unique across the blocks (the file's name added
-    when an earlier block used it); an empty run file is an error naming it."""
-    from pathlib import Path
+def _stream_run_names(paths) -> list[str]:
+    """Every run file's name before any is scored, one file in memory at a time: the names
+    :func:`named_runs` gives when scoring at once (whatever the blocks), and an empty or
+    malformed run file refused before hours of scoring."""
+    from ..errors import FormatError
+    from ..io.trec import first_run_id, read_run_table, unique_run_names
 
-    from ..errors import FormatError, ParameterError
-
-    runs = {}
-    for path, frame, name in zip(paths, frames, names, strict=True):
-        if len(frame) == 0:
+    ids = []
+    for path in paths:
+        rid = first_run_id(read_run_table(path))
+        if rid is None:
             raise FormatError("the run has no rankings (an empty run file)", file=path)
-        if name in seen:
-            name = f"{name}:{Path(path).name}"
-        if name in seen:
-            raise ParameterError(f"two runs are named {name!r}; give each run once",
-                                 file=path)
-        seen.add(name)
-        runs[name] = frame
-    return runs
+        ids.append(rid)
+    return unique_run_names(paths, ids)
+
+
+def _header(measure: str, posterior, scores) -> str:
+    """The line above the runs' mean scores (what the intervals are of)."""
+    return (f"{measure} under {posterior.n_draws:,} draws of {posterior.metadata.spec_name}: "
+            f"mean over topics (95% interval of the "
+            f"{scores.attrs.get('uncertainty', 'user-model posterior')}, topics as given)")
 
 
 class _ScoreFile:
@@ -255,6 +259,12 @@ class _ScoreFile:
         self.score[n:n + len(names)] = values
         self.runs[n:n + len(names)] = np.array(names, dtype=object)
         self.file.flush()
+
+    def set_attrs(self, attrs: dict) -> None:
+        """The scores' attrs (what their uncertainty is, notes), as scoring at once writes
+        them."""
+        for key, value in attrs.items():
+            self.score.attrs[key] = value if isinstance(value, str | int | float) else str(value)
 
     def close(self) -> None:
         self.file.close()

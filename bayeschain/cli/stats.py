@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--max-rank must be a positive integer, got {args.max_rank}")
     _check_engine_options(args)
     out_of_core = args.backend != "pandas" and out_of_core_files(
-        args.log, args.log_format, args.out_of_core or args.scheduler
+        args.log, args.log_format, args.out_of_core or args.memory_limit or args.scheduler
         or args.workers is not None)
     if args.figures:      # checked before reading a possibly large log
         from ..io.write import prepare_figure_folder
@@ -73,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
                               force=args.force, protected=[args.log])
     if out_of_core:
         return _run_out_of_core(args)
+    if args.out_of_core or args.memory_limit or args.scheduler or args.workers is not None:
+        from ..errors import ParameterError
+
+        raise ParameterError("--out-of-core, --memory-limit, --scheduler and --workers read "
+                             "canonical Parquet, CSV or TSV files")
     log = read_clicks(args.log, format=args.log_format, errors=args.errors)
     stats = click_statistics(log, backend=args.backend)
     summary = log.summary()
@@ -123,6 +128,12 @@ def _run_out_of_core(args) -> int:
     from ..io.clickstats import click_statistics
     from ..io.clickstats_sql import DUCKDB_MEMORY
 
+    if args.backend == "dask":
+        from ..io.clickstats_sql import check_files
+
+        # the rows are checked as DuckDB checks them (a bad row named by file and row)
+        # before the cluster reads them: Dask's readers would take a rank 0 silently
+        check_files(args.log)
     if args.backend == "dask" and (args.scheduler or args.workers is not None):
         from ..io.clickstats_dask import dask_client
 

@@ -74,19 +74,33 @@ _TABLE_SQL = {
 }
 
 
-#: the checks made on files read out of core: the first row failing one is named
+#: the checks made on files read out of core, row by row: the first row failing one is
+#: named (the in-memory reader's rules, :func:`~bayeschain.io.clicklog.validate_events`)
 _CHECK_SQL = """
 SELECT filename, {row}, CASE
-    WHEN session_id IS NULL OR session_id = '' THEN 'an empty session_id'
+    WHEN session_id IS NULL OR CAST(session_id AS VARCHAR) = '' THEN 'an empty session_id'
     WHEN event IS NULL OR event NOT IN ('query', 'click')
         THEN 'event ' || COALESCE(event, '(empty)') || ' (expected query or click)'
     WHEN rank IS NOT NULL AND (rank < 1 OR rank > {max_rank})
         THEN 'rank ' || rank || ' (expected 1 to {max_rank:,})'
     WHEN serp_id IS NOT NULL AND serp_id < 0 THEN 'serp_id ' || serp_id || ' (expected >= 0)'
     WHEN seq IS NULL THEN 'an empty seq'
+    WHEN isinf(time) THEN 'time ' || time || ' (expected a finite time)'
+    WHEN isinf(end_time) THEN 'end_time ' || end_time || ' (expected a finite time)'
     WHEN end_time < time THEN 'end_time before time'
   END AS reason
 FROM {source} WHERE reason IS NOT NULL LIMIT 1
+"""
+
+#: ... and page by page: a result page announced by two query events (its clicks would
+#: count twice), or a click before the query event of its page (by ``seq``; the in-memory
+#: reader drops and counts such clicks, out of core they are refused)
+_PAGE_CHECK_SQL = """
+SELECT serp_id, COUNT(*) FILTER (WHERE event = 'query') AS queries,
+       MIN(seq) FILTER (WHERE event = 'query') AS query_seq,
+       MIN(seq) FILTER (WHERE event = 'click') AS click_seq
+FROM {source} WHERE serp_id IS NOT NULL
+GROUP BY serp_id HAVING queries > 1 OR click_seq < query_seq LIMIT 1
 """
 
 
@@ -100,10 +114,26 @@ def _check_files(con, source) -> None:
     src = source_sql(con, source, extra="filename=true" + (", file_row_number=true"
                                                              if parquet else ""))
     row = "file_row_number + 1" if parquet else "seq"
+
+    def fail(where, reason):
+        row = f"row {where[1]}" if parquet else \
+            f"the row with seq {where[1]}" if where[1] is not None else "a row"
+        raise FormatError(f"{row}: {reason}", file=where[0])
+
     bad = con.execute(_CHECK_SQL.format(row=row, max_rank=MAX_RANK, source=src)).fetchone()
     if bad is not None:
-        where = f"row {bad[1]}" if parquet else f"the row with seq {bad[1]}"
-        raise FormatError(f"{where}: {bad[2]}", file=bad[0])
+        fail(bad, bad[2])
+    page = con.execute(_PAGE_CHECK_SQL.format(source=source_sql(con, source))).fetchone()
+    if page is not None:
+        serp, queries, query_seq, click_seq = page
+        event, order = ("query", "seq OFFSET 1") if queries > 1 else ("click", "seq")
+        where = con.execute(f"SELECT filename, {row} FROM {src} WHERE serp_id = ? AND "
+                            f"event = '{event}' ORDER BY {order} LIMIT 1", [serp]).fetchone()
+        fail(where, f"result page {serp} is announced by a second query event; each serp_id "
+                    f"belongs to one query event" if queries > 1 else
+                    f"a click on result page {serp} before its query event (seq {click_seq} "
+                    f"< {query_seq}); read the log into memory, which drops and counts such "
+                    f"clicks")
 
 
 def source_sql(con, source, extra: str = "") -> str:
@@ -129,12 +159,12 @@ def source_sql(con, source, extra: str = "") -> str:
 
 
 @contextmanager
-def duckdb_events(source, *, has_sessions: bool = True, memory_limit: str = DUCKDB_MEMORY,
-                  threads: int | None = None, temp_directory: str | None = None) -> Iterator:
-    """A DuckDB connection holding the window pass ``obs`` over the log's events (see the
-    module docstring), files checked first (:func:`_check_files`); ``(con, src)`` with
-    ``src`` the FROM clause of the events.  DuckDB spills beyond ``memory_limit`` to a
-    folder of ours, removed on exit; its errors become FormatErrors naming the log."""
+def duckdb_connection(source=None, *, memory_limit: str = DUCKDB_MEMORY,
+                      threads: int | None = None,
+                      temp_directory: str | None = None) -> Iterator:
+    """A DuckDB connection under ``memory_limit`` that spills to ``temp_directory`` or to a
+    folder of ours, removed on exit (never DuckDB's default ``.tmp`` in the working
+    directory); DuckDB's errors become FormatErrors naming ``source``."""
     import shutil
     import tempfile
 
@@ -150,20 +180,38 @@ def duckdb_events(source, *, has_sessions: bool = True, memory_limit: str = DUCK
                 con.execute(f"SET threads = {int(threads)}")
             folder = (temp_directory or spill).replace("'", "''")
             con.execute(f"SET temp_directory = '{folder}'")
-            if not isinstance(source, pd.DataFrame):
-                _check_files(con, source)
-            src = source_sql(con, source)
-            con.execute(_EVENTS_SQL.format(source=src,
-                                           end_label="end" if has_sessions else "unknown"))
-            yield con, src
+            yield con
         except duckdb.Error as exc:
             raise FormatError(f"DuckDB could not read the click log: {exc}".splitlines()[0],
-                              file=str(source) if not isinstance(source, pd.DataFrame)
-                              else None) from None
+                              file=str(source) if source is not None
+                              and not isinstance(source, pd.DataFrame) else None) from None
     finally:
         con.close()
         if spill:
             shutil.rmtree(spill, ignore_errors=True)
+
+
+def check_files(source, *, memory_limit: str = DUCKDB_MEMORY) -> None:
+    """Check canonical files (a file or a glob) out of core: a FormatError naming the file
+    and the first row that breaks a rule the statistics rely on (:func:`_check_files`)."""
+    with duckdb_connection(source, memory_limit=memory_limit) as con:
+        _check_files(con, source)
+
+
+@contextmanager
+def duckdb_events(source, *, has_sessions: bool = True, memory_limit: str = DUCKDB_MEMORY,
+                  threads: int | None = None, temp_directory: str | None = None) -> Iterator:
+    """A DuckDB connection (:func:`duckdb_connection`) holding the window pass ``obs`` over
+    the log's events (see the module docstring), files checked first
+    (:func:`_check_files`); ``(con, src)`` with ``src`` the FROM clause of the events."""
+    with duckdb_connection(source, memory_limit=memory_limit, threads=threads,
+                           temp_directory=temp_directory) as con:
+        if not isinstance(source, pd.DataFrame):
+            _check_files(con, source)
+        src = source_sql(con, source)
+        con.execute(_EVENTS_SQL.format(source=src,
+                                       end_label="end" if has_sessions else "unknown"))
+        yield con, src
 
 
 def statistics_of_events(con, src, *, by_query: bool = False,

@@ -282,6 +282,9 @@ def write_click_log(path, n_sessions: int, *, results=None, force: bool = False,
         raise ParameterError(f"writing {u:,} sessions of {w.n:,} ranks would take about "
                              f"{size_text(need)} on disk (as measured per session); the limit "
                              f"is the {size_text(free)} free in {targets[0].resolve().parent}")
+    # a batch holds about 256 bytes per (session, rank) (simulate_click_log's measure): deep
+    # pages get smaller batches, within half the memory budget
+    batch_sessions = max(1, min(int(batch_sessions), int(memory_budget() // 2 // (256 * w.n))))
     rng = np.random.default_rng(seed)
     done = {"sessions": 0, "pages": 0, "clicks": 0}
     seq = 0

@@ -1,7 +1,7 @@
 """``bayeschain score --stream``: runs scored a block of files at a time and appended to
-the netCDF file as they come hold the same scores and print the same lines as the runs
-scored at once; the topics are the qrels' (a topic a run lacks scored as an empty ranking,
-as at once)."""
+the netCDF file as they come hold the same scores, names and printed lines as the runs
+scored at once; the topics are the qrels' (a topic a run lacks has no score, NaN, as at
+once, also in a block where no run has it)."""
 
 import re
 import shutil
@@ -21,11 +21,11 @@ def test_streamed_scores_equal_the_scores_computed_at_once(tmp_path, capsys):
     pytest.importorskip("h5netcdf")
     post = tiny_posterior(tmp_path / "post.nc", draws=80)
     runs = []
-    for k in range(5):                       # five runs, one without topic 303
+    for k in range(5):                       # five runs, two (one block) without topic 303
         path = tmp_path / f"run{k}.test"
         lines = (TREC / "results.test").read_text().splitlines()
-        lines = [re.sub(r"STANDARD$", f"R{k}", x) for x in lines if k != 3 or
-                 not x.startswith("303 ")]
+        lines = [re.sub(r"STANDARD$", f"R{k}", x) for x in lines if k not in (2, 3) or
+                 x.split()[0] != "303"]
         rng = np.random.default_rng(k)
         order = rng.permutation(len(lines))   # another ranking: scores shuffled
         fields = [x.split() for x in lines]
@@ -50,14 +50,20 @@ def test_streamed_scores_equal_the_scores_computed_at_once(tmp_path, capsys):
         run=once["run"].values, topic=once["topic"].values)
     # the same scores; the last bits as BLAS blocks rows of another count
     np.testing.assert_allclose(got.values, once.values, rtol=1e-13, atol=0)
-    assert np.isfinite(streamed.values).all()
+    missing = np.isnan(got.values).all(axis=(0, 1))
+    assert missing.tolist() == [[False, False, r in ("R2", "R3")] for r in once["run"].values]
+    assert np.isfinite(got.values[:, :, ~missing]).all()
 
-    # a run id met again in a later block is told apart by its file name
+    # a run id given twice: the names scoring at once gives, whatever the blocks
     shutil.copy(runs[0], tmp_path / "again.test")
-    assert main(["score", str(TREC / "qrels.test"), *runs, str(tmp_path / "again.test"),
-                 "--posterior", str(post), "--stream", "--block", "2"]) == 0
-    text = capsys.readouterr().out
-    assert "  R0: " in text and "  R0:again.test: " in text
+    both = [*runs, str(tmp_path / "again.test")]
+    assert main(["score", str(TREC / "qrels.test"), *both, "--posterior", str(post)]) == 0
+    at_once = lines(capsys.readouterr().out)
+    for block in ("1", "4"):
+        assert main(["score", str(TREC / "qrels.test"), *both, "--posterior", str(post),
+                     "--stream", "--block", block]) == 0
+        assert lines(capsys.readouterr().out) == at_once
+    assert any(x.startswith("  R0:again.test: ") for x in at_once)
     assert main(["score", str(TREC / "qrels.test"), runs[0], "--posterior", str(post),
                  "--block", "2"]) == 2
     assert "add --stream" in capsys.readouterr().err

@@ -11,7 +11,9 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pytest
 
 from bayeschain.cli import main
 
@@ -166,3 +168,57 @@ def test_out_of_core_statistics_name_the_first_bad_row(tmp_path, capsys):
         assert message in capsys.readouterr().err
     assert main(["stats", str(tmp_path / "none*.parquet")]) == 2
     assert "no file matches" in capsys.readouterr().err
+    session_track = Path(__file__).parents[2] / "data" / "trec_session_2013" / \
+        "sessiontrack2013.xml.gz"
+    for args in (["--memory-limit", "1GB"], ["--backend", "dask", "--workers", "2"]):
+        assert main(["stats", str(session_track), *args]) == 2
+        assert "read canonical Parquet, CSV or TSV files" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("backend", [["--out-of-core"], ["--backend", "dask", "--out-of-core"]])
+def test_out_of_core_statistics_refuse_what_the_in_memory_reader_refuses(tmp_path, capsys,
+                                                                        backend):
+    """A page announced twice (its clicks would count twice), a click before its page's
+    query, an infinite time, a bad rank: named by file and row, by DuckDB and before Dask
+    reads the files."""
+    from bayeschain.simulate import simulate_click_log
+
+    events = simulate_click_log(60, seed=5).events.sort_values("seq").reset_index(drop=True)
+    queries = events.index[events["event"] == "query"]
+    twice = events.copy()
+    twice.loc[queries[3], "serp_id"] = twice.loc[queries[2], "serp_id"]
+    early = events.copy()
+    click = events.index[(events["event"] == "click")][0]
+    serp = events.loc[click, "serp_id"]
+    query_row = events.index[(events["event"] == "query") & (events["serp_id"] == serp)][0]
+    early.loc[click, "seq"], early.loc[query_row, "seq"] = (events.loc[query_row, "seq"],
+                                                            events.loc[click, "seq"])
+    infinite = events.copy()
+    infinite.loc[9, "time"] = np.inf
+    for name, frame, expected in (
+            ("twice", twice, f"row {queries[3] + 1}: result page "
+                             f"{events.loc[queries[2], 'serp_id']} is announced by a second "
+                             f"query event"),
+            ("early", early, f"row {click + 1}: a click on result page {serp} before its "
+                             f"query event"),
+            ("infinite", infinite, "row 10: time inf (expected a finite time)")):
+        path = tmp_path / f"{name}.parquet"
+        frame.to_parquet(path, index=False)
+        assert main(["stats", str(path), *backend]) == 2, name
+        err = capsys.readouterr().err.strip()
+        assert f"{name}.parquet: {expected}" in err and "\n" not in err, err
+
+
+def test_out_of_core_reads_integer_session_ids(tmp_path, capsys):
+    """Parquet files whose session_id is an integer column (the in-memory reader takes
+    them): the same statistics out of core."""
+    from bayeschain.simulate import simulate_click_log
+
+    events = simulate_click_log(200, seed=6).events
+    events["session_id"] = events["session_id"].astype("category").cat.codes.astype("int64")
+    path = tmp_path / "ints.parquet"
+    events.to_parquet(path, index=False)
+    assert main(["stats", str(path)]) == 0
+    in_memory = capsys.readouterr().out.splitlines()[1]
+    assert main(["stats", str(path), "--out-of-core"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == in_memory

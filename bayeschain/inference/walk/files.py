@@ -111,46 +111,36 @@ class ClickLogFiles:
         from the query events and the results alone (no pass over the clicks)."""
         if self.results is None:
             return 0.0
-        import duckdb
+        from ...io.clickstats_sql import duckdb_connection, source_sql
 
-        from ...io.clickstats_sql import source_sql
-
-        con = duckdb.connect()
-        try:
-            con.execute(f"SET memory_limit = '{self.memory_limit}'")
+        with duckdb_connection(self.path, memory_limit=self.memory_limit) as con:
             src = source_sql(con, self.path)
             shown, pairs = con.execute(
                 f"SELECT COUNT(*), COUNT(DISTINCT (q.query_id, r.doc_id)) FROM "
                 f"{_results_sql(self.results)} r JOIN {src} q ON q.serp_id = r.serp_id "
                 f"AND q.event = 'query'").fetchone()
-        finally:
-            con.close()
         return float(shown / pairs) if pairs else 0.0
 
     def sample(self, sessions: int, seed: int = 0):
         """A random sample of ``sessions`` sessions (all of them when fewer), read into
-        memory as a :class:`~bayeschain.io.clicklog.ClickLog` (checked row by row)."""
-        import duckdb
-
+        memory as a :class:`~bayeschain.io.clicklog.ClickLog` (checked row by row): the
+        sessions whose hash with ``seed`` is smallest, the same for the same files and
+        seed whatever DuckDB's threads."""
         from ...io.clicklog import read_canonical
-        from ...io.clickstats_sql import source_sql
+        from ...io.clickstats_sql import duckdb_connection, source_sql
 
-        con = duckdb.connect()
-        try:
-            con.execute(f"SET memory_limit = '{self.memory_limit}'")
+        with duckdb_connection(self.path, memory_limit=self.memory_limit) as con:
             src = source_sql(con, self.path)
             events = con.execute(
                 f"SELECT * FROM {src} WHERE session_id IN (SELECT session_id FROM "
-                f"(SELECT DISTINCT session_id FROM {src}) USING SAMPLE "
-                f"reservoir({int(sessions)} ROWS) REPEATABLE ({int(seed)})) ORDER BY seq").df()
+                f"(SELECT DISTINCT session_id FROM {src}) ORDER BY hash(session_id, "
+                f"{int(seed)}), session_id LIMIT {int(sessions)}) ORDER BY seq").df()
             pages = None
             if self.results is not None:
                 res = _results_sql(self.results)
                 con.register("sampled", events[["serp_id"]].dropna().drop_duplicates())
                 pages = con.execute(f"SELECT r.* FROM {res} r JOIN sampled s USING "
                                     f"(serp_id)").df()
-        finally:
-            con.close()
         return read_canonical(events, results=pages)
 
 
@@ -172,6 +162,30 @@ def _results_sql(path: str) -> str:
                       file=str(path))
 
 
+def _check_results(con, path: str) -> None:
+    """The in-memory reader's rules for result pages
+    (:func:`~bayeschain.io.clicklog.read_results`), out of core: ``serp_id >= 0``, ranks
+    from 1 to ``MAX_RANK``, no rank listed twice on a page; a FormatError naming the file
+    and the first page breaking one."""
+    from ...errors import FormatError
+    from ...io.clicklog import MAX_RANK
+
+    res = _results_sql(path)
+    bad = con.execute(
+        f"SELECT serp_id, rank FROM {res} WHERE serp_id IS NULL OR serp_id < 0 OR rank IS "
+        f"NULL OR rank < 1 OR rank > {MAX_RANK} LIMIT 1").fetchone()
+    if bad is not None:
+        column, value = ("serp_id", bad[0]) if bad[0] is None or bad[0] < 0 else \
+            ("rank", bad[1])
+        bound = f"from 1 to {MAX_RANK:,}" if column == "rank" else ">= 0"
+        raise FormatError(f"{column} must be an integer {bound}, got {value!r}"
+                          + (f" (page {bad[0]})" if column == "rank" else ""), file=str(path))
+    twice = con.execute(f"SELECT serp_id, rank FROM {res} GROUP BY serp_id, rank "
+                        f"HAVING COUNT(*) > 1 LIMIT 1").fetchone()
+    if twice is not None:
+        raise FormatError(f"page {twice[0]} lists rank {twice[1]} twice", file=str(path))
+
+
 def _scan(files: ClickLogFiles, default_length: int):
     """``(PageData, ClickStats)`` of the files in one DuckDB pass."""
     from ...io.clickstats_sql import duckdb_events, statistics_of_events
@@ -181,6 +195,7 @@ def _scan(files: ClickLogFiles, default_length: int):
         if files.results is None:
             listed, join = str(int(default_length)), ""
         else:
+            _check_results(con, files.results)
             res = _results_sql(files.results)
             listed = "COALESCE(r.listed, 0)"
             join = (f"LEFT JOIN (SELECT serp_id, MAX(rank) AS listed FROM {res} "

@@ -69,3 +69,44 @@ def test_out_of_core_refuses_what_it_cannot_do(tmp_path, capsys):
                           (["--memory-limit", "a lot"], "must be a size")):
         assert main(["fit", str(log), "--out-of-core", *args]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_a_large_file_is_read_into_memory_for_what_cannot_run_out_of_core(tmp_path, capsys,
+                                                                         monkeypatch):
+    """Over the size threshold, a single file goes out of core only where the fit can run
+    there: a spec fitted in memory and --heldout read it into memory, as any log."""
+    from bayeschain.cli import arguments
+
+    log = tmp_path / "log.parquet"
+    write_click_log(log, 300, seed=2)
+    monkeypatch.setattr(arguments, "OUT_OF_CORE_BYTES", 0)     # every file is "large"
+    assert main(["fit", str(log), "--spec", "clicks-conjugate", "--quiet", "-o",
+                 str(tmp_path / "conjugate.nc")]) == 0
+    assert main(["fit", str(log), "--heldout", "0.2", "--draws", "100", "--quiet"]) == 0
+    assert "out of core" not in capsys.readouterr().out
+
+
+def test_the_result_pages_are_checked_out_of_core(tmp_path):
+    from bayeschain.errors import FormatError
+
+    log, pages = tmp_path / "log.parquet", tmp_path / "pages.parquet"
+    write_click_log(log, 100, results=pages, seed=4)
+    table = pd.read_parquet(pages)
+    for name, change, message in (
+            ("zero", lambda t: t.assign(rank=t["rank"].where(t.index != 5, 0)),
+             "rank must be an integer from 1 to 10,000, got 0"),
+            ("twice", lambda t: pd.concat([t, t.iloc[[7]]]),
+             f"page {table.loc[7, 'serp_id']} lists rank {table.loc[7, 'rank']} twice")):
+        bad = tmp_path / f"{name}.parquet"
+        change(table).to_parquet(bad, index=False)
+        with pytest.raises(FormatError, match=message) as info:
+            ClickLogFiles(str(log), results=str(bad)).page_data(10)
+        assert f"{name}.parquet" in str(info.value)
+
+
+def test_the_sessions_checked_are_the_same_for_the_same_seed(tmp_path):
+    log = tmp_path / "log.parquet"
+    write_click_log(log, 2_000, seed=5)
+    files = ClickLogFiles(str(log))
+    sessions = [set(files.sample(300, seed=s).events["session_id"]) for s in (1, 1, 2)]
+    assert len(sessions[0]) == 300 and sessions[0] == sessions[1] != sessions[2]
