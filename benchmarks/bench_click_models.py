@@ -56,7 +56,7 @@ def walk_spec(clicks: str):
                                                      f'clicks = "{clicks}"'))
 
 
-def walk_rows(name: str, log, clicks: str) -> list[tuple]:
+def walk_rows(name: str, log, clicks: str, known: bool = True) -> list[tuple]:
     """The walk fitted in this process and as a fresh ``bayeschain fit`` process."""
     train, test = log.split(0.25, seed=0)
     spec = walk_spec(clicks)
@@ -66,7 +66,7 @@ def walk_rows(name: str, log, clicks: str) -> list[tuple]:
         t = time.perf_counter()
         post = bc.fit(train, spec)
         seconds = time.perf_counter() - t
-    m = heldout_click_metrics(post, test, pages=heldout_serps(log), seed=0)
+    m = heldout_click_metrics(post, test, pages=heldout_serps(log, known=known), seed=0)
     diag = post.diagnostics(sampled_only=True)
     note = (f"{post.attrs['click_level']} clicks; R-hat <= {diag['max_rhat'].max():.3f}, "
             f"ESS >= {diag['min_ess'].min():.0f}, {post.divergences()} div.")
@@ -93,9 +93,9 @@ def walk_rows(name: str, log, clicks: str) -> list[tuple]:
     return rows
 
 
-def peer_rows(name: str, models: list[str]) -> list[tuple]:
+def peer_rows(name: str, models: list[str], known: bool = True) -> list[tuple]:
     """The NumPy peers, best of three fits (``click_model_peers.run``)."""
-    return [row + ("NumPy EM",) for row in run(name, models, repeat=3)]
+    return [row + ("NumPy EM",) for row in run(name, models, repeat=3, known=known)]
 
 
 def pyclick_rows(name: str, pyclick: Path) -> list[tuple]:
@@ -122,20 +122,26 @@ def main() -> None:
                     choices=["auto", "pooled", "document"],
                     help="the walk's click model: auto (the default spec), pooled (per "
                          "rank) or document (attractiveness per query-document pair)")
+    ap.add_argument("--all-test-pages", action="store_true",
+                    help="score every held-out page of 10 results, not only those whose "
+                         "query occurs in training (a pair never seen in training gets the "
+                         "peers' prior value 0.5): TREC Session's queries rarely recur")
     args = ap.parse_args()
+    known = not args.all_test_pages
     missing = [p for name in args.logs for p in LOGS[name] if not p.exists()]
     if missing:
         print(f"skipped: the click-log samples are not here ({missing[0]})")
         args.logs = [name for name in args.logs if all(p.exists() for p in LOGS[name])]
     print(f"machine: {machine()}")
-    print("split: log.split(0.25, seed=0) by session; held-out pages whose query occurs "
-          "in training; ranks 1..10\n")
+    print("split: log.split(0.25, seed=0) by session; held-out pages of 10 results"
+          + ("" if args.all_test_pages else " whose query occurs in training")
+          + "; ranks 1..10\n")
     rows = []
     for name in args.logs:
         log = load_log(name)
         for clicks in args.clicks:
-            rows += walk_rows(name, log, clicks)
-        rows += peer_rows(name, args.models)
+            rows += walk_rows(name, log, clicks, known)
+        rows += peer_rows(name, args.models, known)
         if args.pyclick is not None:
             rows += pyclick_rows(name, args.pyclick)
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",

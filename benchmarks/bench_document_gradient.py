@@ -9,9 +9,9 @@ attractiveness spread ``attractiveness_sd = 1``), ``sessions-per-pair x pairs`` 
 then, in this process: the pages per document (``page_data(clicks="document")``), the
 model (``WalkModel(clicks="document")``, the default spec's settings) and its log density
 with gradient (the compiled kernel NUTS calls: ``model.logp``), timed as the median of
-50 calls at the sampler's initial point after one warm-up call.  Peak resident memory of
-the process after each size (psutil).  The slope is that of log(gradient time) against
-log(pairs) between the sizes.
+50 calls at the sampler's initial point after one warm-up call; the process's resident
+memory after each size (psutil; the simulated log in memory included).  The slope is that
+of log(gradient time) against log(pairs) between the sizes.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def main() -> None:
         print(rows[-1], flush=True)
     print(f"\n{machine()}\n")
     print(table(rows, ("pairs", "sessions", "pages", "configurations", "dimension",
-                       "pages s", "gradient ms", "RSS MB")))
+                       "pages s", "gradient ms", "RSS after, MB")))
     x = np.log([r["pairs"] for r in results])
     y = np.log([r["gradient_ms"] for r in results])
     for i in range(1, len(results)):

@@ -127,21 +127,23 @@ def load_log(name: str) -> ClickLog:
         p.name for p in paths))
 
 
-def split_pages(log: ClickLog, fraction: float = 0.25, seed=0):
-    """Train pages and the test pages whose query occurs in train (``log.split``)."""
+def split_pages(log: ClickLog, fraction: float = 0.25, seed=0, *, known: bool = True):
+    """Train pages and the test pages whose query occurs in train (``log.split``; all test
+    pages with ``known=False``: a pair never seen in training gets the prior value)."""
     train, test = log.split(fraction, seed=seed)
     tr = pages_of(train)
     te = pages_of(test)
-    keep = np.isin(te[0], np.unique(tr[0]))
+    keep = np.isin(te[0], np.unique(tr[0])) | (not known)
     return tr, tuple(x[keep] for x in te)
 
 
-def heldout_serps(log: ClickLog, fraction: float = 0.25, seed=0) -> np.ndarray:
+def heldout_serps(log: ClickLog, fraction: float = 0.25, seed=0, *,
+                  known: bool = True) -> np.ndarray:
     """The ``serp_id`` of the test pages :func:`split_pages` keeps (every model is scored
     on these pages)."""
     train, test = log.split(fraction, seed=seed)
     serps, queries = _full_pages(test)[:2]
-    return serps[np.isin(queries, np.unique(pages_of(train)[0]))]
+    return serps[np.isin(queries, np.unique(pages_of(train)[0])) | (not known)]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -455,8 +457,8 @@ def evaluate(model, test) -> dict:
     return click_metrics(test[2], p_click, p_cond).as_dict()
 
 
-def run(name: str, models: list[str], repeat: int = 3) -> list[tuple]:
-    train, test = split_pages(load_log(name))
+def run(name: str, models: list[str], repeat: int = 3, *, known: bool = True) -> list[tuple]:
+    train, test = split_pages(load_log(name), known=known)
     rows = []
     for m in models:
         times = []
