@@ -35,8 +35,9 @@ def statistics_dask(source, *, has_sessions: bool = True, by_query: bool = False
         ddf = dd.from_pandas(source, npartitions=npartitions or 4)
     else:
         text = str(source)
-        ddf = dd.read_parquet(text) if text.endswith(".parquet") else dd.read_csv(
-            text, sep="\t" if text.endswith(".tsv") else ",",
+        suffix = text.lower()
+        ddf = dd.read_parquet(text) if suffix.endswith(".parquet") else dd.read_csv(
+            text, sep="\t" if suffix.endswith(".tsv") else ",",
             dtype={"session_id": str, "query_id": str, "doc_id": str, "event": str,
                    "serp_id": "Int64", "rank": "Int64", "time": float, "end_time": float,
                    "seq": "int64"})
