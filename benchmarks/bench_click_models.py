@@ -98,9 +98,10 @@ def peer_rows(name: str, models: list[str], known: bool = True) -> list[tuple]:
     return [row + ("NumPy EM",) for row in run(name, models, repeat=3, known=known)]
 
 
-def pyclick_rows(name: str, pyclick: Path) -> list[tuple]:
+def pyclick_rows(name: str, pyclick: Path, known: bool = True) -> list[tuple]:
     out = subprocess.run([sys.executable, str(HERE / "pyclick_peer.py"), "--pyclick",
-                          str(pyclick), "--log", name, "--models", "UBM"], check=True,
+                          str(pyclick), "--log", name, "--models", "UBM",
+                          *([] if known else ["--all-test-pages"])], check=True,
                          capture_output=True, text=True)
     res = json.loads(out.stdout)
     rows = []
@@ -143,7 +144,7 @@ def main() -> None:
             rows += walk_rows(name, log, clicks, known)
         rows += peer_rows(name, args.models, known)
         if args.pyclick is not None:
-            rows += pyclick_rows(name, args.pyclick)
+            rows += pyclick_rows(name, args.pyclick, known)
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",
                        "perplexity", "cond. perplexity", "note")))
     best = {}

@@ -68,13 +68,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pyclick", required=True, type=Path, help="PyClick checkout")
     ap.add_argument("--log", default="wscd", choices=list(LOGS))
+    ap.add_argument("--all-test-pages", action="store_true",
+                    help="every held-out page of 10 results (bench_click_models.py's option)")
     ap.add_argument("--models", nargs="+", default=["UBM"], choices=list(PYCLICK_CLASSES))
     ap.add_argument("--train-pages", type=int, default=None,
                     help="use only the first N train pages (a quick check)")
     args = ap.parse_args()
     sys.path.insert(0, str(args.pyclick.resolve()))
 
-    train, test = split_pages(load_log(args.log))
+    train, test = split_pages(load_log(args.log), known=not args.all_test_pages)
     if args.train_pages is not None:
         train = tuple(x[:args.train_pages] for x in train)
         keep = np.isin(test[0], np.unique(train[0]))

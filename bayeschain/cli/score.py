@@ -182,7 +182,7 @@ def _run_streamed(args, posterior, qrels) -> int:
                 if not attrs:
                     print(_header(args.measure, posterior, scores) + f"; {len(args.runs):,} "
                           f"runs scored {block:,} at a time", flush=True)
-                attrs.update(scores.attrs)
+                attrs.update({k: v for k, v in scores.attrs.items() if k == "uncertainty"})
                 grid = scores.reindex(topic=topics)
                 if writer is not None:
                     writer.append(list(grid["run"].values), grid.transpose(
@@ -261,8 +261,8 @@ class _ScoreFile:
         self.file.flush()
 
     def set_attrs(self, attrs: dict) -> None:
-        """The scores' attrs (what their uncertainty is, notes), as scoring at once writes
-        them."""
+        """The scores' attrs that hold for every block (what their uncertainty is; a
+        block's own notes are printed, not stored)."""
         for key, value in attrs.items():
             self.score.attrs[key] = value if isinstance(value, str | int | float) else str(value)
 

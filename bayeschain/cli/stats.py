@@ -10,9 +10,10 @@ Canonical Parquet / CSV / TSV files larger than
 ``--out-of-core``, ``--scheduler`` or ``--workers``, with ``--backend duckdb`` (the
 default) or ``dask``, are never loaded into memory: DuckDB streams them under
 ``--memory-limit`` (spilling to a temporary folder), Dask reads them on a cluster
-(``--scheduler ADDRESS`` or ``--workers N`` local worker processes).  The rows are not
-checked one by one as the in-memory reader does, and dwell times are summarised by their
-mean and geometric mean (their quantiles and histogram need ``--backend pandas``).
+(``--scheduler ADDRESS`` or ``--workers N`` local worker processes), both after DuckDB has
+checked the files (the first row breaking a rule the statistics rely on is named by file
+and row); dwell times are summarised by their mean and geometric mean (their quantiles and
+histogram need ``--backend pandas``).
 """
 
 from __future__ import annotations
@@ -128,12 +129,6 @@ def _run_out_of_core(args) -> int:
     from ..io.clickstats import click_statistics
     from ..io.clickstats_sql import DUCKDB_MEMORY
 
-    if args.backend == "dask":
-        from ..io.clickstats_sql import check_files
-
-        # the rows are checked as DuckDB checks them (a bad row named by file and row)
-        # before the cluster reads them: Dask's readers would take a rank 0 silently
-        check_files(args.log)
     if args.backend == "dask" and (args.scheduler or args.workers is not None):
         from ..io.clickstats_dask import dask_client
 

@@ -34,6 +34,11 @@ def statistics_dask(source, *, has_sessions: bool = True, by_query: bool = False
     if isinstance(source, pd.DataFrame):
         ddf = dd.from_pandas(source, npartitions=npartitions or 4)
     else:
+        from .clickstats_sql import check_files
+
+        # the rows checked as DuckDB checks them (a bad row named by file and row) before
+        # the cluster reads them: Dask's readers would take a rank 0 silently
+        check_files(source)
         text = str(source)
         suffix = text.lower()
         ddf = dd.read_parquet(text) if suffix.endswith(".parquet") else dd.read_csv(

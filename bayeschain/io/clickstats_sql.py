@@ -87,14 +87,15 @@ SELECT filename, {row}, CASE
     WHEN seq IS NULL THEN 'an empty seq'
     WHEN isinf(time) THEN 'time ' || time || ' (expected a finite time)'
     WHEN isinf(end_time) THEN 'end_time ' || end_time || ' (expected a finite time)'
-    WHEN end_time < time THEN 'end_time before time'
+    WHEN NOT isnan(time) AND end_time < time THEN 'end_time before time'
   END AS reason
 FROM {source} WHERE reason IS NOT NULL LIMIT 1
 """
 
 #: ... and page by page: a result page announced by two query events (its clicks would
-#: count twice), or a click before the query event of its page (by ``seq``; the in-memory
-#: reader drops and counts such clicks, out of core they are refused)
+#: count twice), or a click before the query event of its page in ``seq`` order (the window
+#: pass orders events by ``seq``; the in-memory reader orders a click and its query by time
+#: first and drops the clicks before their query, counting them)
 _PAGE_CHECK_SQL = """
 SELECT serp_id, COUNT(*) FILTER (WHERE event = 'query') AS queries,
        MIN(seq) FILTER (WHERE event = 'query') AS query_seq,
@@ -131,9 +132,9 @@ def _check_files(con, source) -> None:
                             f"event = '{event}' ORDER BY {order} LIMIT 1", [serp]).fetchone()
         fail(where, f"result page {serp} is announced by a second query event; each serp_id "
                     f"belongs to one query event" if queries > 1 else
-                    f"a click on result page {serp} before its query event (seq {click_seq} "
-                    f"< {query_seq}); read the log into memory, which drops and counts such "
-                    f"clicks")
+                    f"a click on result page {serp} before its query event in seq order "
+                    f"(seq {click_seq} < {query_seq}): out of core a page's clicks must "
+                    f"follow its query")
 
 
 def source_sql(con, source, extra: str = "") -> str:

@@ -40,6 +40,8 @@ def test_streamed_scores_equal_the_scores_computed_at_once(tmp_path, capsys):
     assert main([*base, "--stream", "--block", "2", "-o", str(tmp_path / "streamed.nc")]) == 0
     text = capsys.readouterr().out
     assert "scored 2 at a time" in text
+    header = [x for x in once_text.splitlines() if x.startswith("PatH")]
+    assert header and text.splitlines()[0].startswith(header[0] + "; 5 runs")
     lines = lambda t: sorted(x for x in t.splitlines() if x.startswith("  R"))  # noqa: E731
     assert lines(text) == lines(once_text) and len(lines(text)) == 5
     once = xr.open_dataarray(tmp_path / "once.nc", engine="h5netcdf").load()

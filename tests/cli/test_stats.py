@@ -200,7 +200,7 @@ def test_out_of_core_statistics_refuse_what_the_in_memory_reader_refuses(tmp_pat
                              f"{events.loc[queries[2], 'serp_id']} is announced by a second "
                              f"query event"),
             ("early", early, f"row {click + 1}: a click on result page {serp} before its "
-                             f"query event"),
+                             f"query event in seq order"),
             ("infinite", infinite, "row 10: time inf (expected a finite time)")):
         path = tmp_path / f"{name}.parquet"
         frame.to_parquet(path, index=False)

@@ -114,6 +114,7 @@ class ClickLogFiles:
         from ...io.clickstats_sql import duckdb_connection, source_sql
 
         with duckdb_connection(self.path, memory_limit=self.memory_limit) as con:
+            _check_results(con, self.results)
             src = source_sql(con, self.path)
             shown, pairs = con.execute(
                 f"SELECT COUNT(*), COUNT(DISTINCT (q.query_id, r.doc_id)) FROM "
@@ -167,21 +168,27 @@ def _check_results(con, path: str) -> None:
     (:func:`~bayeschain.io.clicklog.read_results`), out of core: ``serp_id >= 0``, ranks
     from 1 to ``MAX_RANK``, no rank listed twice on a page; a FormatError naming the file
     and the first page breaking one."""
+    import duckdb
+
     from ...errors import FormatError
     from ...io.clicklog import MAX_RANK
 
     res = _results_sql(path)
-    bad = con.execute(
-        f"SELECT serp_id, rank FROM {res} WHERE serp_id IS NULL OR serp_id < 0 OR rank IS "
-        f"NULL OR rank < 1 OR rank > {MAX_RANK} LIMIT 1").fetchone()
+    try:
+        bad = con.execute(
+            f"SELECT serp_id, rank FROM {res} WHERE serp_id IS NULL OR serp_id < 0 OR rank "
+            f"IS NULL OR rank < 1 OR rank > {MAX_RANK} LIMIT 1").fetchone()
+        twice = con.execute(f"SELECT serp_id, rank FROM {res} GROUP BY serp_id, rank "
+                            f"HAVING COUNT(*) > 1 LIMIT 1").fetchone()
+    except duckdb.Error as exc:          # the results file's fault, not the log's
+        raise FormatError(f"DuckDB could not read the result pages: {exc}".splitlines()[0],
+                          file=str(path)) from None
     if bad is not None:
         column, value = ("serp_id", bad[0]) if bad[0] is None or bad[0] < 0 else \
             ("rank", bad[1])
         bound = f"from 1 to {MAX_RANK:,}" if column == "rank" else ">= 0"
         raise FormatError(f"{column} must be an integer {bound}, got {value!r}"
                           + (f" (page {bad[0]})" if column == "rank" else ""), file=str(path))
-    twice = con.execute(f"SELECT serp_id, rank FROM {res} GROUP BY serp_id, rank "
-                        f"HAVING COUNT(*) > 1 LIMIT 1").fetchone()
     if twice is not None:
         raise FormatError(f"page {twice[0]} lists rank {twice[1]} twice", file=str(path))
 

@@ -102,11 +102,19 @@ def test_the_result_pages_are_checked_out_of_core(tmp_path):
         with pytest.raises(FormatError, match=message) as info:
             ClickLogFiles(str(log), results=str(bad)).page_data(10)
         assert f"{name}.parquet" in str(info.value)
+    # a field DuckDB cannot read: the results file named, not the log
+    unreadable = tmp_path / "unreadable.csv"
+    table.astype({"rank": str}).assign(rank=lambda t: t["rank"].where(t.index != 3, "x")) \
+        .to_csv(unreadable, index=False)
+    for call in (lambda f: f.page_data(10), lambda f: f.document_recurrence()):
+        with pytest.raises(FormatError, match="could not read the result pages") as info:
+            call(ClickLogFiles(str(log), results=str(unreadable)))
+        assert "unreadable.csv" in str(info.value) and "log.parquet" not in str(info.value)
 
 
 def test_the_sessions_checked_are_the_same_for_the_same_seed(tmp_path):
     log = tmp_path / "log.parquet"
-    write_click_log(log, 2_000, seed=5)
+    write_click_log(log, 2_000, seed=5, batch_sessions=100)      # 20 row groups, 2 threads
     files = ClickLogFiles(str(log))
     sessions = [set(files.sample(300, seed=s).events["session_id"]) for s in (1, 1, 2)]
     assert len(sessions[0]) == 300 and sessions[0] == sessions[1] != sessions[2]
