@@ -117,8 +117,8 @@ def run(args: argparse.Namespace) -> int:
 
     files = None
     if out_of_core_files(args.log, args.log_format, args.out_of_core) and \
-            _fits_out_of_core(args, spec):
-        log = files = _log_files(args, spec)
+            _fits_out_of_core(args, spec, candidate := _files_of(args)):
+        log = files = _log_files(args, spec, candidate)
     else:
         if args.out_of_core or args.memory_limit:
             raise ParameterError("--out-of-core and --memory-limit read canonical Parquet, "
@@ -195,7 +195,16 @@ def _check_sample(log):
     return sample
 
 
-def _fits_out_of_core(args, spec) -> bool:
+def _files_of(args):
+    """The log's canonical files as :class:`ClickLogFiles` (nothing read yet)."""
+    from ..inference.walk.files import ClickLogFiles
+    from ..io.clickstats_sql import DUCKDB_MEMORY
+
+    return ClickLogFiles(args.log, results=args.results,
+                         memory_limit=args.memory_limit or DUCKDB_MEMORY)
+
+
+def _fits_out_of_core(args, spec, files) -> bool:
     """Whether a log of canonical files over the size threshold is read out of core: always
     when asked (``--out-of-core``, ``--memory-limit``) or for a glob (then
     :func:`_log_files` and the fit refuse what cannot run out of core, saying why), and
@@ -211,19 +220,16 @@ def _fits_out_of_core(args, spec) -> bool:
             exam["clicks"] == "document":
         return False
     if exam["clicks"] == "auto" and args.results:
-        from ..inference.walk.files import ClickLogFiles
         from ..inference.walk.fit import AUTO_DOCUMENT_RECURRENCE
 
-        recurrence = ClickLogFiles(args.log, results=args.results).document_recurrence()
-        return recurrence < AUTO_DOCUMENT_RECURRENCE
+        # computed once: the fit reads the same ClickLogFiles' recurrence
+        return files.document_recurrence() < AUTO_DOCUMENT_RECURRENCE
     return True
 
 
-def _log_files(args, spec):
+def _log_files(args, spec, files):
     """The log's files read out of core (clicks per rank, no held-out split)."""
     from ..errors import ParameterError
-    from ..inference.walk.files import ClickLogFiles
-    from ..io.clickstats_sql import DUCKDB_MEMORY
 
     if spec.section("examination") is None:
         raise ParameterError(f"spec {spec.name!r} is fitted in memory: only the walk's specs "
@@ -231,8 +237,7 @@ def _log_files(args, spec):
     if args.heldout is not None:
         raise ParameterError("--heldout splits a log in memory; out of core, split the "
                              "files instead")
-    return ClickLogFiles(args.log, results=args.results,
-                         memory_limit=args.memory_limit or DUCKDB_MEMORY)
+    return files
 
 
 def _learns(spec) -> str:

@@ -34,8 +34,11 @@ def _per_rank(value, n: int, name: str) -> np.ndarray:
     return arr
 
 
+#: working memory of a simulation per (session, rank), as measured (10^6 sessions of 10
+#: ranks peaked at 2.6 GB)
+BYTES_PER_SESSION_RANK = 256
 #: sessions simulated at a time when a log is streamed to disk (about 260 MB of working
-#: memory with 10 ranks: 256 bytes per session and rank, as measured)
+#: memory with 10 ranks)
 BATCH_SESSIONS = 100_000
 
 
@@ -130,12 +133,12 @@ def simulate_click_log(n_sessions: int, *, n_ranks: int = 10, forward=0.6, backw
                  attractiveness_sd=attractiveness_sd, seed=seed)
     if u < 1:
         raise ParameterError(f"need at least one session; got {u:,}")
-    # measured: 10^6 sessions of 10 ranks peak at 2.6 GB, about 256 bytes a (session, rank)
-    need = float(u) * walk.n * 256
+    need = float(u) * walk.n * BYTES_PER_SESSION_RANK
     if need > memory_budget():
         raise ParameterError(f"simulating {u:,} sessions of {walk.n:,} ranks would hold about "
-                             f"{size_text(need)} (256 bytes per session and rank, as measured); "
-                             f"the limit is {size_text(memory_budget())} ({budget_origin()}); "
+                             f"{size_text(need)} ({BYTES_PER_SESSION_RANK} bytes per session "
+                             f"and rank, as measured); the limit is "
+                             f"{size_text(memory_budget())} ({budget_origin()}); "
                              f"write_click_log streams larger logs to disk")
     events, results = _shift(*_batch(walk, u, np.random.default_rng(seed)), 0, 0, 0)
     return ClickLog(events, results, {}, has_sessions=True, has_time=True,
@@ -282,9 +285,9 @@ def write_click_log(path, n_sessions: int, *, results=None, force: bool = False,
         raise ParameterError(f"writing {u:,} sessions of {w.n:,} ranks would take about "
                              f"{size_text(need)} on disk (as measured per session); the limit "
                              f"is the {size_text(free)} free in {targets[0].resolve().parent}")
-    # a batch holds about 256 bytes per (session, rank) (simulate_click_log's measure): deep
-    # pages get smaller batches, within half the memory budget
-    batch_sessions = max(1, min(int(batch_sessions), int(memory_budget() // 2 // (256 * w.n))))
+    # deep pages get smaller batches, within half the memory budget
+    batch_sessions = max(1, min(int(batch_sessions),
+                                int(memory_budget() // 2 // (BYTES_PER_SESSION_RANK * w.n))))
     rng = np.random.default_rng(seed)
     done = {"sessions": 0, "pages": 0, "clicks": 0}
     seq = 0

@@ -111,16 +111,24 @@ class ClickLogFiles:
         from the query events and the results alone (no pass over the clicks)."""
         if self.results is None:
             return 0.0
-        from ...io.clickstats_sql import duckdb_connection, source_sql
+        if "recurrence" not in self._scanned:        # one DuckDB join per ClickLogFiles
+            from ...io.clickstats_sql import duckdb_connection, source_sql
 
-        with duckdb_connection(self.path, memory_limit=self.memory_limit) as con:
+            with duckdb_connection(self.path, memory_limit=self.memory_limit) as con:
+                self._check_results(con)
+                src = source_sql(con, self.path)
+                shown, pairs = con.execute(
+                    f"SELECT COUNT(*), COUNT(DISTINCT (q.query_id, r.doc_id)) FROM "
+                    f"{_results_sql(self.results)} r JOIN {src} q ON q.serp_id = r.serp_id "
+                    f"AND q.event = 'query'").fetchone()
+            self._scanned["recurrence"] = float(shown / pairs) if pairs else 0.0
+        return self._scanned["recurrence"]
+
+    def _check_results(self, con) -> None:
+        """:func:`_check_results` of the results file, once per ClickLogFiles."""
+        if not self._scanned.get("results_checked"):
             _check_results(con, self.results)
-            src = source_sql(con, self.path)
-            shown, pairs = con.execute(
-                f"SELECT COUNT(*), COUNT(DISTINCT (q.query_id, r.doc_id)) FROM "
-                f"{_results_sql(self.results)} r JOIN {src} q ON q.serp_id = r.serp_id "
-                f"AND q.event = 'query'").fetchone()
-        return float(shown / pairs) if pairs else 0.0
+            self._scanned["results_checked"] = True
 
     def sample(self, sessions: int, seed: int = 0):
         """A random sample of ``sessions`` sessions (all of them when fewer), read into
@@ -202,7 +210,7 @@ def _scan(files: ClickLogFiles, default_length: int):
         if files.results is None:
             listed, join = str(int(default_length)), ""
         else:
-            _check_results(con, files.results)
+            files._check_results(con)
             res = _results_sql(files.results)
             listed = "COALESCE(r.listed, 0)"
             join = (f"LEFT JOIN (SELECT serp_id, MAX(rank) AS listed FROM {res} "
