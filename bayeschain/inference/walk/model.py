@@ -403,6 +403,7 @@ class WalkModel:
         self.ndim = int(n_params.sum())
         self._n_move_coords = int(self._n_coord[:-2].sum())
         self._blocks = walk_likelihood.blocks(data.lengths, data.counts.state_ptr)
+        self._arguments: LogpArguments | None = None
 
     def click_coordinates(self) -> tuple[int, int]:
         """``(start, n)``: the click family's first coordinate in ``theta`` (for a pooled
@@ -411,14 +412,21 @@ class WalkModel:
 
     def kernel_arguments(self) -> LogpArguments:
         """The arguments of :func:`logp_kernel` after ``theta`` (and before ``grad``), by
-        name: what the C callback's address table is built from."""
-        d = self.data
-        return LogpArguments(self._kind, self._p_start, self._c_start, self._n_coord, self._x,
-                             self._centred, self._a0, self.prior_sd, self.deviation_sd,
-                             d.classes, d.ranks, self.free, self._n_move_coords, self.n_sets,
-                             d.lengths,
-                             *self._blocks, d.move_index, d.click_index,
-                             self.boundary == "rescale", *d.counts.arrays())
+        name: what the C callback's address table is built from.  Every array is
+        C-contiguous, as the C callback's are: a strided one (a column of the log's
+        terms) would make Numba compile a second specialisation of the kernel (12 s on
+        a cold cache) instead of loading the one the callback compiled."""
+        if self._arguments is None:
+            d = self.data
+            args = LogpArguments(self._kind, self._p_start, self._c_start, self._n_coord,
+                                 self._x, self._centred, self._a0, self.prior_sd,
+                                 self.deviation_sd, d.classes, d.ranks, self.free,
+                                 self._n_move_coords, self.n_sets, d.lengths,
+                                 *self._blocks, d.move_index, d.click_index,
+                                 self.boundary == "rescale", *d.counts.arrays())
+            self._arguments = LogpArguments(*(
+                np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args))
+        return self._arguments
 
     def logp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Log posterior density (up to a constant) and its gradient."""

@@ -152,3 +152,21 @@ def test_any_failure_of_the_c_path_falls_back_to_a_python_callback(
     assert len(err) == 1 and "Python callback" in err[0]
     walk_sampler.sample(model, draws=20, tune=20, seed=2)          # said once per process
     assert capsys.readouterr().err == ""
+
+
+def test_the_python_path_passes_the_arrays_the_cfunc_builds():
+    """The C callback hands the kernel C-contiguous arrays (``numba.carray``); the Python
+    path must pass the same array types, or Numba compiles the kernel a second time (12 s
+    on a cold cache) instead of loading the specialisation the callback compiled.  The
+    bundled TREC Session log's counts come from a table whose target column is strided."""
+    import numba
+
+    from bayeschain.io import read_clicks
+    from bayeschain.recipes import bundled_data_dir
+
+    log = read_clicks(bundled_data_dir() / "trec_session_2013" / "sessiontrack2013.xml.gz")
+    for model in (WalkModel(page_data(log)),
+                  _simulated_model(np.random.default_rng(1), 6, 50, click_moves=True)):
+        for name, value in model.kernel_arguments()._asdict().items():
+            if isinstance(value, np.ndarray):
+                assert numba.typeof(value).layout == "C", name
