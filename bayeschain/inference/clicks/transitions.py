@@ -10,8 +10,8 @@ The likelihood is ``n_i ~ Multinomial(N_i, theta_i)`` per rank.
 * ``shared``: one ``theta ~ Dirichlet(alpha)`` for all ranks; the posterior is
   ``Dirichlet(alpha + sum_i n_i)``, exact.
 * ``pooled`` (hierarchical, NUTS only): ``logit theta_ic = a_c + b_c log(i) + sigma_c z_ic``
-  with ``z ~ N(0, 1)`` (non-centred), category 0 fixed at 0 for identifiability; sparse
-  deep ranks are pulled towards the trend.
+  with ``z ~ N(0, 1)`` (non-centred), category 0 fixed at 0 for identifiability and rank
+  1's backward move exactly 0; sparse deep ranks are pulled towards the trend.
 
 These are the moves of the chain observed at click times, not the walk's per-step moves.
 """
@@ -91,6 +91,8 @@ def add_to_model(data: ModelData, section: dict) -> None:
         z = pm.Normal("rank_offset", 0.0, 1.0, shape=(data.ranks, k - 1))
         eta = a + b * log_rank[:, None] + sigma * z
         logits = pt.concatenate([pt.zeros((data.ranks, 1)), eta], axis=1)
+        # a structural zero is exactly 0, as in the per-rank and conjugate posteriors
+        logits = pt.switch(structural_zeros(data), -np.inf, logits)
         theta = pm.Deterministic("transition", pm.math.softmax(logits, axis=1),
                                  dims=("rank", "category"))
     seen = totals > 0

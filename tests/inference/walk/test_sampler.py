@@ -44,11 +44,16 @@ def test_nuts_agrees_with_the_conjugate_posterior(stats):
 
 def test_pooled_and_lognormal_models_recover_their_truth():
     """The hierarchical model's per-rank rates and the log-normal dwell model on data with
-    known parameters (99% intervals)."""
+    known parameters (99% intervals); the pooled transitions keep rank 1's structural
+    zero."""
     rates = np.array([0.05, 0.08, 0.1, 0.12, 0.15])
     log = simulate_click_log(5_000, seed=42, **{**SMALL, "holding_rates": rates})
     stats = click_statistics(log)
     pooled = fit(stats, small_spec("clicks-pooled"), draws=400, tune=500, chains=2)
+    # rank 1's backward move is a structural zero: exactly 0 in every draw, as in the
+    # per-rank model (nothing lies above rank 1), not a small probability the prior leaves
+    assert float(np.abs(pooled.posterior["transition"].sel(rank=1, category="backward"))
+                 .max()) == 0.0
     mu = pooled.holding_rates()
     lo, hi = mu.quantile([0.005, 0.995], dim=("chain", "draw")).values
     assert np.all((lo <= rates) & (rates <= hi))
