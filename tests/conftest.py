@@ -100,20 +100,31 @@ def rng():
 
 
 #: the test files that take longest (seconds of test time on 2 cores, measured with
-#: ``--durations=0`` on 2026-11-27), run first: xdist's ``--dist loadfile`` hands a free
-#: worker the next file in collection order, so a long file collected last made one worker
-#: finish a minute after the other
-LONGEST_FILES = ("tests/test_notebooks.py",                 # 167
-                 "tests/inference/dwell/test_model.py",     # 157
+#: ``--durations=0`` on 2026-11-27), run first: a free xdist worker takes the next unit of
+#: work in collection order, so a long unit collected last made one worker finish minutes
+#: after the other
+LONGEST_FILES = ("tests/inference/dwell/test_model.py",     # 160
+                 "tests/test_notebooks.py",                 # 155
+                 "tests/inference/walk/test_sampler.py",    # 122
                  "tests/faults/test_signals.py",            # 103
-                 "tests/inference/walk/test_sampler.py",    # 73
                  "tests/inference/walk/test_fit.py",        # 70
-                 "tests/cli/test_fit.py",                   # 63
-                 "tests/test_package.py",                   # 45
+                 "tests/cli/test_fit.py",                   # 64
+                 "tests/test_package.py",                   # 56
                  "tests/cli/test_reliability.py")           # 42
+#: files whose tests share no costly fixture, handed to the workers test by test (each
+#: notebook, the demo, each NUTS recovery is a minute alone); every other file stays on
+#: one worker (``--dist loadgroup`` with the file as its group: its module fixtures, fits
+#: among them, are computed once)
+SPLIT_FILES = ("tests/test_notebooks.py", "tests/inference/walk/test_sampler.py",
+               "tests/test_package.py")
 
 
 def pytest_collection_modifyitems(config, items):
-    """Longest files first (see :data:`LONGEST_FILES`), the rest in collection order."""
+    """Longest files first (see :data:`LONGEST_FILES`), the rest in collection order; each
+    file one xdist group but :data:`SPLIT_FILES`."""
     rank = {name: i for i, name in enumerate(LONGEST_FILES)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if path not in SPLIT_FILES:
+            item.add_marker(pytest.mark.xdist_group(path))
