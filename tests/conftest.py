@@ -119,6 +119,7 @@ SPLIT_FILES = ("tests/test_notebooks.py", "tests/inference/walk/test_sampler.py"
                "tests/test_package.py")
 
 
+@pytest.hookimpl(tryfirst=True)     # before xdist's worker reads the groups
 def pytest_collection_modifyitems(config, items):
     """Longest files first (see :data:`LONGEST_FILES`), the rest in collection order; each
     file one xdist group but :data:`SPLIT_FILES`."""
