@@ -10,6 +10,8 @@ cost grows with the number of timed clicks.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import xarray as xr
 
 from ...errors import ParameterError
@@ -39,7 +41,7 @@ def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Pos
     model = build_model(data, spec)
     if not model.free_RVs:
         raise ParameterError("the spec defines no parameter to fit")
-    with model:
+    with model, _quiet_pymc(not progress):
         idata = pm.sample(draws=s["draws"], tune=s["tune"], chains=s["chains"],
                           cores=min(s["chains"], 2), random_seed=s["seed"],
                           target_accept=s["target_accept"], progressbar=progress,
@@ -53,6 +55,23 @@ def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Pos
     return make_posterior(variables, spec=spec, data_digest=data.digest, seed=s["seed"],
                           method="nuts", sample_stats=sample_stats,
                           extra_attrs=_observed(data, spec))
+
+
+@contextmanager
+def _quiet_pymc(quiet: bool):
+    """PyMC's INFO lines ("Initializing NUTS...", "Multiprocess sampling...", "Sampling 2
+    chains ... took 31 seconds.") kept off standard error unless progress is asked for
+    (``bayeschain fit --quiet`` printed them; its warnings still pass)."""
+    import logging
+
+    logger = logging.getLogger("pymc")
+    level = logger.level
+    if quiet:
+        logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _observed(data: ModelData, spec: ModelSpec) -> dict:
