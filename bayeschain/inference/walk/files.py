@@ -88,7 +88,11 @@ class ClickLogFiles:
     results: str | None = None
     memory_limit: str = DUCKDB_MEMORY
     has_sessions: bool = True
-    _scanned: dict = field(default_factory=dict, repr=False)
+    #: what one DuckDB pass gave, by page length; the document recurrence; whether the
+    #: results file was checked (each computed once per ClickLogFiles)
+    _scans: dict = field(default_factory=dict, repr=False)
+    _recurrence: float | None = field(default=None, repr=False)
+    _results_checked: bool = field(default=False, repr=False)
 
     def __repr__(self) -> str:
         return f"<click-log files {self.path} (out of core, DuckDB)>"
@@ -102,16 +106,16 @@ class ClickLogFiles:
         return self._scan(default_length)[1]
 
     def _scan(self, default_length: int):
-        if default_length not in self._scanned:
-            self._scanned[default_length] = _scan(self, int(default_length))
-        return self._scanned[default_length]
+        if default_length not in self._scans:
+            self._scans[default_length] = _scan(self, int(default_length))
+        return self._scans[default_length]
 
     def document_recurrence(self) -> float:
         """Mean number of pages showing each (query, document) pair (0 without results),
         from the query events and the results alone (no pass over the clicks)."""
         if self.results is None:
             return 0.0
-        if "recurrence" not in self._scanned:        # one DuckDB join per ClickLogFiles
+        if self._recurrence is None:                # one DuckDB join per ClickLogFiles
             from ...io.clickstats_sql import duckdb_connection, source_sql
 
             with duckdb_connection(self.path, memory_limit=self.memory_limit) as con:
@@ -121,14 +125,14 @@ class ClickLogFiles:
                     f"SELECT COUNT(*), COUNT(DISTINCT (q.query_id, r.doc_id)) FROM "
                     f"{_results_sql(self.results)} r JOIN {src} q ON q.serp_id = r.serp_id "
                     f"AND q.event = 'query'").fetchone()
-            self._scanned["recurrence"] = float(shown / pairs) if pairs else 0.0
-        return self._scanned["recurrence"]
+            self._recurrence = float(shown / pairs) if pairs else 0.0
+        return self._recurrence
 
     def _check_results(self, con) -> None:
         """:func:`_check_results` of the results file, once per ClickLogFiles."""
-        if not self._scanned.get("results_checked"):
+        if not self._results_checked:
             _check_results(con, self.results)
-            self._scanned["results_checked"] = True
+            self._results_checked = True
 
     def sample(self, sessions: int, seed: int = 0):
         """A random sample of ``sessions`` sessions (all of them when fewer), read into
