@@ -36,11 +36,13 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
 
     ``min_ess = 0``: ``draws`` per chain.  ``min_ess > 0``: ``draws`` is the most per chain;
     every ``CHECK_EVERY`` seconds a copy of the draws so far (the same number in every
-    chain) is taken while the chains run on, and once there are as many as the last check
-    said are needed, they are checked: sampling stops as soon as every named quantity has
-    rank R-hat <= ``max_rhat`` and bulk ESS >= ``min_ess``
+    chain) is taken while the chains run on, and the first ``k`` draws are checked once
+    there are ``k``, for ``k`` a schedule set by the draws alone (``FIRST_CHECK``, then
+    what the ESS so far says is needed): sampling stops as soon as every named quantity
+    has rank R-hat <= ``max_rhat`` and bulk ESS >= ``min_ess``
     (:mod:`~bayeschain.posterior.diagnostics`), and the draws returned are exactly those
-    checked.  ``report(done, total)`` is called with the draws per chain so far.
+    checked, the same for the same seed on any machine.  ``report(done, total)`` is
+    called with the draws per chain so far.
 
     Returns ``(draws, sample_stats)``: a dict name -> ``(chain, draw, ...)`` array of the
     expanded quantities (and ``theta``, the draws of the unconstrained vector) and the
@@ -267,30 +269,32 @@ class Expansions:
 def _sample_until(sampler, expanded: Expansions, draws, min_ess, max_rhat, report):
     """Run a background nutpie sampler until the diagnostics of its draws so far pass
     (see :func:`sample`); returns ``(theta, stats)`` of the draws checked.  The chains run
-    on while a copy of their draws is checked; once it passes, sampling stops and the
-    draws kept are exactly the checked ones (the first ``done`` of every chain).  After a
-    check that fails, the next waits for the draws the ESS so far says are needed (ESS
-    grows about linearly with the draws), at least 20% more."""
+    on while a copy of their draws is checked; the checks fall on draw counts fixed by the
+    draws themselves, not by the clock (the first ``FIRST_CHECK``, then as many as the ESS
+    so far says are needed, ESS growing about linearly with the draws, at least 20% more),
+    so the same seed keeps the same draws however fast the machine.  Once a check passes,
+    sampling stops and the draws kept are exactly the checked ones."""
     import time
 
     next_check = FIRST_CHECK
     try:
-        while not _finished(sampler):
-            time.sleep(CHECK_EVERY)
-            if _finished(sampler):
-                break
-            theta, _ = _raw_draws(sampler.inspect())
-            done = theta.shape[1]
+        while True:
+            finished = _finished(sampler)
+            if not finished:
+                time.sleep(CHECK_EVERY)
+                finished = _finished(sampler)
+            trace = sampler.wait() if finished else sampler.inspect()
+            theta, stats = _raw_draws(trace)
             if report is not None:
-                report(done, draws)
-            if done < next_check:
-                continue
-            ess, rhat = _worst(expanded.of(theta))
-            if ess >= min_ess and rhat <= max_rhat:
-                return _raw_draws(sampler.abort(), keep=done)
-            grow = min_ess / ess if ess > 0 else 2.0
-            next_check = int(done * min(max(grow, 1.2), 3.0))
-        return _raw_draws(sampler.wait())
+                report(theta.shape[1], draws)
+            while next_check < draws and theta.shape[1] >= next_check:
+                ess, rhat = _worst(expanded.of(theta[:, :next_check]))
+                if ess >= min_ess and rhat <= max_rhat:
+                    return _raw_draws(trace if finished else sampler.abort(), keep=next_check)
+                grow = min_ess / ess if ess > 0 else 2.0
+                next_check = int(next_check * min(max(grow, 1.2), 3.0))
+            if finished:
+                return theta, stats
     except BaseException:
         sampler.cancel()
         raise

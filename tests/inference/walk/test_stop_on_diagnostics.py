@@ -69,3 +69,19 @@ def test_spec_checks_min_ess(tmp_path, spec, value, message):
     bad.write_text(text.replace("[sampler]", f"[sampler]\nmin_ess = {value}"))
     with pytest.raises(FormatError, match=message):
         load_spec(bad)
+
+
+def test_the_same_seed_keeps_the_same_draws_whatever_the_clock(monkeypatch):
+    """Where sampling stops is set by the draws, not by when the chains were looked at:
+    looking every 0.01 s or every second keeps the same draws."""
+    from bayeschain.inference.walk import sampler
+
+    rng = np.random.default_rng(5)
+    log = pages_to_log(simulate_pages(rng, 2_000, P, Q, 0.3 * LEAVE, 0.7 * LEAVE, CLICK), N)
+    posts = []
+    for every in (0.01, 1.0):
+        monkeypatch.setattr(sampler, "CHECK_EVERY", every)
+        posts.append(fit(log, seed=4, draws=3_000, tune=300, min_ess=400))
+    a, b = posts
+    assert a.n_draws == b.n_draws < 2 * 3_000
+    np.testing.assert_array_equal(a.posterior["walk"].values, b.posterior["walk"].values)
