@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from ...errors import ParameterError
 from ...io.clickstats_sql import DUCKDB_MEMORY
@@ -31,51 +30,41 @@ from .data import PageData, PagePatterns
 from .likelihood import ClickCounts
 
 _CODE = "CASE {col} WHEN 'next_query' THEN 0 WHEN 'end' THEN 1 ELSE 2 END"
+#: a term is ``(length, state, target)``: states -1 .. 9,999 and targets -3 .. 9,999,
+#: shifted to >= 0, are coded as ``(state + 1) * _BASE + target + 4`` within a page, and
+#: ``length * _BASE**2`` plus that code across pages (the order of (length, state, target))
+_BASE = 20003
 
-_PAGES_SQL = """
+# One GROUP BY over the window pass gives each page its length and its terms, coded within
+# the page: the start (the first click's rank, or leaving without a click with the query's
+# outcome) and, after each click, the next click's rank on the page or leaving with the
+# click's outcome.  Pages with the same length and the same sorted terms form a pattern;
+# the terms and their counts follow from the patterns (a few thousand rows, in NumPy).
+_PAGES_SQL = f"""
+CREATE TEMP TABLE page_terms AS
+SELECT serp_id,
+       COUNT(*) FILTER (WHERE event = 'query') AS queries,
+       MAX(rank) FILTER (WHERE on_page) AS deepest,
+       list_sort(
+         COALESCE(LIST(rank * {_BASE} + CASE WHEN next_click_serp = serp_id
+                           THEN next_click_rank + 3
+                           ELSE 3 - ({_CODE.format(col="outcome")}) END)
+                      FILTER (WHERE on_page), [])
+         || COALESCE(LIST(rank + 3) FILTER (WHERE on_page AND (prev_click_serp IS NULL
+                                                              OR prev_click_serp <> serp_id)),
+                     [])
+         || COALESCE(LIST(3 - ({_CODE.format(col="outcome")}))
+                      FILTER (WHERE event = 'query' AND NOT COALESCE(next_click_serp = serp_id,
+                                                                   false)), [])) AS key
+FROM obs WHERE serp_id IS NOT NULL AND (event = 'query' OR on_page)
+GROUP BY serp_id;
 CREATE TEMP TABLE page AS
-SELECT o.serp_id, o.outcome,
-       COALESCE(o.next_click_serp = o.serp_id, false) AS clicked,
-       GREATEST({listed}, COALESCE(d.deepest, 0)) AS length
-FROM obs o
-LEFT JOIN (SELECT serp_id, MAX(rank) AS deepest FROM obs WHERE on_page GROUP BY serp_id) d
-  USING (serp_id)
-{results_join}
-WHERE o.event = 'query' AND o.serp_id IS NOT NULL
-"""
-
-_TERMS_SQL = f"""
-CREATE TEMP TABLE term_rows AS
-SELECT serp_id, length, -1 AS state, -1 - ({_CODE.format(col="outcome")}) AS target
-  FROM page WHERE NOT clicked AND length >= 1
-UNION ALL
-SELECT c.serp_id, p.length, -1 AS state, c.rank - 1 AS target
-  FROM obs c JOIN page p USING (serp_id)
-  WHERE c.on_page AND p.length >= 1
-    AND (c.prev_click_serp IS NULL OR c.prev_click_serp <> c.serp_id)
-UNION ALL
-SELECT c.serp_id, p.length, c.rank - 1 AS state,
-       CASE WHEN c.next_click_serp = c.serp_id THEN c.next_click_rank - 1
-            ELSE -1 - ({_CODE.format(col="c.outcome")}) END AS target
-  FROM obs c JOIN page p USING (serp_id)
-  WHERE c.on_page AND p.length >= 1;
-CREATE TEMP TABLE term AS
-SELECT length, state, target, COUNT(*) AS count,
-       (row_number() OVER (ORDER BY length, state, target)) - 1 AS id
-FROM term_rows GROUP BY length, state, target;
-"""
-
-#: a term as one integer (states -1 .. 9,999 and targets -3 .. 9,999 shifted to >= 0)
-_TERM_CODE = "(length * 20003 + state + 1) * 20003 + target + 4"
-
-# a page's pattern: the sorted list of its terms' codes (no join, no ordered aggregate:
-# 0.3 s for 10^6 sessions against 1.1 s with them)
-_PATTERN_SQL = f"""
-CREATE TEMP TABLE page_key AS
-SELECT serp_id, list_sort(list({_TERM_CODE})) AS key FROM term_rows GROUP BY serp_id;
+SELECT t.serp_id, GREATEST({{listed}}, COALESCE(t.deepest, 0)) AS length, t.key
+FROM page_terms t {{results_join}}
+WHERE t.queries > 0;
 CREATE TEMP TABLE pattern AS
-SELECT key, COUNT(*) AS pages, (row_number() OVER (ORDER BY key)) - 1 AS id
-FROM page_key GROUP BY key;
+SELECT length, key, COUNT(*) AS pages, (row_number() OVER (ORDER BY length, key)) - 1 AS id
+FROM page WHERE length >= 1 GROUP BY length, key;
 """
 
 
@@ -220,56 +209,54 @@ def _scan(files: ClickLogFiles, default_length: int):
             join = (f"LEFT JOIN (SELECT serp_id, MAX(rank) AS listed FROM {res} "
                     f"GROUP BY serp_id) r USING (serp_id)")
         con.execute(_PAGES_SQL.format(listed=listed, results_join=join))
-        con.execute(_TERMS_SQL)
-        con.execute(_PATTERN_SQL)
         stats = statistics_of_events(con, src, sessions=False)
-        terms = con.execute(f"SELECT length, state, target, count, {_TERM_CODE} AS code "
-                            f"FROM term ORDER BY id").fetchnumpy()
-        kept = con.execute("SELECT serp_id, length FROM page WHERE length >= 1 "
-                           "ORDER BY serp_id").fetchnumpy()
-        n_empty, n_off = con.execute(
-            "SELECT (SELECT COUNT(*) FROM page WHERE length < 1), (SELECT COUNT(*) FROM obs "
-            "WHERE event = 'click' AND rank IS NULL)").fetchone()
-        patterns = con.execute("SELECT key, pages FROM pattern ORDER BY id").fetchnumpy()
+        n_empty = con.execute("SELECT COUNT(*) FROM page WHERE length < 1").fetchone()[0]
+        patterns = con.execute("SELECT length, key, pages FROM pattern ORDER BY id"
+                               ).fetchnumpy()
         page_pattern = con.execute(
-            "SELECT k.serp_id, p.id FROM page_key k JOIN pattern p USING (key) "
-            "ORDER BY k.serp_id").fetchnumpy()
-    page_ids = np.asarray(kept["serp_id"], dtype=np.int64)
+            "SELECT p.serp_id, q.id FROM page p JOIN pattern q USING (length, key) "
+            "ORDER BY p.serp_id").fetchnumpy()
+    page_ids = np.asarray(page_pattern["serp_id"], dtype=np.int64)
     if page_ids.size == 0:
         raise ParameterError("the click log has no result pages to fit")
-    page_length = np.asarray(kept["length"], dtype=np.int64)
-    lengths, page_config = np.unique(page_length, return_inverse=True)
+    # the terms of every pattern, coded across pages, and their counts over the pages
+    keys = patterns["key"]
+    sizes = np.array([len(k) for k in keys], dtype=np.int64)
+    pattern_length = np.asarray(patterns["length"], dtype=np.int64)
+    codes = (np.repeat(pattern_length, sizes) * _BASE**2
+             + np.concatenate([np.asarray(k, dtype=np.int64) for k in keys]))
+    weights = np.repeat(np.asarray(patterns["pages"], dtype=np.int64), sizes)
+    term_codes, term_of = np.unique(codes, return_inverse=True)   # (length, state, target)
+    term_count = np.bincount(term_of, weights=weights)
+    term_length = term_codes // _BASE**2
+    states = term_codes % _BASE**2 // _BASE - 1
+    targets = term_codes % _BASE - 4
+    lengths = np.unique(pattern_length)
     width = int(lengths.max())
     inside = np.arange(width)[None, :] < lengths[:, None]
     index = np.where(inside, np.arange(width)[None, :], -1).astype(np.int64)
     # the terms, sorted by (configuration, state, target) as the kernel reads them
-    cfg_t = np.searchsorted(lengths, np.asarray(terms["length"], dtype=np.int64))
-    counts = ClickCounts.from_terms(cfg_t, terms["state"], terms["target"], terms["count"],
-                                    lengths.size)
-    keys = patterns["key"]
-    rows = np.repeat(np.arange(len(keys)), [len(k) for k in keys])
-    codes = np.asarray(terms["code"], dtype=np.int64)       # ascending: sorted as the ids
-    cols = np.searchsorted(codes, np.concatenate([np.asarray(k, dtype=np.int64) for k in keys])
-                           ) if len(keys) else np.zeros(0, dtype=np.int64)
+    counts = ClickCounts.from_terms(np.searchsorted(lengths, term_length), states, targets,
+                                    term_count, lengths.size)
     from scipy import sparse
 
-    pattern_terms = sparse.coo_matrix((np.ones(rows.size), (rows, cols)),
-                                      shape=(len(keys), cfg_t.size)).tocsr()
+    pattern_terms = sparse.coo_matrix(
+        (np.ones(term_of.size), (np.repeat(np.arange(sizes.size), sizes), term_of)),
+        shape=(sizes.size, term_codes.size)).tocsr()
     pattern_terms.sum_duplicates()
-    pattern_of = pd.Series(np.asarray(page_pattern["id"], dtype=np.int64),
-                           index=np.asarray(page_pattern["serp_id"], dtype=np.int64))
+    page_of = np.asarray(page_pattern["id"], dtype=np.int64)
     patterns = PagePatterns(pattern_terms, np.asarray(patterns["pages"], dtype=np.int64),
-                            pattern_of.reindex(page_ids).to_numpy(dtype=np.int64))
+                            page_of)
+    page_config = np.searchsorted(lengths, pattern_length)[page_of]
     # a click is the state of one term: the clicks of the pages kept
     clicks = int(counts.counts[np.repeat(counts.states, np.diff(counts.term_ptr)) >= 0].sum())
     report = {"pages": int(page_ids.size), "empty_pages": int(n_empty),
-              "off_page_clicks": int(n_off), "clicks": clicks}
+              "off_page_clicks": int(stats.off_page_clicks), "clicks": clicks}
     data = PageData(lengths.astype(np.int64), index, index.copy(), counts,
                     np.bincount(page_config, minlength=lengths.size), width, 1, None,
                     bool(files.has_sessions), report,
                     counts.digest(np.concatenate([lengths[:, None], index, index], axis=1)),
-                    page_ids,
-                    page_config.astype(np.int64), None, patterns)
+                    page_ids, page_config.astype(np.int64), None, patterns)
     return data, stats
 
 
