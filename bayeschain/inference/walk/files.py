@@ -42,21 +42,22 @@ _BASE = 20003
 # the terms and their counts follow from the patterns (a few thousand rows, in NumPy).
 _PAGES_SQL = f"""
 CREATE TEMP TABLE page_terms AS
-SELECT serp_id,
-       COUNT(*) FILTER (WHERE event = 'query') AS queries,
-       MAX(rank) FILTER (WHERE on_page) AS deepest,
-       list_sort(
-         COALESCE(LIST(rank * {_BASE} + CASE WHEN next_click_serp = serp_id
-                           THEN next_click_rank + 3
-                           ELSE 3 - ({_CODE.format(col="outcome")}) END)
-                      FILTER (WHERE on_page), [])
-         || COALESCE(LIST(rank + 3) FILTER (WHERE on_page AND (prev_click_serp IS NULL
-                                                              OR prev_click_serp <> serp_id)),
-                     [])
-         || COALESCE(LIST(3 - ({_CODE.format(col="outcome")}))
-                      FILTER (WHERE event = 'query' AND NOT COALESCE(next_click_serp = serp_id,
-                                                                   false)), [])) AS key
-FROM obs WHERE serp_id IS NOT NULL AND (event = 'query' OR on_page)
+SELECT serp_id, COUNT(*) FILTER (WHERE is_query) AS queries, MAX(clicked_rank) AS deepest,
+       list_sort(LIST(code) FILTER (WHERE code IS NOT NULL)) AS key
+FROM (
+  SELECT serp_id, event = 'query' AS is_query,
+         CASE WHEN on_page THEN rank END AS clicked_rank,
+         CASE WHEN event = 'query'
+              THEN CASE WHEN NOT COALESCE(next_click_serp = serp_id, false)
+                        THEN 3 - ({_CODE.format(col="outcome")}) END
+              ELSE rank * {_BASE} + CASE WHEN next_click_serp = serp_id
+                                         THEN next_click_rank + 3
+                                         ELSE 3 - ({_CODE.format(col="outcome")}) END
+         END AS code
+  FROM obs WHERE serp_id IS NOT NULL AND (event = 'query' OR on_page)
+  UNION ALL
+  SELECT serp_id, false, NULL, rank + 3 FROM obs
+  WHERE on_page AND (prev_click_serp IS NULL OR prev_click_serp <> serp_id))
 GROUP BY serp_id;
 CREATE TEMP TABLE page AS
 SELECT t.serp_id, GREATEST({{listed}}, COALESCE(t.deepest, 0)) AS length, t.key
