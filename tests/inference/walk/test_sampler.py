@@ -47,7 +47,7 @@ def test_pooled_and_lognormal_models_recover_their_truth(capfd):
     known parameters (99% intervals); the pooled transitions keep rank 1's structural
     zero; without progress, PyMC prints nothing."""
     rates = np.array([0.05, 0.08, 0.1, 0.12, 0.15])
-    log = simulate_click_log(5_000, seed=42, **{**SMALL, "holding_rates": rates})
+    log = simulate_click_log(2_000, seed=42, **{**SMALL, "holding_rates": rates})
     stats = click_statistics(log)
     pooled = fit(stats, small_spec("clicks-pooled"), draws=400, tune=500, chains=2)
     # rank 1's backward move is a structural zero: exactly 0 in every draw, as in the
