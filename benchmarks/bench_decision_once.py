@@ -1,0 +1,339 @@
+r"""Does the user re-draw the click decision when a snippet is examined again?  A study.
+
+    python3 benchmarks/bench_decision_once.py [--logs trec clara2 wscd] [--cap K] [--check]
+        [--all-test-pages]
+
+The walk that bayeschain fits gives every arrival on a rank a fresh click chance.  Click
+models (PBM, UBM, DBN) make the decision once.  This script fits, to the same clicks, the
+walk in which the *first* examination of a rank clicks with ``c_i`` and every later one
+with ``kappa c_i`` (``kappa = 1``: bayeschain's walk; ``kappa = 0``: the decision made
+once; between: the data decide), and compares it with ``kappa`` fixed at 1.
+
+**The chain.**  With moves to neighbouring ranks only, the ranks examined so far are
+``1..d`` (``d`` the deepest), so the state ``(i, d)``, ``1 <= i <= d <= n`` (55 states on
+10 results), says whether an arrival is fresh: forward from ``(d, d)`` reaches
+``(d+1, d+1)`` for the first time; every other move is a re-examination.  After the click
+decision the user moves with the moves after a click ``(f^c_i, b^c_i, l^c_i)`` or after
+no click ``(f^s_i, b^s_i, l^s_i)``; after a click they click the same result again at once
+with ``rho_i`` (a repeat, as in bayeschain's walk).  With ``Q_s`` (``C_s``) the arrivals
+without (with) a click after no click, ``Q_c``, ``C_c`` after a click, ``L`` the leave
+vectors and ``N = (I - Q_s)^{-1}``, the clicks form a Markov chain over the states of the
+click: first click ``g = c_1 e_{11} + (1 - c_1) e_{11}^T N C_s``, no click at all
+``(1 - c_1) e_{11}^T N L_s``, next click
+``K = diag(rho) + diag(1 - rho) (C_c + Q_c N C_s)``, leaving after a click
+``E = (1 - rho) (L_c + Q_c N L_s)``.  The depth is hidden, so a page's likelihood is a
+forward recursion over its ordered clicks (``alpha_{t+1} = (alpha_t K) * [rank = j_{t+1}]``),
+not a product of per-rank terms: this is why the variant is studied here before it becomes
+a spec (bayeschain's likelihood is a sum over per-rank click-to-click terms, which this
+walk breaks).  ``--check`` tests the recursion and the clicked-set probabilities against
+a direct simulation of the walk (200,000 pages, random parameters).
+
+**Fit and scores.**  Clicks per rank, moves per rank (softmax of forward and backward
+against leaving; rank 1 has no backward move, rank 10 no forward one), logits with
+Normal(0, 3) priors, the posterior mode by L-BFGS on PyTensor's exact gradient (leaving
+is not split into next query and end: click prediction does not see it).  Held-out
+pages and metrics are those of ``bench_click_models.py`` (``log.split(0.25, seed=0)``,
+10-result test pages whose query occurs in training, PyClick's definitions via
+``bayeschain.inference.click_metrics``); the probabilities of clicked sets are exact
+(the chain over ``(i, d, clicked)`` and inclusion-exclusion).  ``E[H]``: expected
+examinations (arrivals) per page.  ``--cap K`` also refits on the training pages with at
+most ``K`` clicks (are a few heavy clickers what makes the walks long?).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine, table  # noqa: E402
+from click_model_peers import LOGS, RANKS, _full_pages, heldout_serps, load_log  # noqa: E402
+
+from bayeschain.inference import click_metrics  # noqa: E402
+
+N = RANKS
+STATES = [(i, d) for d in range(N) for i in range(d + 1)]
+INDEX = {s: k for k, s in enumerate(STATES)}
+S = len(STATES)
+RANK_OF = np.array([i for i, _ in STATES])
+AT_RANK = np.stack([(RANK_OF == j).astype(float) for j in range(N)])      # (N, S)
+SRC_F = np.array([k for k, (i, _) in enumerate(STATES) if i < N - 1])
+TGT_F = np.array([INDEX[(i + 1, max(d, i + 1))] for i, d in STATES if i < N - 1])
+FRESH_F = np.array([float(i == d) for i, d in STATES if i < N - 1])
+SRC_B = np.array([k for k, (i, _) in enumerate(STATES) if i > 0])
+TGT_B = np.array([INDEX[(i - 1, d)] for i, d in STATES if i > 0])
+DIM = 2 * N + 1 + 4 * N            # click logits, kappa, repeats, two sets of move logits
+
+
+def parameters(th, T):
+    """``c, kappa, rho`` and the two move sets ``(f, b, leave)`` (after no click, after a
+    click) from the unconstrained vector (``T``: numpy or pytensor.tensor)."""
+    def sig(x):
+        return 1.0 / (1.0 + T.exp(-x))
+
+    moves = []
+    for o in (2 * N + 1, 4 * N + 1):
+        ef = T.exp(th[o:o + N]) * np.r_[np.ones(N - 1), 0.0]
+        eb = T.exp(th[o + N:o + 2 * N]) * np.r_[0.0, np.ones(N - 1)]
+        total = ef + eb + 1.0
+        moves.append((ef / total, eb / total, 1.0 / total))
+    return sig(th[:N]), sig(th[N]), sig(th[N + 1:2 * N + 1]), moves
+
+
+def chain(th, T, kappa=None):
+    """``(g, z, K, E)`` of the module docstring and the arrival matrices ``(Q, C, L)`` of
+    both move sets."""
+    c, k_free, rho, moves = parameters(th, T)
+    kappa = k_free if kappa is None else kappa
+    pcf = c[RANK_OF[TGT_F]] * (FRESH_F + (1.0 - FRESH_F) * kappa)
+    pcb = c[RANK_OF[TGT_B]] * kappa
+    mats = []
+    for f, b, leave in moves:
+        wf, wb = f[RANK_OF[SRC_F]], b[RANK_OF[SRC_B]]
+        if T is np:
+            Q, C = np.zeros((S, S)), np.zeros((S, S))
+            np.add.at(Q, (SRC_F, TGT_F), wf * (1 - pcf))
+            np.add.at(Q, (SRC_B, TGT_B), wb * (1 - pcb))
+            np.add.at(C, (SRC_F, TGT_F), wf * pcf)
+            np.add.at(C, (SRC_B, TGT_B), wb * pcb)
+        else:
+            Q = T.inc_subtensor(T.zeros((S, S))[SRC_F, TGT_F], wf * (1 - pcf))
+            Q = T.inc_subtensor(Q[SRC_B, TGT_B], wb * (1 - pcb))
+            C = T.inc_subtensor(T.zeros((S, S))[SRC_F, TGT_F], wf * pcf)
+            C = T.inc_subtensor(C[SRC_B, TGT_B], wb * pcb)
+        mats.append((Q, C, leave[RANK_OF]))
+    (Qs, Cs, Ls), (Qc, Cc, Lc) = mats
+    inv = np.linalg.inv if T is np else T.linalg.inv
+    Nm = inv(np.eye(S) - Qs)
+    A, X = Nm @ Cs, Nm @ Ls
+    g = c[0] * np.eye(S)[0] + (1 - c[0]) * A[0]
+    z = (1 - c[0]) * X[0]
+    r = rho[RANK_OF]
+    K = np.eye(S) * r[:, None] + (1 - r)[:, None] * (Cc + Qc @ A)
+    E = (1 - r) * (Lc + Qc @ X)
+    return g, z, K, E, mats
+
+
+def log_likelihood(th, patterns, counts, kappa=None):
+    """PyTensor graph: the log-likelihood of click sequences ``patterns`` (tuples of
+    0-based ranks, in click order) seen ``counts`` times."""
+    import pytensor.tensor as pt
+
+    g, z, K, E, _ = chain(th, pt, kappa)
+    lengths = np.array([len(p) for p in patterns])
+    total = counts[lengths == 0].sum() * pt.log(z)
+    keep = lengths > 0
+    if not keep.any():
+        return total
+    seq = np.zeros((keep.sum(), lengths.max()), dtype=int)
+    for u, p in enumerate(p for p in patterns if p):
+        seq[u, :len(p)] = p
+    live_len, weight = lengths[keep], counts[keep]
+    alpha = g[None, :] * AT_RANK[seq[:, 0]]
+    norm = alpha.sum(1)
+    logs = pt.log(norm)
+    alpha = alpha / norm[:, None]
+    for t in range(1, seq.shape[1]):
+        live = live_len > t
+        nxt = (alpha @ K) * AT_RANK[seq[:, t]]
+        norm = pt.switch(live, nxt.sum(1), 1.0)
+        logs = logs + pt.log(norm)
+        alpha = pt.switch(live[:, None], nxt / norm[:, None], alpha)
+    return total + (weight * (logs + pt.log(alpha @ E))).sum()
+
+
+def fit(patterns, counts, kappa=None, prior_sd=3.0):
+    """The posterior mode (L-BFGS on the exact gradient) and its seconds."""
+    import pytensor
+    import pytensor.tensor as pt
+    from scipy.optimize import minimize
+
+    th = pt.dvector("th")
+    lp = log_likelihood(th, patterns, counts, kappa) - 0.5 * (th ** 2).sum() / prior_sd**2
+    fn = pytensor.function([th], [-lp, -pytensor.grad(lp, th)])
+    x0 = np.zeros(DIM)
+    x0[:N], x0[N + 1:2 * N + 1] = -1.0, -2.0
+    t = time.perf_counter()
+    res = minimize(fn, x0, jac=True, method="L-BFGS-B", options={"maxiter": 5000})
+    if not res.success:
+        raise SystemExit(f"L-BFGS did not converge: {res.message}")
+    return res.x, time.perf_counter() - t
+
+
+def _arrivals(th, kappa=None, forbid=None):
+    """Expected arrivals on the post-decision states ``(i, d, clicked)`` (``forbid``: ranks
+    where a click is not allowed, for the no-click probabilities) and the leave vector."""
+    c = parameters(th, np)[0]
+    (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(th, np, kappa)[4]
+    ok = np.ones(S) if forbid is None else 1.0 - forbid[RANK_OF]
+    W = np.block([[Qs, Cs * ok], [Qc, Cc * ok]])
+    x0 = np.zeros(2 * S)
+    x0[0], x0[S] = 1 - c[0], c[0] * ok[0]
+    return np.linalg.solve(np.eye(2 * S) - W.T, x0), np.r_[Ls, Lc]
+
+
+def no_click_table(th, kappa=None) -> np.ndarray:
+    """``Q[mask]``: the probability that the page ends with no click on the ranks of the
+    bit mask (all 2^10 masks)."""
+    out = np.empty(1 << N)
+    for m in range(1 << N):
+        y, leave = _arrivals(th, kappa, np.array([(m >> r) & 1 for r in range(N)], float))
+        out[m] = y @ leave
+    return out
+
+
+def predict(noclick, clicked):
+    """``P(C_r = 1)`` and ``P(C_r = c_r | C_<r)`` per page (inclusion-exclusion)."""
+    cache = {}
+
+    def joint(prefix):
+        if prefix not in cache:
+            ones = [r for r, v in enumerate(prefix) if v]
+            zeros = sum(1 << r for r, v in enumerate(prefix) if not v)
+            cache[prefix] = sum((-1) ** k * noclick[zeros | sum(1 << r for r in sub)]
+                                for k in range(len(ones) + 1)
+                                for sub in itertools.combinations(ones, k))
+        return cache[prefix]
+
+    p_click = np.tile([1 - noclick[1 << r] for r in range(N)], (clicked.shape[0], 1))
+    p_obs = np.empty(clicked.shape)
+    for p, row in enumerate(map(tuple, clicked.astype(bool))):
+        for r in range(N):
+            q = joint(row[:r] + (True,)) / joint(row[:r])
+            p_obs[p, r] = q if row[r] else 1 - q
+    return p_click, p_obs
+
+
+def examinations(th, kappa=None) -> np.ndarray:
+    """Expected arrivals per rank per page."""
+    y = _arrivals(th, kappa)[0]
+    return np.bincount(RANK_OF, weights=y[:S] + y[S:], minlength=N)
+
+
+def click_sequences(log) -> pd.Series:
+    """The ordered clicked ranks (0-based) of each 10-result page, by ``serp_id``."""
+    serps = _full_pages(log)[0]
+    ev = log.events
+    cl = ev[(ev["event"] == "click") & ev["rank"].notna() & ev["serp_id"].notna()]
+    cl = cl[cl["serp_id"].isin(serps) & (cl["rank"] <= N)].sort_values("seq")
+    seqs = cl.groupby(cl["serp_id"].astype("int64"))["rank"].agg(
+        lambda r: tuple(int(x) - 1 for x in r))
+    out = pd.Series([()] * len(serps), index=serps, dtype=object)
+    out.loc[seqs.index] = seqs
+    return out
+
+
+def check(pages: int = 200_000, seed: int = 1) -> None:
+    """The recursion and the clicked-set probabilities against a direct simulation."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    rng = np.random.default_rng(seed)
+    th = rng.normal(0, 0.8, DIM)
+    th[:N] -= 0.5
+    c, kappa, rho, moves = parameters(th, np)
+    seen, arrivals = {}, 0
+    for _ in range(pages):
+        i = d = 0
+        fresh, clicks = True, []
+        while True:
+            arrivals += 1
+            grp = 0
+            if rng.random() < c[i] * (1.0 if fresh else kappa):
+                clicks.append(i)
+                while rng.random() < rho[i]:
+                    clicks.append(i)
+                grp = 1
+            f, b, _ = (m[i] for m in moves[grp])
+            u = rng.random()
+            if u < f:
+                i += 1
+                fresh, d = i > d, max(d, i)
+            elif u < f + b:
+                i, fresh = i - 1, False
+            else:
+                break
+        seen[tuple(clicks)] = seen.get(tuple(clicks), 0) + 1
+    top = sorted(seen, key=seen.get, reverse=True)[:12]
+    th_v = pt.dvector()
+    worst = 0.0
+    for p in top:
+        fn = pytensor.function([th_v], log_likelihood(th_v, [p], np.array([1.0])))
+        exact = float(np.exp(fn(th)))
+        se = np.sqrt(exact * (1 - exact) / pages)
+        worst = max(worst, abs(seen[p] / pages - exact) / se)
+    noclick = no_click_table(th)
+    for r in range(N):
+        freq = sum(v for k, v in seen.items() if r in k) / pages
+        exact = 1 - noclick[1 << r]
+        worst = max(worst, abs(freq - exact) / np.sqrt(max(exact * (1 - exact), 1e-12) / pages))
+    mean_arrivals = examinations(th).sum()
+    print(f"check: {pages:,} simulated pages, largest |simulated - exact| / se over the 12 "
+          f"commonest click sequences and the 10 click probabilities: {worst:.2f}; "
+          f"arrivals per page {arrivals / pages:.3f} simulated, {mean_arrivals:.3f} exact")
+    if worst > 4.5:
+        raise SystemExit("the exact probabilities disagree with the simulation")
+
+
+def study(name: str, cap: int | None, known: bool = True) -> list[tuple]:
+    log = load_log(name)
+    train, test = log.split(0.25, seed=0)
+    seqs = click_sequences(train)
+    serps, _, _, clicked = _full_pages(test)
+    clicked = clicked[np.isin(serps, heldout_serps(log, known=known))]
+    rows = []
+    fits = [(None, None, "free"), (1.0, None, "1 (bayeschain's walk)")]
+    if cap is not None:
+        fits.append((None, cap, f"free, pages of <= {cap} clicks"))
+    for kappa, most, label in fits:
+        use = seqs if most is None else seqs[seqs.map(len) <= most]
+        vc = use.value_counts()
+        th, seconds = fit(list(vc.index), vc.to_numpy(dtype=float), kappa)
+        m = click_metrics(clicked, *predict(no_click_table(th, kappa), clicked))
+        k_hat = parameters(th, np)[1] if kappa is None else kappa
+        prof = examinations(th, kappa)
+        rows.append((name, label, len(use), m.pages, f"{seconds:.0f}", f"{k_hat:.3f}",
+                     f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
+                     f"{m.conditional_perplexity:.4f}", f"{prof.sum():.2f}",
+                     " ".join(f"{x:.2f}" for x in prof[:4])))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--logs", nargs="+", default=list(LOGS), choices=list(LOGS))
+    ap.add_argument("--cap", type=int, default=None,
+                    help="also fit on the training pages with at most this many clicks")
+    ap.add_argument("--check", action="store_true",
+                    help="first test the exact probabilities against a simulation")
+    ap.add_argument("--all-test-pages", action="store_true",
+                    help="score every held-out 10-result page, not only those whose query "
+                         "occurs in training (TREC Session keeps 2 pages otherwise)")
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore", module="pytensor")
+    import logging
+
+    logging.getLogger("pytensor").setLevel(logging.ERROR)
+    print(f"machine: {machine()}")
+    if args.check:
+        check()
+    missing = [n for n in args.logs if not all(p.exists() for p in LOGS[n])]
+    if missing:
+        print(f"skipped: the click-log samples {missing} are not here")
+    rows = []
+    for name in (n for n in args.logs if n not in missing):
+        rows += study(name, args.cap, not args.all_test_pages)
+    print(table(rows, ("log", "kappa", "train pages", "test pages", "fit s", "kappa fitted",
+                       "LL", "perplexity", "cond. perplexity", "E[H]",
+                       "arrivals on ranks 1-4")))
+
+
+if __name__ == "__main__":
+    main()
