@@ -160,7 +160,8 @@ def run(args: argparse.Namespace) -> int:
         if (post.metadata.method or "").startswith("nuts"):
             diag = post.diagnostics(sampled_only=True)
             print(f"NUTS: max R-hat {diag['max_rhat'].max():.3f}, min bulk ESS "
-                  f"{diag['min_ess'].min():.0f}, {post.divergences()} divergences")
+                  f"{diag['min_ess'].min():.0f}, {post.divergences()} divergences"
+                  + (f" ({post.attrs['resampled']})" if "resampled" in post.attrs else ""))
         if args.report:
             from ..recipes.reports import fit_report
 

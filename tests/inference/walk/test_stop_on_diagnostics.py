@@ -85,3 +85,27 @@ def test_the_same_seed_keeps_the_same_draws_whatever_the_clock(monkeypatch):
     a, b = posts
     assert a.n_draws == b.n_draws < 2 * 3_000
     np.testing.assert_array_equal(a.posterior["walk"].values, b.posterior["walk"].values)
+
+
+def test_a_fit_whose_draws_diverged_is_sampled_again_with_smaller_steps(monkeypatch):
+    """A divergence in the first run (forced here) makes the fit sample once more at
+    target_accept 0.99; the posterior keeps the second run and says why."""
+    from bayeschain.inference.walk import fit as walk_fit
+    from bayeschain.inference.walk import sampler
+
+    real, asked = sampler.sample, []
+
+    def first_diverges(*args, **kwargs):
+        draws, stats = real(*args, **kwargs)
+        asked.append(kwargs["target_accept"])
+        if len(asked) == 1:
+            stats["diverging"].values[0, 0] = True
+        return draws, stats
+
+    monkeypatch.setattr(sampler, "sample", first_diverges)
+    rng = np.random.default_rng(6)
+    log = pages_to_log(simulate_pages(rng, 1_000, P, Q, 0.3 * LEAVE, 0.7 * LEAVE, CLICK), N)
+    post = fit(log, seed=4, draws=300, tune=200)
+    assert asked == [0.95, walk_fit.RETRY_TARGET_ACCEPT]
+    assert post.divergences() == 0
+    assert post.attrs["resampled"].startswith("1 divergent transition at target_accept 0.95")
