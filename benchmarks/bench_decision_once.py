@@ -1,7 +1,7 @@
 r"""Does the user re-draw the click decision when a snippet is examined again?  A study.
 
     python3 benchmarks/bench_decision_once.py [--logs trec clara2 wscd] [--cap K] [--check]
-        [--all-test-pages]
+        [--all-test-pages] [--readers 2]
 
 The walk that bayeschain fits gives every arrival on a rank a fresh click chance.  Click
 models (PBM, UBM, DBN) make the decision once.  This script fits, to the same clicks, the
@@ -121,21 +121,23 @@ def chain(th, T, kappa=None):
     return g, z, K, E, mats
 
 
-def log_likelihood(th, patterns, counts, kappa=None):
-    """PyTensor graph: the log-likelihood of click sequences ``patterns`` (tuples of
-    0-based ranks, in click order) seen ``counts`` times."""
+def pattern_log_likelihoods(th, patterns, kappa=None):
+    """PyTensor graph: the log-probability of each click sequence of ``patterns`` (tuples
+    of 0-based ranks, in click order)."""
     import pytensor.tensor as pt
 
     g, z, K, E, _ = chain(th, pt, kappa)
     lengths = np.array([len(p) for p in patterns])
-    total = counts[lengths == 0].sum() * pt.log(z)
+    out = pt.zeros(len(patterns))
+    if (lengths == 0).any():
+        out = pt.set_subtensor(out[np.flatnonzero(lengths == 0)], pt.log(z))
     keep = lengths > 0
     if not keep.any():
-        return total
+        return out
     seq = np.zeros((keep.sum(), lengths.max()), dtype=int)
     for u, p in enumerate(p for p in patterns if p):
         seq[u, :len(p)] = p
-    live_len, weight = lengths[keep], counts[keep]
+    live_len = lengths[keep]
     alpha = g[None, :] * AT_RANK[seq[:, 0]]
     norm = alpha.sum(1)
     logs = pt.log(norm)
@@ -146,20 +148,37 @@ def log_likelihood(th, patterns, counts, kappa=None):
         norm = pt.switch(live, nxt.sum(1), 1.0)
         logs = logs + pt.log(norm)
         alpha = pt.switch(live[:, None], nxt / norm[:, None], alpha)
-    return total + (weight * (logs + pt.log(alpha @ E))).sum()
+    return pt.set_subtensor(out[np.flatnonzero(keep)], logs + pt.log(alpha @ E))
 
 
-def fit(patterns, counts, kappa=None, prior_sd=3.0):
-    """The posterior mode (L-BFGS on the exact gradient) and its seconds."""
+def log_likelihood(th, patterns, counts, kappa=None):
+    """PyTensor graph: the log-likelihood of ``patterns`` seen ``counts`` times."""
+    return (counts * pattern_log_likelihoods(th, patterns, kappa)).sum()
+
+
+def fit(patterns, counts, kappa=None, prior_sd=3.0, readers=1):
+    """The posterior mode (L-BFGS on the exact gradient) and its seconds.  ``readers = 2``:
+    a mixture of two walks, each page read by one of them (weight ``sigmoid(w)``, the last
+    coordinate); the second starts as a reader who leaves early."""
     import pytensor
     import pytensor.tensor as pt
     from scipy.optimize import minimize
 
-    th = pt.dvector("th")
-    lp = log_likelihood(th, patterns, counts, kappa) - 0.5 * (th ** 2).sum() / prior_sd**2
-    fn = pytensor.function([th], [-lp, -pytensor.grad(lp, th)])
-    x0 = np.zeros(DIM)
-    x0[:N], x0[N + 1:2 * N + 1] = -1.0, -2.0
+    x = pt.dvector("x")
+    if readers == 1:
+        ll = log_likelihood(x, patterns, counts, kappa)
+    else:
+        w = x[2 * DIM]
+        one = pattern_log_likelihoods(x[:DIM], patterns, kappa)
+        two = pattern_log_likelihoods(x[DIM:2 * DIM], patterns, kappa)
+        ll = (counts * pt.logaddexp(-pt.softplus(-w) + one, -pt.softplus(w) + two)).sum()
+    lp = ll - 0.5 * (x ** 2).sum() / prior_sd**2
+    fn = pytensor.function([x], [-lp, -pytensor.grad(lp, x)])
+    start = np.zeros(DIM)
+    start[:N], start[N + 1:2 * N + 1] = -1.0, -2.0
+    x0 = start if readers == 1 else np.r_[start, start, 0.0]
+    if readers == 2:
+        x0[DIM + 2 * N + 1:DIM + 3 * N + 1] = -2.0       # the second reader's forward logits
     t = time.perf_counter()
     res = minimize(fn, x0, jac=True, method="L-BFGS-B", options={"maxiter": 5000})
     if not res.success:
@@ -282,7 +301,8 @@ def check(pages: int = 200_000, seed: int = 1) -> None:
         raise SystemExit("the exact probabilities disagree with the simulation")
 
 
-def study(name: str, cap: int | None, known: bool = True) -> list[tuple]:
+def study(name: str, cap: int | None, known: bool = True, readers: int = 1
+          ) -> list[tuple]:
     log = load_log(name)
     train, test = log.split(0.25, seed=0)
     seqs = click_sequences(train)
@@ -303,6 +323,23 @@ def study(name: str, cap: int | None, known: bool = True) -> list[tuple]:
                      f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
                      f"{m.conditional_perplexity:.4f}", f"{prof.sum():.2f}",
                      " ".join(f"{x:.2f}" for x in prof[:4])))
+    if readers == 2:
+        vc = seqs.value_counts()
+        x, seconds = fit(list(vc.index), vc.to_numpy(dtype=float), 1.0, readers=2)
+        share = 1.0 / (1.0 + np.exp(-x[2 * DIM]))
+        parts = [(share, x[:DIM]), (1 - share, x[DIM:2 * DIM])]
+        # no click in S under the mixture: the readers' probabilities, weighted
+        noclick = sum(w * no_click_table(th, 1.0) for w, th in parts)
+        m = click_metrics(clicked, *predict(noclick, clicked))
+        profs = [examinations(th, 1.0) for _, th in parts]
+        prof = sum(w * p for (w, _), p in zip(parts, profs, strict=True))
+        label = ("1, two readers (" + ", ".join(f"{w:.2f} of pages: E[H] {p.sum():.2f}"
+                                                 for (w, _), p in zip(parts, profs,
+                                                                       strict=True)) + ")")
+        rows.append((name, label, len(seqs), m.pages, f"{seconds:.0f}", "1",
+                     f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
+                     f"{m.conditional_perplexity:.4f}", f"{prof.sum():.2f}",
+                     " ".join(f"{x:.2f}" for x in prof[:4])))
     return rows
 
 
@@ -313,6 +350,9 @@ def main() -> None:
                     help="also fit on the training pages with at most this many clicks")
     ap.add_argument("--check", action="store_true",
                     help="first test the exact probabilities against a simulation")
+    ap.add_argument("--readers", type=int, default=1, choices=[1, 2],
+                    help="2: also fit a mixture of two readers (kappa = 1), each page read "
+                         "by one of them")
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out 10-result page, not only those whose query "
                          "occurs in training (TREC Session keeps 2 pages otherwise)")
@@ -329,7 +369,7 @@ def main() -> None:
         print(f"skipped: the click-log samples {missing} are not here")
     rows = []
     for name in (n for n in args.logs if n not in missing):
-        rows += study(name, args.cap, not args.all_test_pages)
+        rows += study(name, args.cap, not args.all_test_pages, args.readers)
     print(table(rows, ("log", "kappa", "train pages", "test pages", "fit s", "kappa fitted",
                        "LL", "perplexity", "cond. perplexity", "E[H]",
                        "arrivals on ranks 1-4")))
