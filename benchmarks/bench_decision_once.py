@@ -317,9 +317,9 @@ def study(name: str, cap: int | None, known: bool = True, readers: int = 1
         vc = use.value_counts()
         th, seconds = fit(list(vc.index), vc.to_numpy(dtype=float), kappa)
         m = click_metrics(clicked, *predict(no_click_table(th, kappa), clicked))
-        k_hat = parameters(th, np)[1] if kappa is None else kappa
+        k_hat = f"{parameters(th, np)[1]:.3f}" if kappa is None else "fixed"
         prof = examinations(th, kappa)
-        rows.append((name, label, len(use), m.pages, f"{seconds:.0f}", f"{k_hat:.3f}",
+        rows.append((name, label, len(use), m.pages, f"{seconds:.0f}", k_hat,
                      f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
                      f"{m.conditional_perplexity:.4f}", f"{prof.sum():.2f}",
                      " ".join(f"{x:.2f}" for x in prof[:4])))
@@ -336,7 +336,7 @@ def study(name: str, cap: int | None, known: bool = True, readers: int = 1
         label = ("1, two readers (" + ", ".join(f"{w:.2f} of pages: E[H] {p.sum():.2f}"
                                                  for (w, _), p in zip(parts, profs,
                                                                        strict=True)) + ")")
-        rows.append((name, label, len(seqs), m.pages, f"{seconds:.0f}", "1",
+        rows.append((name, label, len(seqs), m.pages, f"{seconds:.0f}", "fixed",
                      f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
                      f"{m.conditional_perplexity:.4f}", f"{prof.sum():.2f}",
                      " ".join(f"{x:.2f}" for x in prof[:4])))

@@ -1,8 +1,8 @@
 """The fit of the examination walk (``[examination]``): the log's pages
 (:mod:`.data`), the walk's density (:mod:`.model`), sampled by :mod:`.sampler` (or the
-sampler the caller passes; when a draw diverges, sampled once more with target acceptance
-rate :data:`RETRY_TARGET_ACCEPT`, the posterior's attr ``resampled`` saying so), then the
-spec's dwell rates drawn from their exact posterior alongside."""
+sampler the caller passes; the posterior's attr ``resampled`` says when draws diverged and
+were sampled again), then the spec's dwell rates drawn from their exact posterior
+alongside."""
 
 from __future__ import annotations
 
@@ -23,9 +23,6 @@ from .choice import log_likelihood_groups
 #: ``clicks = "auto"`` fits an attractiveness per (query, document) pair when the log shows
 #: each pair on at least this many pages on average
 AUTO_DOCUMENT_RECURRENCE = 20.0
-#: a fit whose draws diverged is sampled once more with this target acceptance rate
-#: (smaller leapfrog steps), unless the spec already asks for at least as much
-RETRY_TARGET_ACCEPT = 0.99
 
 
 def _import_in_background(module: str) -> None:
@@ -99,24 +96,13 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"NUTS on the walk, the repeats and the trend given them")}
         elif clicks == "document":
             route = {"document_effects": "sampled by NUTS with the rest"}
-
-        def run(target_accept):
-            return (sampler or walk_sampler.sample)(target, draws=s["draws"], tune=s["tune"],
-                                                    chains=s["chains"], seed=s["seed"],
-                                                    progress=progress,
-                                                    target_accept=target_accept,
-                                                    min_ess=s["min_ess"], report=report,
-                                                    **options)
-
-        draws, stats = run(s["target_accept"])
-        diverged = int(np.asarray(stats["diverging"]).sum())
-        if sampler is None and diverged and s["target_accept"] < RETRY_TARGET_ACCEPT:
-            # smaller steps: what divergences ask for (Betancourt 2017, Section 6.2)
-            draws, stats = run(RETRY_TARGET_ACCEPT)
-            route["resampled"] = (f"{diverged} divergent transition"
-                                  f"{'s' if diverged > 1 else ''} at target_accept "
-                                  f"{s['target_accept']}: sampled again at "
-                                  f"{RETRY_TARGET_ACCEPT}")
+        draws, stats = (sampler or walk_sampler.sample)(target, draws=s["draws"], tune=s["tune"],
+                                           chains=s["chains"], seed=s["seed"],
+                                           progress=progress,
+                                           target_accept=s["target_accept"],
+                                           min_ess=s["min_ess"], report=report, **options)
+    if "resampled" in stats.attrs:
+        route["resampled"] = stats.attrs["resampled"]
     theta = draws.pop("theta", None)      # a stand-in sampler may give the quantities only
     # stopped on its diagnostics, a fit keeps the draws it checked; otherwise all it asked
     kept = next(iter(draws.values())).shape[1] if s["min_ess"] > 0 else s["draws"]

@@ -19,6 +19,9 @@ from .model import WalkModel
 CHECK_EVERY = 0.5
 #: the fewest draws per chain looked at
 FIRST_CHECK = 100
+#: draws that diverged are sampled once more with this target acceptance rate (smaller
+#: leapfrog steps), unless the caller already asked for at least as much
+RETRY_TARGET_ACCEPT = 0.99
 
 
 def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int = 2,
@@ -46,7 +49,9 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
 
     Returns ``(draws, sample_stats)``: a dict name -> ``(chain, draw, ...)`` array of the
     expanded quantities (and ``theta``, the draws of the unconstrained vector) and the
-    sampler's statistics (an ``xarray.Dataset`` with ``diverging``).
+    sampler's statistics (an ``xarray.Dataset`` with ``diverging``).  When a draw diverged,
+    the chains are sampled once more with ``target_accept`` :data:`RETRY_TARGET_ACCEPT`
+    and the statistics' attr ``resampled`` says why.
     """
     import nutpie
 
@@ -58,6 +63,7 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
                    return_raw_trace=True, **_mass_matrix(nutpie.sample, low_rank))
     expanded = Expansions(model)
     compiled, path = compiled_model(model, init, path=path)
+    resampled = None
     while True:
         try:
             if min_ess <= 0:
@@ -66,13 +72,25 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
                 theta, stats = _sample_until(nutpie.sample(compiled, blocking=False,
                                                            **options),
                                              expanded, draws, min_ess, max_rhat, report)
-            break
         except Exception as exc:        # noqa: BLE001 - the C bridge's failures of any kind
             if path != C_PATH:
                 raise
             _failed_c_path(f"{type(exc).__name__}: {exc}")
             compiled, path = _python_model(model, init), PYTHON_PATH
+            continue
+        diverged = int(np.asarray(stats["diverging"]).sum())
+        if not diverged or options["target_accept"] >= RETRY_TARGET_ACCEPT:
+            break
+        # smaller leapfrog steps: what divergences ask for (Betancourt, "A Conceptual
+        # Introduction to Hamiltonian Monte Carlo", 2017)
+        resampled = (f"{diverged} divergent transition{'s' if diverged > 1 else ''} at "
+                     f"target_accept {options['target_accept']}: sampled again at "
+                     f"{RETRY_TARGET_ACCEPT}")
+        options["target_accept"] = RETRY_TARGET_ACCEPT
+        expanded = Expansions(model)
     stats.attrs["nutpie_path"] = path_description(path)
+    if resampled:
+        stats.attrs["resampled"] = resampled
     return {**expanded.of(theta), "theta": theta}, stats
 
 

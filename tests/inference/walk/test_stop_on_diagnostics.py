@@ -88,24 +88,30 @@ def test_the_same_seed_keeps_the_same_draws_whatever_the_clock(monkeypatch):
 
 
 def test_a_fit_whose_draws_diverged_is_sampled_again_with_smaller_steps(monkeypatch):
-    """A divergence in the first run (forced here) makes the fit sample once more at
-    target_accept 0.99; the posterior keeps the second run and says why."""
-    from bayeschain.inference.walk import fit as walk_fit
+    """A divergence in the first run (forced here) makes the sampler run the chains once
+    more at target_accept 0.99; the posterior keeps the second run and says why."""
+    import nutpie
+
     from bayeschain.inference.walk import sampler
 
-    real, asked = sampler.sample, []
+    real_nutpie, real_until, asked, runs = nutpie.sample, sampler._sample_until, [], []
+
+    def recorded(*args, **kwargs):
+        asked.append(kwargs["target_accept"])
+        return real_nutpie(*args, **kwargs)
 
     def first_diverges(*args, **kwargs):
-        draws, stats = real(*args, **kwargs)
-        asked.append(kwargs["target_accept"])
-        if len(asked) == 1:
+        theta, stats = real_until(*args, **kwargs)
+        runs.append(1)
+        if len(runs) == 1:
             stats["diverging"].values[0, 0] = True
-        return draws, stats
+        return theta, stats
 
-    monkeypatch.setattr(sampler, "sample", first_diverges)
+    monkeypatch.setattr(nutpie, "sample", recorded)
+    monkeypatch.setattr(sampler, "_sample_until", first_diverges)
     rng = np.random.default_rng(6)
     log = pages_to_log(simulate_pages(rng, 1_000, P, Q, 0.3 * LEAVE, 0.7 * LEAVE, CLICK), N)
     post = fit(log, seed=4, draws=300, tune=200)
-    assert asked == [0.95, walk_fit.RETRY_TARGET_ACCEPT]
+    assert asked == [0.95, sampler.RETRY_TARGET_ACCEPT]
     assert post.divergences() == 0
     assert post.attrs["resampled"].startswith("1 divergent transition at target_accept 0.95")
