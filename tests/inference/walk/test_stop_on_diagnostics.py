@@ -2,6 +2,7 @@
 R-hat <= 1.01 and bulk ESS >= min_ess by ArviZ's own functions (the definitions, not our
 vectorised copy), stop short of the cap, and still recover the simulated truth."""
 
+import functools
 import re
 
 import numpy as np
@@ -96,6 +97,7 @@ def test_a_fit_whose_draws_diverged_is_sampled_again_with_smaller_steps(monkeypa
 
     real_nutpie, real_until, asked, runs = nutpie.sample, sampler._sample_until, [], []
 
+    @functools.wraps(real_nutpie)     # the sampler reads nutpie.sample's signature
     def recorded(*args, **kwargs):
         asked.append(kwargs["target_accept"])
         return real_nutpie(*args, **kwargs)
