@@ -1,7 +1,7 @@
 r"""Does the user re-draw the click decision when a snippet is examined again?  A study.
 
     python3 benchmarks/bench_decision_once.py [--logs trec clara2 wscd] [--cap K] [--check]
-        [--all-test-pages] [--readers 2]
+        [--all-test-pages] [--readers 2] [--no-free-kappa]
 
 The walk that bayeschain fits gives every arrival on a rank a fresh click chance.  Click
 models (PBM, UBM, DBN) make the decision once.  This script fits, to the same clicks, the
@@ -37,7 +37,9 @@ pages and metrics are those of ``bench_click_models.py`` (``log.split(0.25, seed
 ``bayeschain.inference.click_metrics``); the probabilities of clicked sets are exact
 (the chain over ``(i, d, clicked)`` and inclusion-exclusion).  ``E[H]``: expected
 examinations (arrivals) per page.  ``--cap K`` also refits on the training pages with at
-most ``K`` clicks (are a few heavy clickers what makes the walks long?).
+most ``K`` clicks (are a few heavy clickers what makes the walks long?).  A second table
+sets each fit's click rate per rank and share of click-less pages on its own training
+pages beside the observed ones.
 """
 
 from __future__ import annotations
@@ -301,22 +303,41 @@ def check(pages: int = 200_000, seed: int = 1) -> None:
         raise SystemExit("the exact probabilities disagree with the simulation")
 
 
-def study(name: str, cap: int | None, known: bool = True, readers: int = 1
-          ) -> list[tuple]:
+def training_rates(noclick: np.ndarray) -> np.ndarray:
+    """``P(C_r = 1)`` on ranks 1..10 and the share of pages without a click, from the
+    no-click table of a fit (to set beside the training pages' own)."""
+    return np.r_[[1 - noclick[1 << r] for r in range(N)], noclick[(1 << N) - 1]]
+
+
+def observed_rates(seqs: pd.Series) -> np.ndarray:
+    """The training pages' click rate per rank and their share without a click."""
+    return np.r_[[seqs.map(lambda s, r=r: r in s).mean() for r in range(N)],
+                 (seqs.map(len) == 0).mean()]
+
+
+def study(name: str, cap: int | None, known: bool = True, readers: int = 1,
+          free: bool = True, mixture_kappa: float | None = 1.0
+          ) -> tuple[list[tuple], list[tuple]]:
+    """The score rows and the training click-rate rows of one log."""
     log = load_log(name)
     train, test = log.split(0.25, seed=0)
     seqs = click_sequences(train)
     serps, _, _, clicked = _full_pages(test)
     clicked = clicked[np.isin(serps, heldout_serps(log, known=known))]
     rows = []
-    fits = [(None, None, "free"), (1.0, None, "1 (bayeschain's walk)")]
+    rates = [(name, "observed", *(f"{x:.3f}" for x in observed_rates(seqs)))]
+    fits = [(None, None, "free")] * free + [(1.0, None, "1 (bayeschain's walk)")]
     if cap is not None:
         fits.append((None, cap, f"free, pages of <= {cap} clicks"))
     for kappa, most, label in fits:
         use = seqs if most is None else seqs[seqs.map(len) <= most]
         vc = use.value_counts()
         th, seconds = fit(list(vc.index), vc.to_numpy(dtype=float), kappa)
-        m = click_metrics(clicked, *predict(no_click_table(th, kappa), clicked))
+        noclick = no_click_table(th, kappa)
+        m = click_metrics(clicked, *predict(noclick, clicked))
+        if most is None:
+            rates.append((name, f"kappa {label}", *(f"{x:.3f}" for x in
+                                                    training_rates(noclick))))
         k_hat = f"{parameters(th, np)[1]:.3f}" if kappa is None else "fixed"
         prof = examinations(th, kappa)
         rows.append((name, label, len(use), m.pages, f"{seconds:.0f}", k_hat,
@@ -325,22 +346,28 @@ def study(name: str, cap: int | None, known: bool = True, readers: int = 1
                      " ".join(f"{x:.2f}" for x in prof[:4])))
     if readers == 2:
         vc = seqs.value_counts()
-        x, seconds = fit(list(vc.index), vc.to_numpy(dtype=float), 1.0, readers=2)
+        kappa = mixture_kappa
+        x, seconds = fit(list(vc.index), vc.to_numpy(dtype=float), kappa, readers=2)
         share = 1.0 / (1.0 + np.exp(-x[2 * DIM]))
         parts = [(share, x[:DIM]), (1 - share, x[DIM:2 * DIM])]
         # no click in S under the mixture: the readers' probabilities, weighted
-        noclick = sum(w * no_click_table(th, 1.0) for w, th in parts)
+        noclick = sum(w * no_click_table(th, kappa) for w, th in parts)
         m = click_metrics(clicked, *predict(noclick, clicked))
-        profs = [examinations(th, 1.0) for _, th in parts]
+        profs = [examinations(th, kappa) for _, th in parts]
         prof = sum(w * p for (w, _), p in zip(parts, profs, strict=True))
-        label = ("1, two readers (" + ", ".join(f"{w:.2f} of pages: E[H] {p.sum():.2f}"
+        k_txt = "1" if kappa is not None else "free"
+        k_hat = "fixed" if kappa is not None else " / ".join(
+            f"{parameters(th, np)[1]:.3f}" for _, th in parts)
+        label = (f"{k_txt}, two readers (" + ", ".join(f"{w:.2f} of pages: E[H] {p.sum():.2f}"
                                                  for (w, _), p in zip(parts, profs,
                                                                        strict=True)) + ")")
-        rows.append((name, label, len(seqs), m.pages, f"{seconds:.0f}", "fixed",
+        rows.append((name, label, len(seqs), m.pages, f"{seconds:.0f}", k_hat,
                      f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
                      f"{m.conditional_perplexity:.4f}", f"{prof.sum():.2f}",
                      " ".join(f"{x:.2f}" for x in prof[:4])))
-    return rows
+        rates.append((name, f"kappa {k_txt}, two readers", *(f"{x:.3f}" for x in
+                                                      training_rates(noclick))))
+    return rows, rates
 
 
 def main() -> None:
@@ -351,8 +378,13 @@ def main() -> None:
     ap.add_argument("--check", action="store_true",
                     help="first test the exact probabilities against a simulation")
     ap.add_argument("--readers", type=int, default=1, choices=[1, 2],
-                    help="2: also fit a mixture of two readers (kappa = 1), each page read "
-                         "by one of them")
+                    help="2: also fit a mixture of two readers, each page read by one of "
+                         "them (kappa as --mixture-kappa says)")
+    ap.add_argument("--mixture-kappa", default="1", choices=["1", "free"],
+                    help="the readers' kappa in the mixture: 1 (bayeschain's walk) or "
+                         "free (each reader its own)")
+    ap.add_argument("--no-free-kappa", action="store_true",
+                    help="skip the fit with kappa free (only kappa = 1 and what else is asked)")
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out 10-result page, not only those whose query "
                          "occurs in training (TREC Session keeps 2 pages otherwise)")
@@ -367,12 +399,19 @@ def main() -> None:
     missing = [n for n in args.logs if not all(p.exists() for p in LOGS[n])]
     if missing:
         print(f"skipped: the click-log samples {missing} are not here")
-    rows = []
+    rows, rates = [], []
     for name in (n for n in args.logs if n not in missing):
-        rows += study(name, args.cap, not args.all_test_pages, args.readers)
+        got = study(name, args.cap, not args.all_test_pages, args.readers,
+                    not args.no_free_kappa, 1.0 if args.mixture_kappa == "1" else None)
+        rows += got[0]
+        rates += got[1]
     print(table(rows, ("log", "kappa", "train pages", "test pages", "fit s", "kappa fitted",
                        "LL", "perplexity", "cond. perplexity", "E[H]",
                        "arrivals on ranks 1-4")))
+    print("\nClick rate per rank on the training pages and their share without a click, "
+          "observed and as each fit gives them (a model whose likelihood is the per-rank "
+          "Bernoulli laws, as PBM's or RCTR's, matches the observed row):\n")
+    print(table(rates, ("log", "fit", *(str(r) for r in range(1, N + 1)), "no click")))
 
 
 if __name__ == "__main__":
