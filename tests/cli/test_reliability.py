@@ -67,11 +67,23 @@ def _fake_sampler(short_by: int = 0, nan_chain: int | None = None, interrupt: bo
     return sample
 
 
+@pytest.fixture
+def sigint_handled():
+    """Python's SIGINT handler for the test, even when the suite runs as a background job
+    (``cmd &``, nohup), which starts with SIGINT ignored: bayeschain leaves an ignored
+    SIGINT ignored, so a Ctrl-C could not be simulated."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.filterwarnings("ignore:NUTS diagnostics")
 @pytest.mark.parametrize("partial", [dict(short_by=30), dict(nan_chain=1),
                                      dict(interrupt=True)],
                          ids=["fewer-draws", "nan-padded", "swallowed-interrupt"])
-def test_interrupt_during_sampling(inputs, monkeypatch, capsys, partial):
+def test_interrupt_during_sampling(inputs, monkeypatch, capsys, partial, sigint_handled):
     """A partial trace (the draws nutpie returns when it catches Ctrl-C) is refused:
     fit raises SamplingInterrupted, the command exits 130 and writes nothing.  (The
     signal itself, delivered to a real sampler: tests/faults/test_signals.py.)"""

@@ -128,6 +128,11 @@ def _fake_demo() -> None:
 
 
 def main() -> int:
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # a suite started as a background job (``cmd &``, nohup) hands SIGINT ignored to
+        # its children, and bayeschain rightly leaves an ignored SIGINT ignored: give the
+        # command Python's own handler, as a terminal's user has it
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if "FAULT_FSIZE" in ENV:
         import resource
 
