@@ -2,7 +2,7 @@
 rates the fitted walk gives its own training pages.
 
     python3 benchmarks/bench_click_calibration.py [--logs wscd] [--specs walk walk-click]
-                                                   [--clicks document]
+                                                   [--clicks document] [--all-test-pages]
 
 The split, the held-out pages and the metrics are those of ``bench_click_models.py``
 (``log.split(0.25, seed=0)``, pages of 10 results whose query occurs in training, PyClick's
@@ -63,7 +63,11 @@ def main() -> None:
     ap.add_argument("--logs", nargs="+", default=["wscd"], choices=list(LOGS))
     ap.add_argument("--specs", nargs="+", default=["walk"], choices=["walk", "walk-click"])
     ap.add_argument("--clicks", default="auto", choices=["auto", "pooled", "document"])
+    ap.add_argument("--all-test-pages", action="store_true",
+                    help="score every held-out page of 10 results, not only those whose "
+                         "query occurs in training (TREC Session keeps 2 pages otherwise)")
     args = ap.parse_args()
+    known = not args.all_test_pages
     missing = [p for name in args.logs for p in LOGS[name] if not p.exists()]
     if missing:
         print(f"skipped: the click-log samples are not here ({missing[0]})")
@@ -80,7 +84,8 @@ def main() -> None:
                 t = time.perf_counter()
                 post = bc.fit(train, spec_of(spec_name, args.clicks))
                 seconds = time.perf_counter() - t
-            m = heldout_click_metrics(post, test, pages=heldout_serps(log), seed=0)
+            m = heldout_click_metrics(post, test, pages=heldout_serps(log, known=known),
+                                      seed=0)
             label = f"{spec_name} ({post.attrs['click_level']}, {seconds:.0f} s)"
             rows.append((name, label, "held-out perplexity",
                          *(f"{x:.4f}" for x in m.perplexity_at_rank), f"{m.perplexity:.4f}"))
@@ -89,7 +94,7 @@ def main() -> None:
                          *(f"{x:.3f}" for x in fitted), ""))
         rows.append((name, "log", "training click rate, observed",
                      *(f"{x:.3f}" for x in observed), ""))
-        tr, te = split_pages(log)
+        tr, te = split_pages(log, known=known)
         for peer in ("PBM", "UBM"):
             with np.errstate(all="ignore"):
                 model = MODELS[peer]().fit(*tr)
