@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table  # noqa: E402
-from click_model_peers import LOGS, MODELS, heldout_serps, load_log, split_pages  # noqa: E402
+from click_model_peers import LOGS, MODELS, heldout_serps, load_log, present_logs, split_pages  # noqa: E402
 
 import bayeschain as bc  # noqa: E402
 from bayeschain.inference import heldout_click_metrics, predict_clicks  # noqa: E402
@@ -68,10 +68,7 @@ def main() -> None:
                          "query occurs in training (TREC Session keeps 2 pages otherwise)")
     args = ap.parse_args()
     known = not args.all_test_pages
-    missing = [p for name in args.logs for p in LOGS[name] if not p.exists()]
-    if missing:
-        print(f"skipped: the click-log samples are not here ({missing[0]})")
-        args.logs = [name for name in args.logs if all(p.exists() for p in LOGS[name])]
+    args.logs = present_logs(args.logs)
     print(f"machine: {machine()}\n")
     head = ("log", "model", "what", *(str(r) for r in range(1, RANKS + 1)), "mean")
     for name in args.logs:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table  # noqa: E402
-from click_model_peers import LOGS, MODELS, heldout_serps, load_log, run  # noqa: E402
+from click_model_peers import LOGS, MODELS, heldout_serps, load_log, present_logs, run  # noqa: E402
 
 import bayeschain as bc  # noqa: E402
 from bayeschain.inference import heldout_click_metrics  # noqa: E402
@@ -129,10 +129,7 @@ def main() -> None:
                          "peers' prior value 0.5): TREC Session's queries rarely recur")
     args = ap.parse_args()
     known = not args.all_test_pages
-    missing = [p for name in args.logs for p in LOGS[name] if not p.exists()]
-    if missing:
-        print(f"skipped: the click-log samples are not here ({missing[0]})")
-        args.logs = [name for name in args.logs if all(p.exists() for p in LOGS[name])]
+    args.logs = present_logs(args.logs)
     print(f"machine: {machine()}")
     print("split: log.split(0.25, seed=0) by session; held-out pages of 10 results"
           + ("" if args.all_test_pages else " whose query occurs in training")

@@ -56,7 +56,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table  # noqa: E402
-from click_model_peers import LOGS, RANKS, _full_pages, heldout_serps, load_log  # noqa: E402
+from click_model_peers import LOGS, RANKS, _full_pages, heldout_serps, load_log, present_logs  # noqa: E402
 
 from bayeschain.inference import click_metrics  # noqa: E402
 
@@ -396,11 +396,8 @@ def main() -> None:
     print(f"machine: {machine()}")
     if args.check:
         check()
-    missing = [n for n in args.logs if not all(p.exists() for p in LOGS[n])]
-    if missing:
-        print(f"skipped: the click-log samples {missing} are not here")
     rows, rates = [], []
-    for name in (n for n in args.logs if n not in missing):
+    for name in present_logs(args.logs):
         got = study(name, args.cap, not args.all_test_pages, args.readers,
                     not args.no_free_kappa, 1.0 if args.mixture_kappa == "1" else None)
         rows += got[0]

@@ -85,6 +85,15 @@ LOGS = {"trec": [Path(__file__).resolve().parents[1] / "data" / "trec_session_20
 
 # --------------------------------------------------------------------------- data
 
+def present_logs(names: list[str]) -> list[str]:
+    """The logs of ``names`` whose files are here (CLARA2 and WSCD are not part of the
+    project); says which are skipped and why."""
+    gone = [p for name in names for p in LOGS[name] if not p.exists()]
+    if gone:
+        print(f"skipped: the click-log samples are not here ({gone[0]})")
+    return [name for name in names if all(p.exists() for p in LOGS[name])]
+
+
 def pages_of(log: ClickLog) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(queries (P,), docs (P, 10), clicks (P, 10) bool)`` of the pages of ``log`` that
     show exactly 10 results (ranks 1..10), ordered by ``serp_id``.  A rank is clicked
