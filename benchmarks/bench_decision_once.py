@@ -1,7 +1,7 @@
 r"""Does the user re-draw the click decision when a snippet is examined again?  A study.
 
     python3 benchmarks/bench_decision_once.py [--logs trec clara2 wscd] [--cap K] [--check]
-        [--all-test-pages] [--readers 2] [--no-free-kappa]
+        [--all-test-pages] [--readers 2 [--mixture-kappa 1|free]] [--no-free-kappa]
 
 The walk that bayeschain fits gives every arrival on a rank a fresh click chance.  Click
 models (PBM, UBM, DBN) make the decision once.  This script fits, to the same clicks, the
