@@ -14,7 +14,12 @@ with its defaults) and the peers PBM and UBM (``click_model_peers.py``) it print
   over 100 draws) beside the rate observed on them.  PBM's EM matches the latter by
   construction (its likelihood is the product of the per-rank Bernoulli laws the
   perplexity scores); the walk's likelihood is that of the ordered clicks, and a gap
-  here is misfit of the walk itself, not of the split.
+  here is misfit of the walk itself, not of the split;
+* where the clicks go: per training page, clicks, distinct results clicked, re-clicks (a
+  click on a result already clicked on the page: right after it, or with other clicks
+  between) and rank 1's clicks (all, and the pages with at least one), observed and in
+  the fitted walk replayed on the same pages under 10 posterior draws (the replay of the
+  predictive checks, ``predictive_walk_checks``).
 
 CLARA2 and WSCD are not part of the project (``../shared/data``); without them the script
 says so and runs on TREC Session alone.
@@ -58,6 +63,51 @@ def fitted_rates(post, train) -> tuple[np.ndarray, np.ndarray]:
     return g["clicked"].to_numpy(), g["p_click"].to_numpy()
 
 
+def where_clicks_go(n_pages: int, page: np.ndarray, rank: np.ndarray) -> dict:
+    """Per page: clicks, distinct results clicked, re-clicks right after the same result's
+    click and with other clicks between, rank 1's clicks and pages clicking it (clicks in
+    page order, ``rank`` 1-based)."""
+    page, rank = np.asarray(page, dtype=np.int64), np.asarray(rank, dtype=np.int64)
+    key = page * (int(rank.max(initial=0)) + 1) + rank
+    order = np.lexsort((np.arange(key.size), key))
+    again = np.zeros(key.size, dtype=bool)
+    again[order[1:]] = key[order[1:]] == key[order[:-1]]
+    right_after = np.r_[False, (page[1:] == page[:-1]) & (rank[1:] == rank[:-1])]
+    on_1 = rank == 1
+    return {"clicks": key.size / n_pages, "distinct results": (~again).sum() / n_pages,
+            "re-clicks right after": right_after.sum() / n_pages,
+            "re-clicks after others": (again & ~right_after).sum() / n_pages,
+            "rank-1 clicks": on_1.sum() / n_pages,
+            "pages clicking rank 1": np.unique(page[on_1]).size / n_pages}
+
+
+def replayed_clicks(post, train, draws: int = 10) -> tuple[dict, dict]:
+    """:func:`where_clicks_go` of the training pages and of the fitted walk replayed on
+    them (the machinery of ``predictive_walk_checks``), averaged over ``draws`` draws."""
+    from bayeschain.browsing.page_walk import walk_pages
+    from bayeschain.inference.walk.checks import observed_summary
+    from bayeschain.inference.walk.prediction import pages_for
+    from bayeschain.posterior.draws import draw_indices
+    from bayeschain.posterior.walk import page_tables
+
+    data = pages_for(post, train, None, 1)
+    obs = observed_summary(train, data)
+    observed = where_clicks_go(obs.clicks.size, np.repeat(np.arange(obs.clicks.size),
+                                                          obs.clicks), obs.click_ranks)
+    p = post.posterior
+    rows = draw_indices(int(p.sizes["chain"] * p.sizes["draw"]), draws, 0)
+    tables = page_tables(post, data, rows, seed=0)
+    cfg = data.page_config
+    got = []
+    for d in range(rows.size):
+        walked = walk_pages(data.lengths[cfg], data.move_index[cfg], data.click_index[cfg],
+                            tables.moves[d], tables.click[d], repeat=tables.repeat[d],
+                            moves_click=tables.moves_click[d],
+                            boundary=post.metadata.boundary, seed=d)
+        got.append(where_clicks_go(cfg.size, walked.click_page, walked.click_rank))
+    return observed, {k: float(np.mean([g[k] for g in got])) for k in observed}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--logs", nargs="+", default=["wscd"], choices=list(LOGS))
@@ -74,7 +124,7 @@ def main() -> None:
     for name in args.logs:
         log = load_log(name)
         train, test = log.split(0.25, seed=0)
-        rows = []
+        rows, placed = [], []
         for spec_name in args.specs:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -89,6 +139,9 @@ def main() -> None:
             observed, fitted = fitted_rates(post, train)
             rows.append((name, label, "training click rate, fitted",
                          *(f"{x:.3f}" for x in fitted), ""))
+            seen, replayed = replayed_clicks(post, train)
+            placed.append((name, label, *(f"{x:.3f}" for x in replayed.values())))
+        placed.append((name, "log", *(f"{x:.3f}" for x in seen.values())))
         rows.append((name, "log", "training click rate, observed",
                      *(f"{x:.3f}" for x in observed), ""))
         tr, te = split_pages(log, known=known)
@@ -100,6 +153,8 @@ def main() -> None:
             rows.append((name, peer, "held-out perplexity",
                          *(f"{x:.4f}" for x in m.perplexity_at_rank), f"{m.perplexity:.4f}"))
         print(table(rows, head))
+        print("\nWhere the clicks go, per training page (the walk replayed on them):\n")
+        print(table(placed, ("log", "model", *seen)))
 
 
 if __name__ == "__main__":
