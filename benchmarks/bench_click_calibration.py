@@ -19,7 +19,10 @@ with its defaults) and the peers PBM and UBM (``click_model_peers.py``) it print
   click on a result already clicked on the page: right after it, or with other clicks
   between) and rank 1's clicks (all, and the pages with at least one), observed and in
   the fitted walk replayed on the same pages under 10 posterior draws (the replay of the
-  predictive checks, ``predictive_walk_checks``).
+  predictive checks, ``predictive_walk_checks``);
+* how the same (query, document) pair is clicked at rank 1 and at rank 2 (position bias
+  that a click chance per document, shared by every rank, must absorb through the walk's
+  examinations).
 
 CLARA2 and WSCD are not part of the project (``../shared/data``); without them the script
 says so and runs on TREC Session alone.
@@ -79,6 +82,30 @@ def where_clicks_go(n_pages: int, page: np.ndarray, rank: np.ndarray) -> dict:
             "re-clicks after others": (again & ~right_after).sum() / n_pages,
             "rank-1 clicks": on_1.sum() / n_pages,
             "pages clicking rank 1": np.unique(page[on_1]).size / n_pages}
+
+
+def same_document_by_rank(train_pages, least: int = 50) -> tuple[int, float, float, float]:
+    """The (query, document) pairs shown at least ``least`` times at rank 1 and at rank 2
+    of the training pages (``split_pages``): their number, the share of all impressions
+    that are of pairs shown at more than one rank, and their click rates at rank 1 and at
+    rank 2 (each pair weighted by its rank-2 impressions)."""
+    import pandas as pd
+
+    queries, docs, clicks = train_pages
+    n = len(queries)
+    df = pd.DataFrame({"q": np.repeat(np.asarray(queries, dtype=object), RANKS),
+                       "d": np.asarray(docs, dtype=object)[:, :RANKS].ravel(),
+                       "r": np.tile(np.arange(1, RANKS + 1), n),
+                       "c": np.asarray(clicks)[:, :RANKS].ravel().astype(float)})
+    ranks_shown = df.groupby(["q", "d"])["r"].transform("nunique")
+    by = df[df["r"] <= 2].groupby(["q", "d", "r"])["c"].agg(["mean", "size"]).unstack("r")
+    both = by[(by[("size", 1)] >= least) & (by[("size", 2)] >= least)]
+    w = both[("size", 2)].to_numpy()
+    if not w.size:
+        return 0, float((ranks_shown > 1).mean()), float("nan"), float("nan")
+    return (len(both), float((ranks_shown > 1).mean()),
+            float(np.average(both[("mean", 1)], weights=w)),
+            float(np.average(both[("mean", 2)], weights=w)))
 
 
 def replayed_clicks(post, train, draws: int = 10) -> tuple[dict, dict]:
@@ -145,6 +172,12 @@ def main() -> None:
         rows.append((name, "log", "training click rate, observed",
                      *(f"{x:.3f}" for x in observed), ""))
         tr, te = split_pages(log, known=known)
+        pairs, shared, at_1, at_2 = same_document_by_rank(tr)
+        print(f"{name}: {shared:.0%} of the training impressions are of (query, document) "
+              "pairs shown at more than one rank" + (
+                  f"; the {pairs} pairs shown at least 50 times at rank 1 and at rank 2 are "
+                  f"clicked at rank 1 with rate {at_1:.3f} and at rank 2 with rate {at_2:.3f} "
+                  f"(ratio {at_2 / at_1:.2f})" if pairs else "") + "\n")
         for peer in ("PBM", "UBM"):
             with np.errstate(all="ignore"):
                 model = MODELS[peer]().fit(*tr)
