@@ -2,7 +2,8 @@
 rates the fitted walk gives its own training pages.
 
     python3 benchmarks/bench_click_calibration.py [--logs wscd] [--specs walk walk-click]
-                                                   [--clicks document] [--all-test-pages]
+                                                   [--clicks document] [--documents-by-rank]
+                                                   [--all-test-pages]
 
 The split, the held-out pages and the metrics are those of ``bench_click_models.py``
 (``log.split(0.25, seed=0)``, pages of 10 results whose query occurs in training, PyClick's
@@ -23,6 +24,10 @@ with its defaults) and the peers PBM and UBM (``click_model_peers.py``) it print
 * how the same (query, document) pair is clicked at rank 1 and at rank 2 (position bias
   that a click chance per document, shared by every rank, must absorb through the walk's
   examinations).
+
+``--documents-by-rank`` fits the walk with every document renamed by the rank of each
+impression: one click chance per (query, document, rank), the most that an offset by rank
+on a document's logit could give (the peers keep the documents).
 
 CLARA2 and WSCD are not part of the project (``../shared/data``); without them the script
 says so and runs on TREC Session alone.
@@ -55,6 +60,23 @@ def spec_of(name: str, clicks: str):
         return spec
     return bc.inference.parse_spec(spec.text.replace('clicks = "auto"',
                                                      f'clicks = "{clicks}"'))
+
+
+def documents_by_rank(log):
+    """The log with every document renamed by the rank of each impression
+    (``doc@rank``): fitted per document, the walk then has one click chance per (query,
+    document, rank), the most a rank offset on a document's logit could give."""
+    import dataclasses
+
+    def renamed(table):
+        out = table.copy()
+        has = out["doc_id"].notna() & out["rank"].notna()
+        out["doc_id"] = out["doc_id"].astype(object)
+        out.loc[has, "doc_id"] = (out.loc[has, "doc_id"].astype(str) + "@"
+                                  + out.loc[has, "rank"].astype("int64").astype(str))
+        return out
+
+    return dataclasses.replace(log, events=renamed(log.events), results=renamed(log.results))
 
 
 def fitted_rates(post, train) -> tuple[np.ndarray, np.ndarray]:
@@ -140,6 +162,10 @@ def main() -> None:
     ap.add_argument("--logs", nargs="+", default=["wscd"], choices=list(LOGS))
     ap.add_argument("--specs", nargs="+", default=["walk"], choices=["walk", "walk-click"])
     ap.add_argument("--clicks", default="auto", choices=["auto", "pooled", "document"])
+    ap.add_argument("--documents-by-rank", action="store_true",
+                    help="fit the walk with every document renamed by the rank of each "
+                         "impression (one click chance per query, document and rank); the "
+                         "peers keep the documents")
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out page of 10 results, not only those whose "
                          "query occurs in training (TREC Session keeps 2 pages otherwise)")
@@ -150,7 +176,8 @@ def main() -> None:
     head = ("log", "model", "what", *(str(r) for r in range(1, RANKS + 1)), "mean")
     for name in args.logs:
         log = load_log(name)
-        train, test = log.split(0.25, seed=0)
+        walk_log = documents_by_rank(log) if args.documents_by_rank else log
+        train, test = walk_log.split(0.25, seed=0)
         rows, placed = [], []
         for spec_name in args.specs:
             with warnings.catch_warnings():
@@ -160,7 +187,8 @@ def main() -> None:
                 seconds = time.perf_counter() - t
             m = heldout_click_metrics(post, test, pages=heldout_serps(log, known=known),
                                       seed=0)
-            label = f"{spec_name} ({post.attrs['click_level']}, {seconds:.0f} s)"
+            level = post.attrs["click_level"] + (" by rank" if args.documents_by_rank else "")
+            label = f"{spec_name} ({level}, {seconds:.0f} s)"
             rows.append((name, label, "held-out perplexity",
                          *(f"{x:.4f}" for x in m.perplexity_at_rank), f"{m.perplexity:.4f}"))
             observed, fitted = fitted_rates(post, train)
