@@ -234,11 +234,11 @@ def _column(batch, name: str, flat: bool = False) -> np.ndarray:
     return column.to_numpy(zero_copy_only=False)
 
 
-def _raw_draws(trace, keep: int | None = None):
+def _raw_draws(trace):
     """``theta (chain, draw, ndim)`` and the statistics (``diverging``, ``n_steps``) of the
-    draws after tuning in a raw nutpie trace, the first ``keep`` of each chain (all by
-    default; chains still running may have different lengths: the shortest is taken).
-    Read from nutpie's Arrow batches, without ArviZ."""
+    draws after tuning in a raw nutpie trace (chains still running may have different
+    lengths: the shortest is taken).  Read from nutpie's Arrow batches, without ArviZ; a
+    trace can be read once."""
     import xarray as xr
 
     draw_batches, stat_batches = trace.get_arrow_trace()
@@ -253,8 +253,6 @@ def _raw_draws(trace, keep: int | None = None):
         diverging.append(_column(stat, "diverging").astype(bool)[after])
         steps.append(_column(stat, "n_steps")[after])
     n = min(len(t) for t in thetas)
-    if keep is not None:
-        n = min(n, keep)
     theta = np.stack([t[:n] for t in thetas])
     stats = xr.Dataset({"diverging": (("chain", "draw"), np.stack([d[:n] for d in diverging])),
                         "n_steps": (("chain", "draw"), np.stack([k[:n] for k in steps]))})
@@ -308,7 +306,13 @@ def _sample_until(sampler, expanded: Expansions, draws, min_ess, max_rhat, repor
             while next_check < draws and theta.shape[1] >= next_check:
                 ess, rhat = _worst(expanded.of(theta[:, :next_check]))
                 if ess >= min_ess and rhat <= max_rhat:
-                    return _raw_draws(trace if finished else sampler.abort(), keep=next_check)
+                    if not finished:
+                        sampler.cancel()        # the chains stop; nothing more is read
+                    # the draws kept are those just checked: a nutpie trace is read once,
+                    # so read again it raised "The trace was already taken" (and the fit
+                    # fell back to the Python path and sampled anew) whenever the chains
+                    # had finished before the check passed
+                    return theta[:, :next_check], stats.isel(draw=slice(None, next_check))
                 grow = min_ess / ess if ess > 0 else 2.0
                 next_check = int(next_check * min(max(grow, 1.2), 3.0))
             if finished:

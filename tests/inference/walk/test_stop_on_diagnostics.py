@@ -88,6 +88,39 @@ def test_the_same_seed_keeps_the_same_draws_whatever_the_clock(monkeypatch):
     np.testing.assert_array_equal(a.posterior["walk"].values, b.posterior["walk"].values)
 
 
+def test_checks_that_pass_after_the_chains_finished_keep_the_run(monkeypatch):
+    """The first look comes only once every draw is made (a slow clock, a loaded
+    machine): the checks still stop at their own draw count, from the draws already read,
+    and the chains are sampled once (it used to read the finished trace a second time,
+    fail, and sample everything again through the Python path)."""
+    import time
+
+    import nutpie
+
+    from bayeschain.inference.walk import sampler
+
+    real_nutpie, real_finished, runs = nutpie.sample, sampler._finished, []
+
+    @functools.wraps(real_nutpie)     # the sampler reads nutpie.sample's signature
+    def counted(*args, **kwargs):
+        if "target_accept" in kwargs:     # not the C path's short verification run
+            runs.append(kwargs["target_accept"])
+        return real_nutpie(*args, **kwargs)
+
+    def after_the_end(background):
+        while not real_finished(background):
+            time.sleep(0.01)
+        return True
+
+    monkeypatch.setattr(nutpie, "sample", counted)
+    monkeypatch.setattr(sampler, "_finished", after_the_end)
+    rng = np.random.default_rng(5)
+    log = pages_to_log(simulate_pages(rng, 2_000, P, Q, 0.3 * LEAVE, 0.7 * LEAVE, CLICK), N)
+    post = fit(log, seed=4, draws=3_000, tune=300, min_ess=400)
+    assert runs == [0.95], (runs, post.attrs.get("resampled"))
+    assert post.n_draws < 2 * 3_000
+
+
 def test_a_fit_whose_draws_diverged_is_sampled_again_with_smaller_steps(monkeypatch):
     """A divergence in the first run (forced here) makes the sampler run the chains once
     more at target_accept 0.99; the posterior keeps the second run and says why."""
@@ -99,7 +132,8 @@ def test_a_fit_whose_draws_diverged_is_sampled_again_with_smaller_steps(monkeypa
 
     @functools.wraps(real_nutpie)     # the sampler reads nutpie.sample's signature
     def recorded(*args, **kwargs):
-        asked.append(kwargs["target_accept"])
+        if "target_accept" in kwargs:     # not the C path's short verification run
+            asked.append(kwargs["target_accept"])
         return real_nutpie(*args, **kwargs)
 
     def first_diverges(*args, **kwargs):
