@@ -205,7 +205,8 @@ def main() -> None:
               "pairs shown at more than one rank" + (
                   f"; the {pairs} pairs shown at least 50 times at rank 1 and at rank 2 are "
                   f"clicked at rank 1 with rate {at_1:.3f} and at rank 2 with rate {at_2:.3f} "
-                  f"(ratio {at_2 / at_1:.2f})" if pairs else "") + "\n")
+                  f"(ratio {at_2 / at_1:.2f}; pairs weighted by their rank-2 impressions)"
+                  if pairs else "") + "\n")
         for peer in ("PBM", "UBM"):
             with np.errstate(all="ignore"):
                 model = MODELS[peer]().fit(*tr)

@@ -96,11 +96,11 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"NUTS on the walk, the repeats and the trend given them")}
         elif clicks == "document":
             route = {"document_effects": "sampled by NUTS with the rest"}
-        draws, stats = (sampler or walk_sampler.sample)(target, draws=s["draws"], tune=s["tune"],
-                                           chains=s["chains"], seed=s["seed"],
-                                           progress=progress,
-                                           target_accept=s["target_accept"],
-                                           min_ess=s["min_ess"], report=report, **options)
+        run = sampler or walk_sampler.sample
+        draws, stats = run(target, draws=s["draws"], tune=s["tune"], chains=s["chains"],
+                           seed=s["seed"], progress=progress,
+                           target_accept=s["target_accept"], min_ess=s["min_ess"],
+                           report=report, **options)
     if "resampled" in stats.attrs:
         route["resampled"] = stats.attrs["resampled"]
     theta = draws.pop("theta", None)      # a stand-in sampler may give the quantities only
