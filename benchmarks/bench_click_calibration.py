@@ -54,12 +54,14 @@ from bayeschain.inference.walk.prediction import click_metrics  # noqa: E402
 RANKS = 10
 
 
-def spec_of(name: str, clicks: str):
+def spec_of(name: str, clicks: str, rank_offsets: bool = False):
     spec = bc.load_spec(name)
-    if clicks == "auto":
+    if clicks == "auto" and not rank_offsets:
         return spec
-    return bc.inference.parse_spec(spec.text.replace('clicks = "auto"',
-                                                     f'clicks = "{clicks}"'))
+    text = spec.text.replace('clicks = "auto"', f'clicks = "{clicks}"')
+    if rank_offsets:
+        text = text.replace("[examination]\n", "[examination]\nrank_offsets = true\n")
+    return bc.inference.parse_spec(text)
 
 
 def documents_by_rank(log):
@@ -77,6 +79,21 @@ def documents_by_rank(log):
         return out
 
     return dataclasses.replace(log, events=renamed(log.events), results=renamed(log.results))
+
+
+def without_later_reclicks(log):
+    """The log without the clicks on a result already clicked on the page with other
+    clicks between (immediate repeats kept): what the walk would see of users who do not
+    come back to click a result again.  The click vectors (was rank r clicked?) that
+    held-out perplexity scores are unchanged."""
+    import dataclasses
+
+    ev = log.events
+    clicks = ev[ev["event"] == "click"]
+    prev = clicks.groupby("serp_id")["rank"].shift()
+    seen = clicks.groupby(["serp_id", "rank"]).cumcount() > 0
+    drop = clicks.index[(seen & (clicks["rank"] != prev)).to_numpy(dtype=bool, na_value=False)]
+    return dataclasses.replace(log, events=ev.drop(index=drop).reset_index(drop=True))
 
 
 def fitted_rates(post, train) -> tuple[np.ndarray, np.ndarray]:
@@ -149,7 +166,7 @@ def replayed_clicks(post, train, draws: int = 10) -> tuple[dict, dict]:
     cfg = data.page_config
     got = []
     for d in range(rows.size):
-        walked = walk_pages(data.lengths[cfg], data.move_index[cfg], data.click_index[cfg],
+        walked = walk_pages(data.lengths[cfg], data.move_index[cfg], tables.click_index[cfg],
                             tables.moves[d], tables.click[d], repeat=tables.repeat[d],
                             moves_click=tables.moves_click[d],
                             boundary=post.metadata.boundary, seed=d)
@@ -166,6 +183,13 @@ def main() -> None:
                     help="fit the walk with every document renamed by the rank of each "
                          "impression (one click chance per query, document and rank); the "
                          "peers keep the documents")
+    ap.add_argument("--rank-offsets", action="store_true",
+                    help="fit the walk with a click offset by rank on each document's logit "
+                         "(the spec key rank_offsets)")
+    ap.add_argument("--drop-later-reclicks", action="store_true",
+                    help="fit the walk to the training pages without their clicks on a "
+                         "result clicked before with other clicks between (a study of the "
+                         "walk's re-clicks; held-out click vectors are unchanged)")
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out page of 10 results, not only those whose "
                          "query occurs in training (TREC Session keeps 2 pages otherwise)")
@@ -178,16 +202,19 @@ def main() -> None:
         log = load_log(name)
         walk_log = documents_by_rank(log) if args.documents_by_rank else log
         train, test = walk_log.split(0.25, seed=0)
+        if args.drop_later_reclicks:
+            train = without_later_reclicks(train)
         rows, placed = [], []
         for spec_name in args.specs:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t = time.perf_counter()
-                post = bc.fit(train, spec_of(spec_name, args.clicks))
+                post = bc.fit(train, spec_of(spec_name, args.clicks, args.rank_offsets))
                 seconds = time.perf_counter() - t
             m = heldout_click_metrics(post, test, pages=heldout_serps(log, known=known),
                                       seed=0)
-            level = post.attrs["click_level"] + (" by rank" if args.documents_by_rank else "")
+            level = post.attrs["click_level"] + (" by rank" if args.documents_by_rank else "") \
+                + (" + rank offsets" if "click_offset" in post.posterior else "")
             label = f"{spec_name} ({level}, {seconds:.0f} s)"
             rows.append((name, label, "held-out perplexity",
                          *(f"{x:.4f}" for x in m.perplexity_at_rank), f"{m.perplexity:.4f}"))

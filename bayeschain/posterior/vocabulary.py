@@ -37,6 +37,7 @@ POSITIVE = ("holding_rate", "log_dwell_sd", "jump_exponent")
 DIMS = {"walk": ("rank", "move"), "walk_skip": ("rank", "move"),
         "walk_click": ("rank", "move"), "click": ("rank",), "repeat": ("rank",),
         "attractiveness": ("document",), "click_trend": ("trend",),
+        "click_offset": ("rank",),
         "transition": ("rank", "category"), "jump": ("rank", "to_rank"),
         "jump_exponent": (), "holding_rate": ("rank",), "log_dwell_mean": ("rank",),
         "log_dwell_sd": ("rank",)}

@@ -167,19 +167,25 @@ def marginal_moves(skip, after_click, click):
 _QUADRATURE = 40
 
 
-def population_click(trend, ranks: int) -> np.ndarray:
+def population_click(trend, ranks: int, offset=None) -> np.ndarray:
     """``(draws, ranks)``: the mean attractiveness of the documents the fitted population
-    shows at each rank, ``E[logistic(a + b log i + sd Z)]``, ``Z ~ N(0, 1)`` (``trend``
-    ``(draws, 3)``: intercept, slope, sd; Gauss-Hermite quadrature).  With attractiveness
-    per document, this is what a run's document at rank ``i`` gets in the scored walk:
-    runs are scored on the walk over ranks, which does not know their documents (a
-    plug-in of the population's mean, not the average of the walk over documents)."""
+    shows at each rank, ``E[logistic(a + b log i + delta_i + sd Z)]``, ``Z ~ N(0, 1)``
+    (``trend`` ``(draws, 3)``: intercept, slope, sd; ``offset`` ``(draws, R)``: the click
+    logit's offset ``delta_i`` by rank, 0 when None; Gauss-Hermite quadrature).  With
+    attractiveness per document, this is what a run's document at rank ``i`` gets in the
+    scored walk: runs are scored on the walk over ranks, which does not know their
+    documents (a plug-in of the population's mean, not the average of the walk over
+    documents)."""
+    from ..browsing.base import extend_ranks
+
     trend = np.atleast_2d(np.asarray(trend, dtype=float))
     z, wts = np.polynomial.hermite_e.hermegauss(_QUADRATURE)
     wts = wts / wts.sum()
     x = np.log(np.arange(1, int(ranks) + 1, dtype=float))
+    shift = 0.0 if offset is None else \
+        extend_ranks(np.atleast_2d(np.asarray(offset, dtype=float)), int(ranks))[:, :, None]
     eta = trend[:, :1, None] + trend[:, 1:2, None] * x[None, :, None] \
-        + trend[:, 2:3, None] * z[None, None, :]
+        + trend[:, 2:3, None] * z[None, None, :] + shift
     return (wts / (1.0 + np.exp(-eta))).sum(axis=-1)
 
 
@@ -190,6 +196,7 @@ class PageTables(NamedTuple):
     moves_click: np.ndarray     # (draws, classes * ranks, 4) after a click
     repeat: np.ndarray          # (draws, classes * ranks)
     click: np.ndarray           # (draws, C)
+    click_index: np.ndarray     # (G, N) the entry of ``click`` at each position
 
 
 def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
@@ -201,11 +208,13 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
     examination without a click and ``moves_click`` after a click (the same array when the
     walk's moves do not depend on the click), ``repeat (draws, classes * ranks)``
     (clicking a result again right after clicking it; 0 when the posterior has none)
-    indexed by ``data.move_index``, and ``click (draws, C)`` indexed by
-    ``data.click_index``.  Ranks deeper than the fitted
-    ones take the last fitted rank's values.  With attractiveness per document, a
-    (query, document) pair the posterior never saw gets a draw from the fitted population
-    of documents at its rank (``logit = a + b log rank + sd * N(0, 1)``, per draw).
+    indexed by ``data.move_index``, and ``click (draws, C)`` indexed by its
+    ``click_index (G, N)`` (``data.click_index``; with click offsets by rank, one entry
+    per (document, rank) shown, whose logit is the document's plus the rank's offset).
+    Ranks deeper than the fitted ones take the last fitted rank's values.  With
+    attractiveness per document, a (query, document) pair the posterior never saw gets a
+    draw from the fitted population of documents (``logit = a + b log rbar + sd * N(0,
+    1)`` at its median rank ``rbar`` in ``data``, per draw).
     """
     from ..browsing.base import extend_ranks
 
@@ -236,7 +245,7 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
             raise ParameterError("the posterior has attractiveness per document: build the "
                                  "pages with clicks='document'")
         click = extend_ranks(draws_of(posterior, "click")[rows], data.ranks)
-        return PageTables(moves, moves_click, repeat, click)
+        return PageTables(moves, moves_click, repeat, click, data.click_index)
     if "attractiveness" not in post:
         raise ParameterError("the posterior has click probabilities per rank: build the "
                              "pages with clicks='rank'")
@@ -253,7 +262,17 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
         (len(rows), x.size))
     click = np.where(where[None, :] >= 0, alpha[:, np.maximum(where, 0)],
                      1.0 / (1.0 + np.exp(-new)))
-    return PageTables(moves, moves_click, repeat, click)
+    if "click_offset" not in post:
+        return PageTables(moves, moves_click, repeat, click, data.click_index)
+    from ..inference.walk.model import click_combinations
+
+    index, doc, position = click_combinations(data.click_index, True, click.shape[1])
+    offset = extend_ranks(draws_of(posterior, "click_offset")[rows], data.ranks)
+    with np.errstate(divide="ignore"):
+        logit = np.log(click[:, doc]) - np.log1p(-click[:, doc])
+    shift = np.where(position >= 0, offset[:, np.maximum(position + 1, 0)], 0.0)
+    return PageTables(moves, moves_click, repeat, 1.0 / (1.0 + np.exp(-(logit + shift))),
+                      index)
 
 
 def _stack_moves(w: np.ndarray, ranks: int) -> np.ndarray:

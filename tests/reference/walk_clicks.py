@@ -145,12 +145,17 @@ def pages_to_log(pages, n_ranks, documents=None, queries=None):
 
 
 def simulate_document_pages(rng, n_pages, forward, backward, reformulate, stop,
-                            attractiveness, shown):
+                            attractiveness, shown, offset=None):
     """Pages whose click probability at each position is the attractiveness of the
-    document shown there: ``shown[k]`` lists the document indices of page ``k``."""
+    document shown there: ``shown[k]`` lists the document indices of page ``k``.  With
+    ``offset`` (a logit per position, 0-based), a document at position ``i`` clicks with
+    ``1 / (1 + exp(-(log(a / (1 - a)) + offset[i])))`` instead."""
     out = []
     for k in range(n_pages):
         click = [attractiveness[d] for d in shown[k]]
+        if offset is not None:
+            click = [1 / (1 + np.exp(-(np.log(a / (1 - a)) + offset[i])))
+                     for i, a in enumerate(click)]
         out.extend(simulate_pages(rng, 1, forward, backward, reformulate, stop, click))
     return out
 

@@ -206,7 +206,7 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
     tables = page_tables(posterior, data, rows, seed=seed)
     cfg = data.page_config
     lengths, move_index, click_index = (data.lengths[cfg], data.move_index[cfg],
-                                        data.click_index[cfg])
+                                        tables.click_index[cfg])
     boundary = posterior.metadata.boundary
     rng = np.random.default_rng(seed)
     replicated = []

@@ -80,7 +80,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     model = WalkModel(data, moves=exam["moves"], clicks=clicks, backward=exam["backward"],
                       click_moves=exam["click_moves"], boundary=exam["boundary"],
                       prior_sd=exam["prior_sd"], deviation_sd=exam["deviation_sd"],
-                      centred_documents=not at_mode)
+                      centred_documents=not at_mode, rank_offsets=exam["rank_offsets"])
     target, route = model, {}
     with interrupt_watch() as seen:
         options = {}
@@ -134,6 +134,10 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                     "median_rank": ("document", docs["median_rank"].to_numpy())})
     variables["repeat"] = xr.DataArray(draws["repeat"], dims=("chain", "draw", "rank"),
                                        coords={"rank": ranks})
+    if "click_offset" in draws:
+        variables["click_offset"] = xr.DataArray(draws["click_offset"],
+                                                 dims=("chain", "draw", "rank"),
+                                                 coords={"rank": ranks})
     if "click_trend" in draws:
         variables["click_trend"] = xr.DataArray(
             draws["click_trend"], dims=("chain", "draw", "trend"),

@@ -30,11 +30,17 @@ shown by the log has an attractiveness ``logit alpha_d = a + b log rbar_d + sigm
 around the trend at the rank ``rbar_d`` where the log shows it (its median rank), so that
 examination (the walk) and attractiveness are separated as in PBM and UBM (Chuklin,
 Markov & de Rijke, *Click Models for Web Search*, 2015).  ``clicks = "auto"`` takes
-``"document"`` when the log shows documents on several pages (at least two impressions
-per pair on average), ``"pooled"`` otherwise.  Documents with many impressions are
+``"document"`` when the log shows each pair on many pages (at least 20 impressions per
+pair on average, :data:`~bayeschain.inference.walk.fit.AUTO_DOCUMENT_RECURRENCE`),
+``"pooled"`` otherwise.  Documents with many impressions are
 parametrised by their logit itself (centred), the others by ``z`` (non-centred), which
-keeps NUTS efficient at both ends.  Without sessions in the log, ``r`` is 0 and ``s`` is
-the probability of leaving the page.  ``by_relevance = true`` (with qrels) gives each
+keeps NUTS efficient at both ends.  ``rank_offsets = true`` adds to a document's logit an
+offset of the rank it is shown at, ``delta_i`` (``delta_1 = 0``, the others a trend in
+log rank with shrunk deviations): the same snippet, once examined, is clicked less often
+lower down (trust bias: Agarwal, Zaitsev, Wang, Li, Najork & Joachims, WSDM 2019), which a
+click chance shared by every rank can only absorb by distorting the walk.  It is learned
+from documents the log shows at several ranks.  Without sessions in the log, ``r`` is 0
+and ``s`` is the probability of leaving the page.  ``by_relevance = true`` (with qrels) gives each
 relevance class of the examined document its own moves (``drwbm``).
 
 **Sampling.**  NUTS by nutpie on the exact log density and its gradient, both computed
@@ -199,16 +205,21 @@ def _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits):
 
 
 def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd,
-          n_groups, n_ranks, free, n_move_coords, n_sets, lengths, items, starts, move_index,
-          click_index, rescale, state_ptr, states, term_ptr, targets, counts, grad, term_ll):
+          n_groups, n_ranks, free, n_move_coords, n_sets, n_click_coords, lengths, items,
+          starts, move_index, click_index, combo_click, combo_offset, rescale, state_ptr,
+          states, term_ptr, targets, counts, grad, term_ll):
     """Log posterior density of the walk; its gradient is written into ``grad``.
 
     The logits are laid out as: the move families (``n_move_coords``: ``n_sets`` sets of
     ``n_groups`` classes, the moves after an examination without a click first, then
     those after a click when ``n_sets == 2``), the repeat family (``n_ranks``: the
     probability of clicking a result again right after clicking it, the same for every
-    relevance class), then the click family.  The log-probability of every term of the
-    counts is written into ``term_ll`` unless it is empty (pointwise log-likelihoods)."""
+    relevance class), the click family (``n_click_coords``: ranks or documents), then the
+    click offsets by rank (ranks 2.., with ``rank_offsets``).  Position ``i`` of
+    configuration ``g`` clicks with ``logistic(click logit[combo_click[k]] + offset
+    logit[combo_offset[k]])``, ``k = click_index[g, i]`` (no offset where
+    ``combo_offset[k] < 0``).  The log-probability of every term of the counts is written
+    into ``term_ll`` unless it is empty (pointwise log-likelihoods)."""
     logits = np.empty(x.size)
     _families_forward(theta, kind, p_start, c_start, n_coord, x, centred, logits)
     n_rows = n_groups * n_ranks
@@ -220,10 +231,14 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
         for grp in range(n_groups):
             repeat[grp * n_ranks + i] = rho
     first_click = n_move_coords + n_ranks
-    n_click = x.size - first_click
+    first_offset = first_click + n_click_coords
+    n_click = combo_click.size
     click = np.empty(n_click)
     for j in range(n_click):
-        click[j] = 1.0 / (1.0 + math.exp(-logits[first_click + j]))
+        v = logits[first_click + combo_click[j]]
+        if combo_offset[j] >= 0:
+            v += logits[first_offset + combo_offset[j]]
+        click[j] = 1.0 / (1.0 + math.exp(-v))
     g_rows = np.zeros_like(rows)
     g_click = np.zeros(n_click)
     g_repeat = np.zeros(n_groups * n_ranks)
@@ -245,7 +260,10 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
             total += g_repeat[grp * n_ranks + i]
         g_logits[n_move_coords + i] = total * rho * (1.0 - rho)
     for j in range(n_click):
-        g_logits[first_click + j] = g_click[j] * click[j] * (1.0 - click[j])
+        g = g_click[j] * click[j] * (1.0 - click[j])
+        g_logits[first_click + combo_click[j]] += g
+        if combo_offset[j] >= 0:
+            g_logits[first_offset + combo_offset[j]] += g
     return ll + _families_backward(theta, kind, p_start, c_start, n_coord, x, centred, a0,
                                    prior_sd, dev_sd, g_logits, grad)
 
@@ -289,11 +307,14 @@ class LogpArguments(NamedTuple):
     free: np.ndarray
     n_move_coords: int
     n_sets: int
+    n_click_coords: int
     lengths: np.ndarray
     items: np.ndarray
     starts: np.ndarray
     move_index: np.ndarray
     click_index: np.ndarray
+    combo_click: np.ndarray
+    combo_offset: np.ndarray
     rescale: bool
     state_ptr: np.ndarray
     states: np.ndarray
@@ -343,12 +364,18 @@ class WalkModel:
     centred_documents : documents with many impressions parametrised by their logit
         (``False``: every document by its standardised deviation ``z``, as the route that
         fixes them at the joint mode needs: centred, that mode shrinks the spread to 0)
+    rank_offsets : with attractiveness per document, the click logit of a document shown
+        at rank ``i`` is its own logit plus an offset of the rank, ``delta_i`` (``delta_1
+        = 0``; ``delta_i = a + b log i + sd z_i`` for ``i >= 2``): the same snippet is
+        clicked less often lower down once examined (trust bias: Agarwal, Zaitsev, Wang,
+        Li, Najork & Joachims, WSDM 2019).  Identified by documents the log shows at
+        several ranks; ignored with clicks per rank (their own per-rank logits hold it)
     """
 
     def __init__(self, data: PageData, *, moves: str = "pooled", clicks: str = "pooled",
                  backward: bool = True, click_moves: bool = False, boundary: str = "leave",
                  prior_sd: float = 2.0, deviation_sd: float = 0.5,
-                 centred_documents: bool = True):
+                 centred_documents: bool = True, rank_offsets: bool = False):
         if moves not in ("pooled", "shared"):
             raise ParameterError(f"moves must be 'pooled' or 'shared', got {moves!r}")
         if clicks not in ("pooled", "shared", "document"):
@@ -361,6 +388,7 @@ class WalkModel:
             raise ParameterError(f"boundary must be 'leave' or 'rescale', got {boundary!r}")
         self.data = data
         self.moves, self.clicks, self.boundary = moves, clicks, boundary
+        self.rank_offsets = bool(rank_offsets) and clicks == "document" and data.ranks > 1
         self.n_sets = 2 if click_moves else 1
         self.prior_sd, self.deviation_sd = float(prior_sd), float(deviation_sd)
         self.free = np.array([k for k, on in enumerate((True, bool(backward),
@@ -390,6 +418,8 @@ class WalkModel:
         else:
             self.families.append(Family("click", clicks == "pooled", log_rank, seen,
                                         CLICK_PRIOR_MEAN))
+        if self.rank_offsets:
+            self.families.append(Family("click_offset", True, log_rank[1:], seen[1:]))
         fams = self.families
         self._kind = np.array([1 if f.pooled else 0 for f in fams], dtype=np.int64)
         self._n_coord = np.array([f.size for f in fams], dtype=np.int64)
@@ -401,14 +431,18 @@ class WalkModel:
                                         for f in fams]).astype(np.int64)
         self._a0 = np.array([f.prior_mean for f in fams])
         self.ndim = int(n_params.sum())
-        self._n_move_coords = int(self._n_coord[:-2].sum())
+        self._click_family = len(fams) - 2 if self.rank_offsets else len(fams) - 1
+        self._n_move_coords = int(self._c_start[self._click_family - 1])
+        self._combos = click_combinations(data.click_index, self.rank_offsets,
+                                           int(self._n_coord[self._click_family]))
         self._blocks = walk_likelihood.blocks(data.lengths, data.counts.state_ptr)
         self._arguments: LogpArguments | None = None
 
     def click_coordinates(self) -> tuple[int, int]:
         """``(start, n)``: the click family's first coordinate in ``theta`` (for a pooled
         family: its intercept, then slope, log sd and the ``n`` coordinates)."""
-        return int(self._p_start[-1]), int(self._n_coord[-1])
+        k = self._click_family
+        return int(self._p_start[k]), int(self._n_coord[k])
 
     def kernel_arguments(self) -> LogpArguments:
         """The arguments of :func:`logp_kernel` after ``theta`` (and before ``grad``), by
@@ -421,8 +455,9 @@ class WalkModel:
             args = LogpArguments(self._kind, self._p_start, self._c_start, self._n_coord,
                                  self._x, self._centred, self._a0, self.prior_sd,
                                  self.deviation_sd, d.classes, d.ranks, self.free,
-                                 self._n_move_coords, self.n_sets, d.lengths,
-                                 *self._blocks, d.move_index, d.click_index,
+                                 self._n_move_coords, self.n_sets,
+                                 int(self._n_coord[self._click_family]), d.lengths,
+                                 *self._blocks, d.move_index, *self._combos,
                                  self.boundary == "rescale", *d.counts.arrays())
             self._arguments = LogpArguments(*(
                 np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args))
@@ -465,9 +500,19 @@ class WalkModel:
         return rows.reshape(self.n_sets, d.classes, d.ranks, 4)
 
     def click_table(self, theta) -> np.ndarray:
-        """Click probability of each rank (or attractiveness of each document)."""
+        """Click probability of each rank (or attractiveness of each document: at rank 1
+        with ``rank_offsets``)."""
         first = self._n_move_coords + self.data.ranks
-        return 1.0 / (1.0 + np.exp(-self._logits(theta)[first:]))
+        n = int(self._n_coord[self._click_family])
+        return 1.0 / (1.0 + np.exp(-self._logits(theta)[first:first + n]))
+
+    def offset_table(self, theta) -> np.ndarray:
+        """``(ranks,)`` the click logit's offset at each rank (0 at rank 1; all 0 without
+        ``rank_offsets``)."""
+        out = np.zeros(self.data.ranks)
+        if self.rank_offsets:
+            out[1:] = self._logits(theta)[-(self.data.ranks - 1):]
+        return out
 
     def repeat_table(self, theta) -> np.ndarray:
         """Probability of clicking a result again right after clicking it, per rank."""
@@ -492,16 +537,36 @@ class WalkModel:
         tables = self.move_tables(theta)
         out = {"walk": tables[0], "click": self.click_table(theta),
                "repeat": self.repeat_table(theta)}
-        click = self.families[-1]
+        click = self.families[self._click_family]
         if click.pooled:
-            start = self._p_start[-1]
+            start = self._p_start[self._click_family]
             out["click_trend"] = np.array([theta[start], theta[start + 1],
                                            np.exp(theta[start + 2])])
+        if self.rank_offsets:
+            out["click_offset"] = self.offset_table(theta)
         if self.n_sets == 2:
             from ...posterior.walk import marginal_moves, population_click
 
             per_rank = out["click"] if self.clicks != "document" else \
-                population_click(out["click_trend"][None], self.data.ranks)[0]
+                population_click(out["click_trend"][None], self.data.ranks,
+                                 out.get("click_offset"))[0]
             out["walk_skip"], out["walk_click"] = tables[0], tables[1]
             out["walk"] = marginal_moves(tables[0], tables[1], per_rank)
         return out
+
+
+def click_combinations(click_index: np.ndarray, offsets: bool, n_click: int):
+    """``(index (G, N), click (K,), offset (K,))``: the distinct click probabilities of the
+    positions (:func:`logp_kernel`): without offsets the click table's entries themselves;
+    with them every (document, rank) pair shown, whose offset is the rank's (``-1`` at
+    rank 1, whose offset is 0)."""
+    index = np.ascontiguousarray(click_index, dtype=np.int64)
+    if not offsets:
+        return index, np.arange(n_click, dtype=np.int64), np.full(n_click, -1, dtype=np.int64)
+    width = index.shape[1]
+    inside = index >= 0
+    key = index * width + np.arange(width)[None, :]
+    uniq, inverse = np.unique(key[inside], return_inverse=True)
+    combos = np.full(index.shape, -1, dtype=np.int64)
+    combos[inside] = inverse.ravel()
+    return combos, (uniq // width).astype(np.int64), (uniq % width - 1).astype(np.int64)

@@ -171,10 +171,10 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     cfg = uniq[:, 0]
     pattern = np.ascontiguousarray(uniq[:, 1:].astype(np.bool_))
     move_index = np.ascontiguousarray(data.move_index[cfg])
-    click_index = np.ascontiguousarray(data.click_index[cfg])
     post = posterior.posterior
     rows = draw_indices(int(post.sizes["chain"] * post.sizes["draw"]), max_draws, seed)
     tables = page_tables(posterior, data, rows, seed=seed)    # repeats: the same C_r
+    click_index = np.ascontiguousarray(tables.click_index[cfg])
     rescale = posterior.metadata.boundary == "rescale"
     width = data.ranks
     upto = width if ranks is None else min(int(ranks), width)

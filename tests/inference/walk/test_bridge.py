@@ -9,7 +9,7 @@ import pytest
 
 from bayeschain.inference.walk.data import page_data
 from bayeschain.inference.walk.model import WalkModel
-from tests.reference.walk_clicks import pages_to_log, simulate_pages
+from tests.reference.walk_clicks import pages_to_log, simulate_document_pages, simulate_pages
 
 pytest.importorskip("numba")
 
@@ -51,6 +51,33 @@ def test_cfunc_equals_the_model(boundary):
     assert expand_cfunc.ctypes(model.ndim, model.ndim, theta.ctypes.data_as(dbl),
                                out.ctypes.data_as(dbl), None) == 0
     np.testing.assert_array_equal(out, theta)
+    del keep
+
+
+def test_cfunc_equals_the_model_with_documents_and_click_offsets_by_rank():
+    """The address table carries the (document, rank) click combinations."""
+    from bayeschain.inference.walk.bridge import _table, logp_cfunc
+
+    rng = np.random.default_rng(6)
+    n, docs = 6, 9
+    layouts = [rng.choice(docs, n, replace=False) for _ in range(5)]
+    shown = [layouts[k] for k in rng.integers(0, 5, 300)]
+    f, b = np.linspace(0.8, 0.6, n), np.r_[0.0, np.full(n - 1, 0.1)]
+    pages = simulate_document_pages(rng, 300, f, b, 0.4 * (1 - f - b), 0.6 * (1 - f - b),
+                                    rng.uniform(0.2, 0.7, docs), shown,
+                                    offset=np.linspace(0, -1, n))
+    log = pages_to_log(pages, n, documents=[[f"d{d}" for d in s] for s in shown],
+                       queries=["q"] * 300)
+    model = WalkModel(page_data(log, clicks="document"), clicks="document",
+                      rank_offsets=True)
+    table, keep = _table(model)
+    for _ in range(3):
+        theta = model.initial_point(rng) + rng.normal(0, 0.5, model.ndim)
+        code, lp, grad = _call(logp_cfunc, table, theta)
+        want_lp, want_grad = model.logp(theta)
+        assert code == 0
+        assert lp == pytest.approx(want_lp, rel=1e-13)
+        np.testing.assert_allclose(grad, want_grad, rtol=1e-12, atol=1e-12)
     del keep
 
 

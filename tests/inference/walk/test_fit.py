@@ -229,6 +229,43 @@ def test_attractiveness_per_document_is_told_apart_from_examination():
     assert np.sum((f[:n - 1] < lo) | (f[:n - 1] > hi)) <= 1
 
 
+def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
+    """Documents shown at several ranks, clicked less often lower down once examined (a
+    logit offset by rank, trust bias): the offsets, the documents' attractiveness, the
+    walk's forward moves and E[H] of a 6-result page are recovered (99% intervals)."""
+    rng = np.random.default_rng(17)
+    n, n_docs = 6, 30
+    attractive = rng.uniform(0.15, 0.8, n_docs)
+    offset = np.array([0.0, -0.4, -0.6, -0.7, -0.8, -0.9])
+    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(200)]
+    shown = [layouts[k] for k in rng.integers(0, len(layouts), 20_000)]
+    f = np.linspace(0.75, 0.6, n)
+    b = np.r_[0.0, np.full(n - 1, 0.1)]
+    leave = 1 - f - b
+    pages = simulate_document_pages(rng, len(shown), f, b, 0.3 * leave, 0.7 * leave,
+                                    attractive, shown, offset=offset)
+    log = pages_to_log(pages, n, documents=[[f"doc{d}" for d in s] for s in shown],
+                       queries=["q"] * len(shown))
+    spec = bc.inference.parse_spec(bc.load_spec("walk").text.replace(
+        "[examination]\n", "[examination]\nrank_offsets = true\n"))
+    post = fit(log, spec, seed=5)
+    assert post.attrs["click_level"] == "document"
+    got = post.posterior["click_offset"].stack(s=("chain", "draw")).transpose("s", ...).values
+    assert np.all(got[:, 0] == 0.0)
+    lo, hi = interval(got[:, 1:], 0.99)
+    assert np.sum((offset[1:] < lo) | (offset[1:] > hi)) <= 1
+    att = post.posterior["attractiveness"]
+    order = [int(d[3:]) for d in att["doc_id"].values]
+    lo, hi = interval(att.stack(s=("chain", "draw")).transpose("s", ...).values, 0.99)
+    assert np.mean((lo <= attractive[order]) & (attractive[order] <= hi)) >= 0.9
+    p_hat, _ = walk_parameters(post)
+    lo, hi = interval(p_hat[:, :n - 1], 0.99)
+    assert np.sum((f[:n - 1] < lo) | (f[:n - 1] > hi)) <= 1
+    true_e_h = float(bc.chains.expected_stopping_time(build_chain("rwbm", n, p=f, q=b)))
+    lo, hi = np.quantile(expected_visits(post, n).sum(axis=1), [0.005, 0.995])
+    assert lo <= true_e_h <= hi
+
+
 def test_trec_session_walk_sees_deep_clicks():
     """On TREC Session 2013, the fitted walk's replay of the log puts the share of pages
     with a click at rank >= 5 (29.9%) inside its 95% predictive band: users examine what

@@ -13,8 +13,10 @@ from bayeschain.inference.walk.likelihood import (
 from bayeschain.inference.walk.model import WalkModel
 from tests.reference.walk_clicks import (
     dense_log_likelihood,
+    dense_page_counts,
     page_counts,
     pages_to_log,
+    simulate_document_pages,
     simulate_pages,
 )
 
@@ -132,6 +134,55 @@ def test_model_log_density_gradient(variant):
         e[k] = h
         fd = (model.logp(theta + e)[0] - model.logp(theta - e)[0]) / (2 * h)
         assert grad[k] == pytest.approx(fd, rel=1e-5, abs=1e-5), k
+
+
+def _document_pages(rng, n=5, n_docs=8, n_pages=300):
+    """Pages of ``n`` results showing ``n_docs`` documents of one query in six layouts."""
+    att = rng.uniform(0.2, 0.7, n_docs)
+    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(6)]
+    shown = [layouts[k] for k in rng.integers(0, len(layouts), n_pages)]
+    f, b = np.linspace(0.75, 0.6, n), np.r_[0.0, np.full(n - 1, 0.1)]
+    leave = 1 - f - b
+    pages = simulate_document_pages(rng, n_pages, f, b, 0.3 * leave, 0.7 * leave, att,
+                                    shown, offset=np.linspace(0.0, -0.8, n))
+    log = pages_to_log(pages, n, documents=[[f"doc{d}" for d in s] for s in shown],
+                       queries=["q"] * n_pages)
+    return pages, shown, page_data(log, clicks="document")
+
+
+def test_click_offsets_by_rank_give_the_dense_likelihood_and_its_gradient():
+    """Attractiveness per document with a click offset by rank: a document at rank ``i``
+    clicks with ``logistic(logit alpha_d + delta_i)``.  The model's log-likelihood equals
+    the dense definition page by page (each page's own click probabilities built from
+    the document it shows), and the log density's gradient equals central differences."""
+    rng = np.random.default_rng(8)
+    n = 5
+    pages, shown, data = _document_pages(rng, n)
+    model = WalkModel(data, clicks="document", rank_offsets=True)
+    theta = model.initial_point(rng) + rng.normal(0, 0.3, model.ndim)
+    offset = model.offset_table(theta)
+    assert offset[0] == 0.0 and np.all(offset[1:] != 0.0)
+    alpha = model.click_table(theta)
+    code = {d: k for k, d in enumerate(data.documents["doc_id"])}
+    f, b, r, s = model.move_tables(theta)[0, 0].T.copy()
+    share = r[-1] / (r[-1] + s[-1])            # the last rank's forward mass leaves
+    r[-1], s[-1], f[-1] = r[-1] + f[-1] * share, s[-1] + f[-1] * (1 - share), 0.0
+    want = 0.0
+    for (clicks, outcome), docs in zip(pages, shown, strict=True):
+        a = np.array([alpha[code[f"doc{d}"]] for d in docs])
+        c = 1 / (1 + np.exp(-(np.log(a / (1 - a)) + offset)))
+        want += dense_log_likelihood([n], f[None], b[None], r[None], s[None], c[None],
+                                     *dense_page_counts(clicks, outcome, n),
+                                     model.repeat_table(theta)[None])
+    got = model.pattern_log_likelihood(theta) @ data.patterns.pages
+    assert got == pytest.approx(want, rel=1e-12)
+    lp, grad = model.logp(theta)
+    h = 1e-6
+    for k in range(model.ndim):
+        e = np.zeros(model.ndim)
+        e[k] = h
+        fd = (model.logp(theta + e)[0] - model.logp(theta - e)[0]) / (2 * h)
+        assert grad[k] == pytest.approx(fd, rel=1e-4, abs=1e-5), k
 
 
 def test_page_probabilities_match_the_frequencies_of_simulated_pages():
