@@ -54,13 +54,15 @@ from bayeschain.inference.walk.prediction import click_metrics  # noqa: E402
 RANKS = 10
 
 
-def spec_of(name: str, clicks: str, rank_offsets: bool = False):
+def spec_of(name: str, clicks: str, rank_offsets: bool = False, damped: bool = False):
     spec = bc.load_spec(name)
-    if clicks == "auto" and not rank_offsets:
+    if clicks == "auto" and not rank_offsets and not damped:
         return spec
     text = spec.text.replace('clicks = "auto"', f'clicks = "{clicks}"')
     if rank_offsets:
         text = text.replace("[examination]\n", "[examination]\nrank_offsets = true\n")
+    if damped:
+        text = text.replace("[examination]\n", '[examination]\nreclicks = "damped"\n')
     return bc.inference.parse_spec(text)
 
 
@@ -168,6 +170,7 @@ def replayed_clicks(post, train, draws: int = 10) -> tuple[dict, dict]:
     for d in range(rows.size):
         walked = walk_pages(data.lengths[cfg], data.move_index[cfg], tables.click_index[cfg],
                             tables.moves[d], tables.click[d], repeat=tables.repeat[d],
+                            reclick=float(tables.reclick[d]),
                             moves_click=tables.moves_click[d],
                             boundary=post.metadata.boundary, seed=d)
         got.append(where_clicks_go(cfg.size, walked.click_page, walked.click_rank))
@@ -186,6 +189,9 @@ def main() -> None:
     ap.add_argument("--rank-offsets", action="store_true",
                     help="fit the walk with a click offset by rank on each document's logit "
                          "(the spec key rank_offsets)")
+    ap.add_argument("--damped-reclicks", action="store_true",
+                    help="fit the walk whose results clicked before click again with a "
+                         "learned factor kappa (the spec key reclicks = \"damped\")")
     ap.add_argument("--drop-later-reclicks", action="store_true",
                     help="fit the walk to the training pages without their clicks on a "
                          "result clicked before with other clicks between (a study of the "
@@ -209,12 +215,15 @@ def main() -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t = time.perf_counter()
-                post = bc.fit(train, spec_of(spec_name, args.clicks, args.rank_offsets))
+                post = bc.fit(train, spec_of(spec_name, args.clicks, args.rank_offsets,
+                                             args.damped_reclicks))
                 seconds = time.perf_counter() - t
             m = heldout_click_metrics(post, test, pages=heldout_serps(log, known=known),
                                       seed=0)
             level = post.attrs["click_level"] + (" by rank" if args.documents_by_rank else "") \
-                + (" + rank offsets" if "click_offset" in post.posterior else "")
+                + (" + rank offsets" if "click_offset" in post.posterior else "") \
+                + (f", kappa {float(post.posterior['reclick'].mean()):.3f}"
+                   if "reclick" in post.posterior else "")
             label = f"{spec_name} ({level}, {seconds:.0f} s)"
             rows.append((name, label, "held-out perplexity",
                          *(f"{x:.4f}" for x in m.perplexity_at_rank), f"{m.perplexity:.4f}"))

@@ -67,8 +67,8 @@ def compiled(name: str):
     return _KERNELS[name]
 
 
-def _walk_pages(move_index, click_index, moves, moves_click, click, repeat, rescale, rng,
-                max_steps, c_page, c_rank, c_step, p_steps, p_outcome):
+def _walk_pages(move_index, click_index, moves, moves_click, click, repeat, reclick, rescale,
+                rng, max_steps, c_page, c_rank, c_step, p_steps, p_outcome):
     """Walk every page; clicks go to ``c_*`` (grown by the caller when full: the return
     value is the number of clicks, or ``-needed`` when the buffers are too small)."""
     n_pages, width = move_index.shape
@@ -81,18 +81,21 @@ def _walk_pages(move_index, click_index, moves, moves_click, click, repeat, resc
     bc = np.empty(width)
     rc = np.empty(width)
     sc = np.empty(width)
+    done = np.zeros(width, dtype=np.bool_)     # positions clicked so far on the page
     k = 0
     cap = c_page.size
     for pg in range(n_pages):
         page_rows(pg, move_index, click_index, moves_click, click, rescale, fc, bc, rc, sc, c)
         page_rows(pg, move_index, click_index, moves, click, rescale, f, b, r, s, c)
+        done[:] = False
         i = 0
         steps = 0
         outcome = -1
         while steps < max_steps:
             steps += 1
-            clicked = rng.random() < c[i]
+            clicked = rng.random() < (c[i] * reclick if done[i] else c[i])
             if clicked:
+                done[i] = True
                 while True:                    # a click, then maybe the same result again
                     if k < cap:
                         c_page[k] = pg
@@ -144,8 +147,8 @@ class WalkedPages:
 
 
 def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
-               moves_click=None, boundary: str = "leave", seed: int = 0,
-               max_steps: int = 100_000) -> WalkedPages:
+               moves_click=None, reclick: float = 1.0, boundary: str = "leave",
+               seed: int = 0, max_steps: int = 100_000) -> WalkedPages:
     """Simulate one user on each page.
 
     Parameters
@@ -158,6 +161,8 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
     repeat : (M,) probability of clicking the result again right after a click, indexed
         like ``moves`` (0 when None)
     moves_click : (M, 4) the moves after a click (``moves`` when None)
+    reclick : a result clicked before on the page clicks at a later arrival with ``reclick``
+        times its probability (1: every arrival a fresh click chance)
     boundary : ``"leave"`` or ``"rescale"`` (the walk's rule at the last rank)
     """
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
@@ -177,7 +182,7 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
     while True:
         buffers = [np.empty(cap, dtype=np.int64) for _ in range(3)]
         k = _kernel()(move_index, click_index, moves, moves_click, click, repeat,
-                      boundary == "rescale",
+                      float(reclick), boundary == "rescale",
                       np.random.default_rng(seed), int(max_steps), *buffers, steps, outcome)
         if k >= 0:
             return WalkedPages(*(buf[:k] for buf in buffers), steps, outcome)

@@ -197,6 +197,8 @@ class PageTables(NamedTuple):
     repeat: np.ndarray          # (draws, classes * ranks)
     click: np.ndarray           # (draws, C)
     click_index: np.ndarray     # (G, N) the entry of ``click`` at each position
+    reclick: np.ndarray         # (draws,) kappa: a result clicked before clicks again
+                                # with kappa times its probability (1: fresh chances)
 
 
 def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
@@ -208,7 +210,8 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
     examination without a click and ``moves_click`` after a click (the same array when the
     walk's moves do not depend on the click), ``repeat (draws, classes * ranks)``
     (clicking a result again right after clicking it; 0 when the posterior has none)
-    indexed by ``data.move_index``, and ``click (draws, C)`` indexed by its
+    indexed by ``data.move_index``, ``reclick (draws,)`` (``kappa`` of damped re-clicks,
+    1 without), and ``click (draws, C)`` indexed by its
     ``click_index (G, N)`` (``data.click_index``; with click offsets by rank, one entry
     per (document, rank) shown, whose logit is the document's plus the rank's offset).
     Ranks deeper than the fitted ones take the last fitted rank's values.  With
@@ -240,12 +243,14 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
                          (1, classes))
     else:
         repeat = np.zeros(moves.shape[:2])
+    reclick = draws_of(posterior, "reclick")[rows] if "reclick" in post else \
+        np.ones(len(rows))
     if data.documents is None:
         if "click" not in post:
             raise ParameterError("the posterior has attractiveness per document: build the "
                                  "pages with clicks='document'")
         click = extend_ranks(draws_of(posterior, "click")[rows], data.ranks)
-        return PageTables(moves, moves_click, repeat, click, data.click_index)
+        return PageTables(moves, moves_click, repeat, click, data.click_index, reclick)
     if "attractiveness" not in post:
         raise ParameterError("the posterior has click probabilities per rank: build the "
                              "pages with clicks='rank'")
@@ -263,7 +268,7 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
     click = np.where(where[None, :] >= 0, alpha[:, np.maximum(where, 0)],
                      1.0 / (1.0 + np.exp(-new)))
     if "click_offset" not in post:
-        return PageTables(moves, moves_click, repeat, click, data.click_index)
+        return PageTables(moves, moves_click, repeat, click, data.click_index, reclick)
     from ..inference.walk.model import click_combinations
 
     index, doc, position = click_combinations(data.click_index, True, click.shape[1])
@@ -272,7 +277,7 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
         logit = np.log(click[:, doc]) - np.log1p(-click[:, doc])
     shift = np.where(position >= 0, offset[:, np.maximum(position + 1, 0)], 0.0)
     return PageTables(moves, moves_click, repeat, 1.0 / (1.0 + np.exp(-(logit + shift))),
-                      index)
+                      index, reclick)
 
 
 def _stack_moves(w: np.ndarray, ranks: int) -> np.ndarray:

@@ -60,7 +60,7 @@ def dense_log_likelihood(lengths, f, b, r, s, c, first, none, moves, ends, repea
 
 
 def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click, repeat=None,
-                   after_click=None):
+                   after_click=None, reclick=1.0):
     """Pages walked by simulated users: ``(clicks, outcome)`` per page, where ``clicks``
     lists the clicked ranks (1-based) in order and ``outcome`` is ``"next_query"`` or
     ``"end"``.  Per-rank moves (length n arrays): at rank i (0-based) the user clicks with
@@ -70,7 +70,8 @@ def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click, re
     a click the user clicks the same result again at once with ``repeat[i]`` (default 0),
     and again, until they walk on.  ``after_click = (forward, backward, reformulate,
     stop)``: the moves after a click (the others are then those after an examination
-    without a click)."""
+    without a click).  ``reclick``: a result clicked before on the page clicks at a later
+    arrival with ``reclick * click[i]``."""
     n = len(forward)
     repeat = np.zeros(n) if repeat is None else repeat
     skip = (forward, backward, reformulate, stop)
@@ -81,7 +82,7 @@ def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click, re
         clicks = []
         while True:
             moves = skip
-            if rng.random() < click[i]:
+            if rng.random() < click[i] * (reclick if i + 1 in clicks else 1.0):
                 moves = clicked_moves
                 clicks.append(i + 1)
                 while rng.random() < repeat[i]:
@@ -202,3 +203,59 @@ def dense_page_counts(clicks, outcome, n):
     else:
         none[0, o] = 1
     return first, none, moves, ends
+
+
+def damped_page_log_likelihood(clicks, outcome, f, b, r, s, c, rho, kappa):
+    """Log-probability of one page (its ordered clicks, 1-based, and what followed) under
+    the walk whose results clicked before click again with ``kappa c_i``: written from the
+    definition with dense matrices, the clicked set carried along the page.  Per-rank
+    rows ``f, b, r, s`` (boundary applied), ``c``, ``rho`` (immediate repeats)."""
+    n = len(f)
+    P = np.zeros((n, n))
+    for i in range(n):
+        if i + 1 < n:
+            P[i, i + 1] = f[i]
+        if i > 0:
+            P[i, i - 1] = b[i]
+    leave = {"next_query": r, "end": s, "unknown": r + s}[outcome]
+
+    def solved(seen):
+        cc = np.array([c[i] * (kappa if i in seen else 1.0) for i in range(n)])
+        return cc, np.linalg.inv(np.eye(n) - (1 - cc)[:, None] * P)
+
+    cc, M = solved(set())
+    if not clicks:
+        return float(np.log((M @ ((1 - cc) * leave))[0]))
+    total = np.log(M[0, clicks[0] - 1] * cc[clicks[0] - 1])
+    seen = {clicks[0] - 1}
+    for a, bb in zip(clicks[:-1], clicks[1:], strict=True):
+        i, j = a - 1, bb - 1
+        cc, M = solved(seen)
+        walk = (P @ M)[i, j] * cc[j]
+        total += np.log(rho[i] * (i == j) + (1 - rho[i]) * walk)
+        seen.add(j)
+    i = clicks[-1] - 1
+    cc, M = solved(seen)
+    total += np.log((1 - rho[i]) * (leave[i] + (P @ M @ ((1 - cc) * leave))[i]))
+    return float(total)
+
+
+def damped_page_counts(clicks, outcome):
+    """The counts of one page as the kernel takes them for the damped walk: one term per
+    left state keyed by the positions clicked so far (a bit mask), written out by hand."""
+    from bayeschain.inference.walk.likelihood import ClickCounts
+
+    o = {"next_query": 0, "end": 1, "unknown": 2}[outcome]
+    terms = {}
+    first = clicks[0] - 1 if clicks else -1 - o
+    terms[(-1, 0, first)] = 1
+    mask = 0
+    for t, rank in enumerate(clicks):
+        mask |= 1 << (rank - 1)
+        target = clicks[t + 1] - 1 if t + 1 < len(clicks) else -1 - o
+        key = (rank - 1, mask, target)
+        terms[key] = terms.get(key, 0) + 1
+    rows = sorted(terms)
+    return ClickCounts.from_terms(np.zeros(len(rows)), [k[0] for k in rows],
+                                  [k[2] for k in rows], [terms[k] for k in rows], 1,
+                                  [k[1] for k in rows])

@@ -66,7 +66,7 @@ def nutpie_version() -> tuple[int, ...]:
 #: the order of the model's arguments in the address table (arrays), after theta
 ARRAYS = ("kind", "p_start", "c_start", "n_coord", "x", "centred", "a0", "free", "lengths",
           "items", "starts", "move_index", "click_index", "state_ptr", "states", "term_ptr",
-          "targets", "counts", "combo_click", "combo_offset", "scalars")
+          "targets", "counts", "combo_click", "combo_offset", "clicked", "scalars")
 #: float arrays among them (the others are int64)
 FLOATS = ("x", "a0", "counts", "scalars")
 #: 2-D arrays among them
@@ -89,7 +89,8 @@ def _table(model) -> tuple[np.ndarray, list]:
         keep.append(a)
         table += [a.ctypes.data, a.shape[0], a.shape[1] if a.ndim == 2 else 0]
     table += [int(args.n_groups), int(args.n_ranks), int(args.n_move_coords),
-              int(bool(args.rescale)), int(args.n_sets), int(args.n_click_coords)]
+              int(bool(args.rescale)), int(args.n_sets), int(args.n_click_coords),
+              int(args.reclick_coord)]
     return np.array(table, dtype=np.int64), keep
 
 
@@ -132,7 +133,7 @@ _EXPAND_SIG = types.int64(types.uint64, types.uint64, types.CPointer(types.doubl
 def logp_cfunc(dim, x_, out_, logp_, user_data):
     """nutpie's ``logp(dim, x, grad, logp, user_data)``: 0, or 4 (log density not
     finite; the gradient is then zero) or 3 (a gradient entry not finite)."""
-    t = numba.carray(user_data, (3 * _N + 6,), np.int64)
+    t = numba.carray(user_data, (3 * _N + 7,), np.int64)
     theta = numba.carray(x_, (dim,))
     grad = numba.carray(out_, (dim,))
     result = numba.carray(logp_, (1,))
@@ -159,13 +160,14 @@ def logp_cfunc(dim, x_, out_, logp_, user_data):
     counts = numba.carray(_as_pointer(t[51]), (t[52],), f64)
     combo_click = numba.carray(_as_pointer(t[54]), (t[55],), i64)
     combo_offset = numba.carray(_as_pointer(t[57]), (t[58],), i64)
-    scalars = numba.carray(_as_pointer(t[60]), (t[61],), f64)
+    clicked = numba.carray(_as_pointer(t[60]), (t[61],), i64)
+    scalars = numba.carray(_as_pointer(t[63]), (t[64],), f64)
     base = 3 * _N
     lp = _LOGP(theta, kind, p_start, c_start, n_coord, x, centred, a0, scalars[0],
                scalars[1], t[base], t[base + 1], free, t[base + 2], t[base + 4],
-               t[base + 5], lengths, items, starts, move_index, click_index, combo_click,
-               combo_offset, t[base + 3] != 0, state_ptr, states, term_ptr, targets,
-               counts, grad, np.empty(0))
+               t[base + 5], t[base + 6], lengths, items, starts, move_index, click_index,
+               combo_click, combo_offset, t[base + 3] != 0, state_ptr, states, clicked,
+               term_ptr, targets, counts, grad, np.empty(0))
     result[0] = lp
     if not np.isfinite(lp):
         for i in range(dim):

@@ -13,7 +13,10 @@ and the replicated log is summarised as the observed one:
 * the distance ``j - i`` of every click-to-click move (0: a repeat; ``-1, -2, ...``
   backward), distances beyond ``DEPTH_BINS - 1`` pooled;
 * the share of click-less pages, of backward moves among click-to-click moves (repeats
-  left out), and of pages with a click at rank >= 5, and the mean clicks per page;
+  left out), and of pages with a click at rank >= 5, the mean clicks per page, and the
+  re-clicks per page with other clicks between (a click on a result already clicked on
+  the page, not right after its own click: what a walk whose every arrival is a fresh
+  click chance overdoes, ``reclicks = "damped"``);
 * for logs with sessions, the share of pages with clicks whose last click was followed by
   another query (rather than the end of the session).
 
@@ -55,6 +58,7 @@ class LogSummary:
     last: np.ndarray            # (pages with clicks,) rank of the last click
     steps: np.ndarray           # (click-to-click moves,) j - i, repeats included
     next_query_after_last: float  # share of pages with clicks, NaN without sessions
+    later_reclicks: int = 0     # clicks on a result clicked before, other clicks between
 
     @classmethod
     def from_clicks(cls, n_pages: int, page: np.ndarray, rank: np.ndarray,
@@ -74,8 +78,15 @@ class LogSummary:
         with_clicks = clicks > 0
         after = float(np.mean(np.asarray(next_query)[with_clicks])) \
             if next_query is not None and with_clicks.any() else float("nan")
+        key = page * (int(rank.max(initial=0)) + 1) + rank
+        _, first = np.unique(key, return_index=True)
+        again = np.ones(page.size, dtype=bool)
+        again[first] = False                   # a result clicked before on its page ...
+        again[np.flatnonzero(starts)] = False
+        again[1:] &= ~(same & (np.diff(rank) == 0))     # ... not right after its own click
         return cls(clicks, deepest, rank, int((step > 0).sum()), int((step < 0).sum()),
-                   int((deepest >= 5).sum()), rank[starts], rank[ends], step, after)
+                   int((deepest >= 5).sum()), rank[starts], rank[ends], step, after,
+                   int(again.sum()))
 
     def statistics(self) -> dict[str, np.ndarray | float]:
         n_pages = self.clicks.size
@@ -97,7 +108,9 @@ class LogSummary:
                "click-less pages": float((self.clicks == 0).mean()) if n_pages else 0.0,
                "backward share": self.backward / moves if moves else 0.0,
                "pages with a click at rank >= 5": self.deep / max(n_pages, 1),
-               "mean clicks per page": float(self.clicks.mean()) if n_pages else 0.0}
+               "mean clicks per page": float(self.clicks.mean()) if n_pages else 0.0,
+               "re-clicks per page with other clicks between":
+                   self.later_reclicks / max(n_pages, 1)}
         if not np.isnan(self.next_query_after_last):
             out["next query after the last click"] = self.next_query_after_last
         return out
@@ -114,13 +127,14 @@ DISTRIBUTIONS = ("clicks per page", "deepest clicked rank", "click rank",
 SCALARS = {"click_less_pages": "click-less pages", "backward_share": "backward share",
            "deep_click_pages": "pages with a click at rank >= 5",
            "mean_clicks_per_page": "mean clicks per page",
+           "later_reclicks": "re-clicks per page with other clicks between",
            "next_query_after_last": "next query after the last click"}
 
 
 @dataclass(frozen=True)
 class WalkChecks:
     """The walk replayed on a log's pages against the log (:func:`predictive_walk_checks`):
-    six distributions and four scalar statistics (five with sessions), each observed
+    six distributions and five scalar statistics (six with sessions), each observed
     against its posterior predictive replications."""
 
     clicks_per_page: DistributionCheck        # pmf of 0, 1, ..., 5+ clicks per page
@@ -133,6 +147,7 @@ class WalkChecks:
     backward_share: PredictiveCheck           # of click-to-click moves, those upwards
     deep_click_pages: PredictiveCheck         # share of pages with a click at rank >= 5
     mean_clicks_per_page: PredictiveCheck
+    later_reclicks: PredictiveCheck | None = None   # re-clicks with other clicks between
     next_query_after_last: PredictiveCheck | None = None   # logs with sessions
 
     def distributions(self) -> tuple[DistributionCheck, ...]:
@@ -193,7 +208,8 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
     distances (:class:`~bayeschain.inference.dwell.checks.DistributionCheck`; the first
     also lists the scalar statistics by label, for printing), and the scalar statistics
     (click-less pages, backward share, pages with a click at rank >= 5, mean clicks per
-    page; with sessions, the share of last clicks followed by another query) as
+    page, re-clicks per page with other clicks between; with sessions, the share of last
+    clicks followed by another query) as
     :class:`~bayeschain.inference.clicks.checks.PredictiveCheck`.
     """
     from ...browsing.page_walk import walk_pages
@@ -213,6 +229,7 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
     for d in range(rows.size):
         walked = walk_pages(lengths, move_index, click_index, tables.moves[d],
                             tables.click[d], repeat=tables.repeat[d],
+                            reclick=float(tables.reclick[d]),
                             moves_click=tables.moves_click[d], boundary=boundary,
                             seed=int(rng.integers(2**32)))
         if np.any(walked.outcome < 0):

@@ -110,6 +110,7 @@ class PageData:
     page_config: np.ndarray | None = None     # (P,) configuration of each page
     page_queries: np.ndarray | None = None    # (P,) query of each page
     patterns: PagePatterns | None = None      # the pages' distinct likelihood terms
+    reclicks: bool = False    # the counts keep the positions clicked so far (their masks)
 
     @property
     def n_configs(self) -> int:
@@ -164,7 +165,8 @@ def page_lengths(log: ClickLog, page_ids: np.ndarray, deepest: np.ndarray,
 
 
 def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None = None,
-              level: int = 1, default_length: int = 10, min_length: int = 1) -> PageData:
+              level: int = 1, default_length: int = 10, min_length: int = 1,
+              reclicks: bool = False) -> PageData:
     """Group the pages of ``log`` into configurations with their click counts.
 
     Parameters
@@ -176,6 +178,9 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         documents are non-relevant, as in trec_eval).  A page's topic is its session's
         topic when the log records one (TREC Session), otherwise its query.
     default_length : positions of a page the log lists without its results
+    reclicks : key every state after a click also by the positions clicked so far on the
+        page (for walks in which a result clicked before is clicked again less often);
+        pages of at most :data:`MASK_POSITIONS` results
 
     Built once per log and arguments (:meth:`ClickLog.derived`): a fit and its checks
     share the pages.
@@ -186,16 +191,21 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
     if clicks not in ("rank", "document"):
         raise ParameterError(f"clicks must be 'rank' or 'document', got {clicks!r}")
     key = ("page_data", clicks, id(qrels), level if qrels is not None else None,
-           default_length, min_length)
+           default_length, min_length, bool(reclicks))
     built = log.derived(key, lambda: (qrels, _page_data(log, clicks, qrels, level,
-                                                        default_length, min_length)))
+                                                        default_length, min_length,
+                                                        reclicks)))
     if built[0] is not qrels:            # another qrels table at a reused address
-        return _page_data(log, clicks, qrels, level, default_length, min_length)
+        return _page_data(log, clicks, qrels, level, default_length, min_length, reclicks)
     return built[1]
 
 
+#: the longest page whose clicked positions a state can keep (bits of an int64 mask)
+MASK_POSITIONS = 62
+
+
 def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: int,
-               min_length: int) -> PageData:
+               min_length: int, reclicks: bool = False) -> PageData:
     obs, pages, off_page = log.observations()
     pages = pages.sort_values("serp_id", kind="stable").reset_index(drop=True)
     page_ids = pages["serp_id"].to_numpy(dtype=np.int64)
@@ -211,6 +221,9 @@ def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: in
     width = int(lengths.max()) if lengths.size else 0
     if width == 0:
         raise ParameterError("the click log has no result pages to fit")
+    if reclicks and width > MASK_POSITIONS:
+        raise ParameterError(f"walks that keep the results clicked so far take pages of at "
+                             f"most {MASK_POSITIONS} results; the log has a page of {width}")
     position = np.arange(width)
     inside = position[None, :] < lengths[:, None]                      # (pages, N)
     docs = _page_documents(log, page_ids, width)                       # (pages, N) or None
@@ -235,13 +248,13 @@ def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: in
     key = np.concatenate([lengths[:, None], click_index, move_index], axis=1)
     uniq, config = np.unique(key, axis=0, return_inverse=True)
     config = config.ravel()
-    counts, patterns = _counts(obs, pages, page_ids, config, uniq.shape[0])
+    counts, patterns = _counts(obs, pages, page_ids, config, uniq.shape[0], reclicks)
     digest = counts.digest(uniq)
     return PageData(uniq[:, 0].astype(np.int64), uniq[:, 1:1 + width].astype(np.int64),
                     uniq[:, 1 + width:].astype(np.int64), counts,
                     np.bincount(config, minlength=uniq.shape[0]), width, classes, documents,
                     bool(log.has_sessions), report, digest, page_ids, config,
-                    pages["query_id"].astype(str).to_numpy(), patterns)
+                    pages["query_id"].astype(str).to_numpy(), patterns, bool(reclicks))
 
 
 def _page_documents(log: ClickLog, page_ids: np.ndarray, width: int) -> np.ndarray | None:
@@ -309,10 +322,23 @@ def _relevant(docs: np.ndarray, topics: np.ndarray, qrels: pd.DataFrame,
     return (np.nan_to_num(found, nan=-np.inf) >= level).reshape(n_pages, width)
 
 
+def clicked_so_far(page: np.ndarray, order: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """The bit mask of the positions (0-based ``rank``) clicked on each click's page up to
+    and including that click (``order``: the click's place on its page, 1, 2, ...)."""
+    sort = np.lexsort((order, page))
+    mask = np.zeros(page.size, dtype=np.int64)
+    for position in np.unique(rank):
+        hit = pd.Series(rank[sort] == position).groupby(page[sort]).cummax()
+        mask[sort] |= hit.to_numpy(dtype=bool).astype(np.int64) << np.int64(position)
+    return mask
+
+
 def _counts(obs: pd.DataFrame, pages: pd.DataFrame, page_ids: np.ndarray,
-            config: np.ndarray, n_configs: int) -> tuple[ClickCounts, PagePatterns]:
-    """Sparse counts: one term per (configuration, left state, target); and the terms of
-    each page (:class:`PagePatterns`)."""
+            config: np.ndarray, n_configs: int,
+            reclicks: bool = False) -> tuple[ClickCounts, PagePatterns]:
+    """Sparse counts: one term per (configuration, left state, target), or per
+    (configuration, left state, positions clicked so far, target) with ``reclicks``; and
+    the terms of each page (:class:`PagePatterns`)."""
     outcome_code = {o: i for i, o in enumerate(OUTCOMES)}
     page_row = pd.Index(page_ids)
     clicks = obs[obs["serp_id"].isin(page_ids)]
@@ -334,8 +360,12 @@ def _counts(obs: pd.DataFrame, pages: pd.DataFrame, page_ids: np.ndarray,
     cfg = np.r_[start_cfg, cfg_of_click]
     state = np.r_[np.full(start_cfg.size, -1), rank]
     target = np.r_[start_target, after_target]
-    terms, term_of, count = np.unique(np.stack([cfg, state, target], axis=1), axis=0,
+    mask = np.r_[np.zeros(start_cfg.size, dtype=np.int64),
+                 clicked_so_far(click_page, clicks["k"].to_numpy(), rank)] \
+        if reclicks else np.zeros_like(state)
+    terms, term_of, count = np.unique(np.stack([cfg, state, mask, target], axis=1), axis=0,
                                       return_inverse=True, return_counts=True)
-    counts = ClickCounts.from_terms(terms[:, 0], terms[:, 1], terms[:, 2], count, n_configs)
+    counts = ClickCounts.from_terms(terms[:, 0], terms[:, 1], terms[:, 3], count, n_configs,
+                                    terms[:, 2])
     return counts, PagePatterns.of(np.r_[start_page, click_page], term_of.ravel(),
                                    page_ids.size, terms.shape[0])

@@ -62,17 +62,19 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     recurrence = log.document_recurrence() if files else document_recurrence(log)
     if clicks == "auto":
         clicks = "document" if recurrence >= AUTO_DOCUMENT_RECURRENCE else "pooled"
+    damped = exam["reclicks"] == "damped"
     if files:
-        if clicks == "document" or exam["by_relevance"]:
-            raise ParameterError("a log read out of core is fitted with clicks per rank and "
-                                 "moves without relevance classes (its documents "
-                                 f"recur {recurrence:.1f} times: read it into memory)")
+        if clicks == "document" or exam["by_relevance"] or damped:
+            raise ParameterError("a log read out of core is fitted with clicks per rank, "
+                                 "moves without relevance classes and fresh re-clicks (its "
+                                 f"documents recur {recurrence:.1f} times: read it into "
+                                 "memory)")
         _import_in_background("nutpie")      # seconds of imports while DuckDB counts
         data = log.page_data(spec.ranks)
     else:
         data = page_data(log, clicks="document" if clicks == "document" else "rank",
                          qrels=qrels if exam["by_relevance"] else None, level=level,
-                         default_length=spec.ranks)
+                         default_length=spec.ranks, reclicks=damped)
     if data.report["clicks"] == 0:
         raise ParameterError("the click log has no clicks on its result pages: nothing to "
                              "learn (the posterior would be the prior)")
@@ -80,7 +82,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     model = WalkModel(data, moves=exam["moves"], clicks=clicks, backward=exam["backward"],
                       click_moves=exam["click_moves"], boundary=exam["boundary"],
                       prior_sd=exam["prior_sd"], deviation_sd=exam["deviation_sd"],
-                      centred_documents=not at_mode, rank_offsets=exam["rank_offsets"])
+                      centred_documents=not at_mode, rank_offsets=exam["rank_offsets"],
+                      reclicks=exam["reclicks"])
     target, route = model, {}
     with interrupt_watch() as seen:
         options = {}
@@ -134,6 +137,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                     "median_rank": ("document", docs["median_rank"].to_numpy())})
     variables["repeat"] = xr.DataArray(draws["repeat"], dims=("chain", "draw", "rank"),
                                        coords={"rank": ranks})
+    if "reclick" in draws:
+        variables["reclick"] = xr.DataArray(draws["reclick"], dims=("chain", "draw"))
     if "click_offset" in draws:
         variables["click_offset"] = xr.DataArray(draws["click_offset"],
                                                  dims=("chain", "draw", "rank"),

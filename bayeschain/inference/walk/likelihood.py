@@ -54,14 +54,14 @@ from ...posterior.vocabulary import BOUNDARIES
 
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
 OUTCOMES = ("next_query", "end", "unknown")
-_WORK_ROWS = 20
+_WORK_ROWS = 28
 #: configurations of one page length processed side by side (SIMD lanes)
 LANES = 8
 
 
-def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, s_lo, s_hi, states, term_ptr,
-                        targets, counts, gf, gb, gr, gs, gfc, gbc, grc, gsc, gc, gq, wk,
-                        term_ll):
+def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, states,
+                        clicked, term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc,
+                        gsc, gc, gq, g_kappa, wk, term_ll):
     """Log-likelihood of up to ``LANES`` configurations side by side, on ``n`` positions:
     column ``w`` of the rows ``f .. c`` (shape ``(width >= n, LANES)``, C-contiguous so that
     the lane loops vectorise) is configuration ``w`` (a shorter page has zero moves from its
@@ -74,10 +74,15 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, s_lo, s_hi, states,
     direct leave after a click on ``i``); ``f .. s`` the moves after an examination
     without a click (the matrix ``A``).  Pass the same arrays (and the same gradient
     arrays) twice for moves that do not depend on the click.
-    Gradients are *added* into ``gf .. gq``; the log-probability of every term is written
-    into ``term_ll`` unless it is empty.  The tridiagonal solves run across the lanes
-    at once (SIMD); the terms are read lane by lane.  Returns ``-inf`` when an observed
-    event has probability 0.
+    ``clicked[k]``: the positions clicked on the page so far at left state ``k`` (a bit
+    mask, bit ``i`` for position ``i``); an arrival at a clicked position clicks with
+    ``kappa c_i`` instead of ``c_i`` (a result already clicked is clicked again less
+    often; an all-zero mask is the walk whose every arrival is a fresh click chance), so
+    such a state solves with its own matrix ``A_S = I - diag(1 - c'_S) P``.
+    Gradients are *added* into ``gf .. gq`` and ``g_kappa[0]``; the log-probability of
+    every term is written into ``term_ll`` unless it is empty.  The tridiagonal solves run
+    across the lanes at once (SIMD); the terms are read lane by lane.  Returns ``-inf``
+    when an observed event has probability 0.
 
     Outcome ``o`` leaves with ``v_o = r, s`` or ``r + s``; ``L_o = sum_k (count / P) lam_k``
     over the terms with outcome ``o`` collects what ``dL/da`` and ``dL/dv_o`` need, so the
@@ -89,6 +94,9 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, s_lo, s_hi, states,
     big = wk[11:14]            # L_o
     aov = wk[14:17]            # a * v_o
     direct = wk[17:20]         # dL/dv_o at the clicked state itself (e_i = v_o,i + ...)
+    a_s, lo_s, up_s, cp_s, inv_s = wk[20], wk[21], wk[22], wk[23], wk[24]
+    aov_s = wk[25:28]          # the same for a state with clicked positions
+    mask = np.zeros(lanes, dtype=np.int64)
     pw = np.zeros((3, lanes))
     wsum = np.zeros((3, lanes))
     total = 0.0
@@ -123,6 +131,33 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, s_lo, s_hi, states,
             inv[i, w] = v
             cp[i, w] = up[i, w] * v if i < n - 1 else 0.0
     for k in range(slots):
+        own = False            # some lane's state has clicked positions: its own matrix
+        for w in range(lanes):
+            mask[w] = clicked[s_lo[w] + k] if k < s_hi[w] - s_lo[w] else 0
+            if mask[w] != 0:
+                own = True
+        if own:
+            for i in range(n):
+                for w in range(lanes):
+                    ci = c[i, w] * kappa if (mask[w] >> i) & 1 else c[i, w]
+                    ai = 1.0 - ci
+                    a_s[i, w] = ai
+                    aov_s[0, i, w] = ai * r[i, w]
+                    aov_s[1, i, w] = ai * s[i, w]
+                    aov_s[2, i, w] = ai * (r[i, w] + s[i, w])
+                    lo_s[i, w] = -ai * b[i, w] if i > 0 else 0.0
+                    up_s[i, w] = -ai * f[i, w] if i < n - 1 else 0.0
+            for w in range(lanes):
+                inv_s[0, w] = 1.0
+                cp_s[0, w] = up_s[0, w] if n > 1 else 0.0
+            for i in range(1, n):
+                for w in range(lanes):
+                    v = 1.0 / (1.0 - lo_s[i, w] * cp_s[i - 1, w])
+                    inv_s[i, w] = v
+                    cp_s[i, w] = up_s[i, w] * v if i < n - 1 else 0.0
+            lom, cpm, invm, aovm = lo_s, cp_s, inv_s, aov_s
+        else:
+            lom, cpm, invm, aovm = lo, cp, inv, aov
         for w in range(lanes):
             if k < s_hi[w] - s_lo[w]:
                 state = states[s_lo[w] + k]
@@ -138,12 +173,12 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, s_lo, s_hi, states,
             lam[0, w] = x[0, w]
         for i in range(1, n):
             for w in range(lanes):
-                lam[i, w] = x[i, w] - cp[i - 1, w] * lam[i - 1, w]
+                lam[i, w] = x[i, w] - cpm[i - 1, w] * lam[i - 1, w]
         for w in range(lanes):
-            lam[n - 1, w] *= inv[n - 1, w]
+            lam[n - 1, w] *= invm[n - 1, w]
         for i in range(n - 2, -1, -1):
             for w in range(lanes):
-                lam[i, w] = (lam[i, w] - lo[i + 1, w] * lam[i + 1, w]) * inv[i, w]
+                lam[i, w] = (lam[i, w] - lom[i + 1, w] * lam[i + 1, w]) * invm[i, w]
         for w in range(lanes):
             pw[0, w] = 0.0
             pw[1, w] = 0.0
@@ -151,9 +186,9 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, s_lo, s_hi, states,
         for i in range(n):
             for w in range(lanes):
                 gbar[i, w] = 0.0
-                pw[0, w] += lam[i, w] * aov[0, i, w]
-                pw[1, w] += lam[i, w] * aov[1, i, w]
-                pw[2, w] += lam[i, w] * aov[2, i, w]
+                pw[0, w] += lam[i, w] * aovm[0, i, w]
+                pw[1, w] += lam[i, w] * aovm[1, i, w]
+                pw[2, w] += lam[i, w] * aovm[2, i, w]
         for w in range(lanes):
             wsum[0, w] = 0.0
             wsum[1, w] = 0.0
@@ -174,7 +209,9 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, s_lo, s_hi, states,
                 j = targets[t]
                 cnt = counts[t]
                 if j >= 0:
-                    walk = lam[j, w] * c[j, w]
+                    again = (mask[w] >> j) & 1
+                    cj = c[j, w] * kappa if again else c[j, w]
+                    walk = lam[j, w] * cj
                     p = (1.0 - rho) * walk + (rho if j == state else 0.0)
                     if not p > 0.0:
                         return -math.inf
@@ -182,8 +219,12 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, s_lo, s_hi, states,
                     if term_ll.size:
                         term_ll[t] = math.log(p)
                     scale = cnt * (1.0 - rho) / p        # dL / d(walk probability)
-                    gbar[j, w] += scale * c[j, w]
-                    gc[j, w] += scale * lam[j, w]
+                    gbar[j, w] += scale * cj
+                    if again:
+                        gc[j, w] += scale * lam[j, w] * kappa
+                        g_kappa[0] += scale * lam[j, w] * c[j, w]
+                    else:
+                        gc[j, w] += scale * lam[j, w]
                     if state >= 0:
                         gq[state, w] += cnt * ((1.0 if j == state else 0.0) - walk) / p
                 else:
@@ -204,25 +245,49 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, s_lo, s_hi, states,
         for i in range(n):
             for w in range(lanes):
                 w0, w1, w2 = wsum[0, w], wsum[1, w], wsum[2, w]
-                gbar[i, w] += w0 * aov[0, i, w] + w1 * aov[1, i, w] + w2 * aov[2, i, w]
-                big[0, i, w] += w0 * lam[i, w]
-                big[1, i, w] += w1 * lam[i, w]
-                big[2, i, w] += w2 * lam[i, w]
+                gbar[i, w] += w0 * aovm[0, i, w] + w1 * aovm[1, i, w] + w2 * aovm[2, i, w]
         # A mu = gbar: L then U
         for w in range(lanes):
             mu[0, w] = gbar[0, w]
         for i in range(1, n):
             for w in range(lanes):
-                mu[i, w] = (gbar[i, w] - lo[i, w] * mu[i - 1, w]) * inv[i, w]
+                mu[i, w] = (gbar[i, w] - lom[i, w] * mu[i - 1, w]) * invm[i, w]
         for i in range(n - 2, -1, -1):
             for w in range(lanes):
-                mu[i, w] -= cp[i, w] * mu[i + 1, w]
-        for i in range(n - 1):
-            for w in range(lanes):
-                d_up[i, w] -= lam[i, w] * mu[i + 1, w]
-        for i in range(1, n):
-            for w in range(lanes):
-                d_lo[i, w] -= lam[i, w] * mu[i - 1, w]
+                mu[i, w] -= cpm[i, w] * mu[i + 1, w]
+        if own:                # this state's matrix: its gradient at once
+            for i in range(n):
+                for w in range(lanes):
+                    l0, l1, l2 = wsum[0, w] * lam[i, w], wsum[1, w] * lam[i, w], \
+                        wsum[2, w] * lam[i, w]
+                    ga = l0 * r[i, w] + l1 * s[i, w] + l2 * (r[i, w] + s[i, w])
+                    if i < n - 1:
+                        du = -lam[i, w] * mu[i + 1, w]
+                        gf[i, w] -= a_s[i, w] * du
+                        ga -= f[i, w] * du
+                    if i > 0:
+                        dl = -lam[i, w] * mu[i - 1, w]
+                        gb[i, w] -= a_s[i, w] * dl
+                        ga -= b[i, w] * dl
+                    if (mask[w] >> i) & 1:
+                        gc[i, w] -= ga * kappa
+                        g_kappa[0] -= ga * c[i, w]
+                    else:
+                        gc[i, w] -= ga
+                    gr[i, w] += (l0 + l2) * a_s[i, w]
+                    gs[i, w] += (l1 + l2) * a_s[i, w]
+        else:                  # the shared matrix: summed over its states, read at the end
+            for i in range(n):
+                for w in range(lanes):
+                    big[0, i, w] += wsum[0, w] * lam[i, w]
+                    big[1, i, w] += wsum[1, w] * lam[i, w]
+                    big[2, i, w] += wsum[2, w] * lam[i, w]
+            for i in range(n - 1):
+                for w in range(lanes):
+                    d_up[i, w] -= lam[i, w] * mu[i + 1, w]
+            for i in range(1, n):
+                for w in range(lanes):
+                    d_lo[i, w] -= lam[i, w] * mu[i - 1, w]
         for w in range(lanes):
             if k < s_hi[w] - s_lo[w]:
                 state = states[s_lo[w] + k]
@@ -285,9 +350,9 @@ def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
 ROWS = 10
 
 
-def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, state_ptr, states,
-                  term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc, gsc, gc, gq,
-                  term_ll):
+def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kappa, state_ptr,
+                  states, clicked, term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc,
+                  gsc, gc, gq, g_kappa, term_ll):
     """Per-position driver: rows ``f .. q`` of shape (G, N) (``fc .. sc``: the moves after a
     click), gradients added to ``g*``."""
     n_cfg, width = f.shape
@@ -320,10 +385,10 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, stat
                 for k in range(ROWS):
                     grads[k, i, w] = 0.0
         ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7],
-                                 rows[8], rows[9], rows[4], rows[5], s_lo, s_hi, states,
-                                 term_ptr, targets, counts, grads[0], grads[1], grads[2],
-                                 grads[3], grads[6], grads[7], grads[8], grads[9], grads[4],
-                                 grads[5], wk, term_ll)
+                                 rows[8], rows[9], rows[4], rows[5], kappa, s_lo, s_hi,
+                                 states, clicked, term_ptr, targets, counts, grads[0],
+                                 grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
+                                 grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -365,16 +430,19 @@ def boundary_grad(n, gf, gb, gr, gs, fl, bl, rl, sl, rescale):
 
 
 def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, moves_click,
-                        click, repeat, rescale, state_ptr, states, term_ptr, targets, counts,
-                        g_moves, g_moves_click, g_click, g_repeat, term_ll):
+                        click, repeat, kappa, rescale, state_ptr, states, clicked, term_ptr,
+                        targets, counts, g_moves, g_moves_click, g_click, g_repeat, g_kappa,
+                        term_ll):
     """Table driver: position ``i`` of configuration ``g`` takes the move row
     ``moves[move_index[g, i]]`` (forward, backward, reformulate, stop) after an
     examination without a click and ``moves_click[move_index[g, i]]`` after a click (the
     same table, and the same gradient table, for moves that do not depend on the click),
     the repeat probability ``repeat[move_index[g, i]]`` and the click probability
-    ``click[click_index[g, i]]``; the boundary rule applies at the page's last position.
-    Gradients are added to ``g_moves``, ``g_moves_click``, ``g_click`` and ``g_repeat``;
-    each term's log-probability is written into ``term_ll`` unless it is empty."""
+    ``click[click_index[g, i]]``; the boundary rule applies at the page's last position;
+    ``kappa`` damps the clicks on positions clicked before (:func:`block_loglik_kernel`).
+    Gradients are added to ``g_moves``, ``g_moves_click``, ``g_click``, ``g_repeat`` and
+    ``g_kappa[0]``; each term's log-probability is written into ``term_ll`` unless it is
+    empty."""
     n_cfg, width = move_index.shape
     wk = np.zeros((_WORK_ROWS, width, LANES))
     rows = np.zeros((ROWS, width, LANES))
@@ -420,10 +488,10 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
                 saved[4 * h, w], saved[4 * h + 1, w] = fl, bl
                 saved[4 * h + 2, w], saved[4 * h + 3, w] = rl, sl
         ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7],
-                                 rows[8], rows[9], rows[4], rows[5], s_lo, s_hi, states,
-                                 term_ptr, targets, counts, grads[0], grads[1], grads[2],
-                                 grads[3], grads[6], grads[7], grads[8], grads[9], grads[4],
-                                 grads[5], wk, term_ll)
+                                 rows[8], rows[9], rows[4], rows[5], kappa, s_lo, s_hi,
+                                 states, clicked, term_ptr, targets, counts, grads[0],
+                                 grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
+                                 grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -489,33 +557,47 @@ class ClickCounts:
     term_ptr: np.ndarray      # (S + 1,)
     targets: np.ndarray       # (T,) j >= 0 click on j; -1 - o: leave with outcome o
     counts: np.ndarray        # (T,)
+    clicked: np.ndarray | None = None   # (S,) bit mask of the positions clicked so far
+
+    def __post_init__(self):
+        if self.clicked is None:           # every arrival a fresh click chance
+            object.__setattr__(self, "clicked", np.zeros(self.states.size, dtype=np.int64))
 
     @property
     def n_configs(self) -> int:
         return self.state_ptr.size - 1
 
     def arrays(self) -> tuple:
-        return self.state_ptr, self.states, self.term_ptr, self.targets, self.counts
+        """What the kernels take, in their order: ``state_ptr, states, clicked,
+        term_ptr, targets, counts``."""
+        return (self.state_ptr, self.states, self.clicked, self.term_ptr, self.targets,
+                self.counts)
 
     @classmethod
-    def from_terms(cls, configs, states, targets, counts, n_configs: int) -> ClickCounts:
-        """From the distinct terms ``(configuration, state, target)`` with their counts,
-        sorted by configuration, then state, then target (as the kernel reads them)."""
+    def from_terms(cls, configs, states, targets, counts, n_configs: int,
+                   clicked=None) -> ClickCounts:
+        """From the distinct terms ``(configuration, state[, clicked], target)`` with their
+        counts, sorted by configuration, then state (and the mask of the positions
+        clicked so far), then target (as the kernel reads them)."""
         cfg = np.asarray(configs, dtype=np.int64)
         state = np.asarray(states, dtype=np.int64)
-        new_state = np.r_[True, (cfg[1:] != cfg[:-1]) | (state[1:] != state[:-1])]
+        mask = np.zeros_like(state) if clicked is None else np.asarray(clicked, np.int64)
+        new_state = np.r_[True, (cfg[1:] != cfg[:-1]) | (state[1:] != state[:-1])
+                          | (mask[1:] != mask[:-1])]
         term_ptr = np.r_[np.flatnonzero(new_state), cfg.size]
         state_ptr = np.searchsorted(cfg[new_state], np.arange(n_configs + 1))
         return cls(state_ptr.astype(np.int64), state[new_state], term_ptr.astype(np.int64),
-                   np.asarray(targets, dtype=np.int64), np.asarray(counts, dtype=np.float64))
+                   np.asarray(targets, dtype=np.int64), np.asarray(counts, dtype=np.float64),
+                   mask[new_state])
 
     def digest(self, configurations: np.ndarray) -> str:
         """A short hash of the configurations ``(G, ...)`` and these counts: the identity
         of a log's pages for the walk (the posterior's ``data_digest``)."""
         import hashlib
 
+        masks = self.clicked.tobytes() if self.clicked.any() else b""
         return hashlib.sha256(np.ascontiguousarray(configurations).tobytes()
-                              + self.counts.tobytes() + self.targets.tobytes()
+                              + self.counts.tobytes() + self.targets.tobytes() + masks
                               ).hexdigest()[:16]
 
     @classmethod
@@ -541,7 +623,7 @@ class ClickCounts:
 
 def walk_log_likelihood(lengths, forward, backward, reformulate, stop, click,
                         counts: ClickCounts, repeat=None, *, after_click=None,
-                        gradient: bool = True):
+                        reclick: float = 1.0, gradient: bool = True):
     """Log-likelihood of per-configuration click counts under per-position walk rows.
 
     Parameters
@@ -559,10 +641,13 @@ def walk_log_likelihood(lengths, forward, backward, reformulate, stop, click,
     after_click : four (G, N) arrays, optional
         The moves (forward, backward, reformulate, stop) after a click; the same moves as
         without a click when None.
+    reclick : ``kappa``: a position clicked before on the page (``counts.clicked``) clicks
+        at a later arrival with ``kappa`` times its click probability
 
     Returns ``log L`` and, with ``gradient=True``, a dict of ``dlogL/d(parameter)`` arrays
     ``(G, N)`` keyed ``forward``, ``backward``, ``reformulate``, ``stop``, ``click``,
-    ``repeat`` (and ``forward_click`` ... ``stop_click`` with ``after_click``).
+    ``repeat`` (and ``forward_click`` ... ``stop_click`` with ``after_click``), and the
+    float ``reclick``.
     """
     if repeat is None:
         repeat = np.zeros_like(np.asarray(click, dtype=np.float64))
@@ -575,13 +660,15 @@ def walk_log_likelihood(lengths, forward, backward, reformulate, stop, click,
         clicked = [np.ascontiguousarray(x, dtype=np.float64) for x in after_click]
         g_clicked = [np.zeros_like(arrays[0]) for _ in range(4)]
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    g_kappa = np.zeros(1)
     ll = compiled("loglik_kernel")(lengths, *blocks(lengths, counts.state_ptr), *arrays[:4],
-                                   *clicked, *arrays[4:], *counts.arrays(), *grads[:4],
-                                   *g_clicked, *grads[4:], np.empty(0))
+                                   *clicked, *arrays[4:], float(reclick), *counts.arrays(),
+                                   *grads[:4], *g_clicked, *grads[4:], g_kappa, np.empty(0))
     if not gradient:
         return ll
     out = dict(zip(("forward", "backward", "reformulate", "stop", "click", "repeat"),
                    grads, strict=True))
+    out["reclick"] = float(g_kappa[0])
     if after_click is not None:
         out.update(zip(("forward_click", "backward_click", "reformulate_click",
                         "stop_click"), g_clicked, strict=True))
@@ -616,8 +703,9 @@ def table_log_likelihood(lengths, move_index, click_index, moves, click, counts:
     ll = compiled("table_loglik_kernel")(lengths, *blocks(lengths, counts.state_ptr),
                                          move_index, click_index, moves, clicked,
                                          np.ascontiguousarray(click, dtype=np.float64),
-                                         repeat, boundary == "rescale", *counts.arrays(),
-                                         g_moves, g_clicked, g_click, g_repeat, np.empty(0))
+                                         repeat, 1.0, boundary == "rescale",
+                                         *counts.arrays(), g_moves, g_clicked, g_click,
+                                         g_repeat, np.zeros(1), np.empty(0))
     if moves_click is None:
         return ll, g_moves, g_click, g_repeat
     return ll, g_moves, g_click, g_repeat, g_clicked

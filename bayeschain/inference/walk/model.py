@@ -76,6 +76,11 @@ CENTRED_CLICK_RANKS = 50
 CLICK_PRIOR_MEAN = -1.0
 #: prior mean of the repeat logit: one click in ten clicked again at once
 REPEAT_PRIOR_MEAN = -2.0
+#: how a result clicked before on the page is clicked at a later arrival: as a fresh
+#: chance, or damped by a learned factor kappa
+RECLICKS = ("fresh", "damped")
+#: prior mean of logit kappa: a result clicked before clicked about a quarter as often
+RECLICK_PRIOR_MEAN = -1.0
 
 
 # --------------------------------------------------------------------------- compiled
@@ -205,9 +210,9 @@ def _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits):
 
 
 def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd,
-          n_groups, n_ranks, free, n_move_coords, n_sets, n_click_coords, lengths, items,
-          starts, move_index, click_index, combo_click, combo_offset, rescale, state_ptr,
-          states, term_ptr, targets, counts, grad, term_ll):
+          n_groups, n_ranks, free, n_move_coords, n_sets, n_click_coords, reclick_coord,
+          lengths, items, starts, move_index, click_index, combo_click, combo_offset,
+          rescale, state_ptr, states, clicked, term_ptr, targets, counts, grad, term_ll):
     """Log posterior density of the walk; its gradient is written into ``grad``.
 
     The logits are laid out as: the move families (``n_move_coords``: ``n_sets`` sets of
@@ -218,8 +223,11 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
     click offsets by rank (ranks 2.., with ``rank_offsets``).  Position ``i`` of
     configuration ``g`` clicks with ``logistic(click logit[combo_click[k]] + offset
     logit[combo_offset[k]])``, ``k = click_index[g, i]`` (no offset where
-    ``combo_offset[k] < 0``).  The log-probability of every term of the counts is written
-    into ``term_ll`` unless it is empty (pointwise log-likelihoods)."""
+    ``combo_offset[k] < 0``).  With ``reclick_coord >= 0``, the logit of ``kappa`` (a
+    result clicked before on the page clicks again at a later arrival with ``kappa`` times
+    its probability) is that coordinate; ``kappa = 1`` otherwise.  The log-probability of
+    every term of the counts is written into ``term_ll`` unless it is empty (pointwise
+    log-likelihoods)."""
     logits = np.empty(x.size)
     _families_forward(theta, kind, p_start, c_start, n_coord, x, centred, logits)
     n_rows = n_groups * n_ranks
@@ -239,16 +247,21 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
         if combo_offset[j] >= 0:
             v += logits[first_offset + combo_offset[j]]
         click[j] = 1.0 / (1.0 + math.exp(-v))
+    kappa = 1.0
+    if reclick_coord >= 0:
+        kappa = 1.0 / (1.0 + math.exp(-logits[reclick_coord]))
     g_rows = np.zeros_like(rows)
     g_click = np.zeros(n_click)
     g_repeat = np.zeros(n_groups * n_ranks)
+    g_kappa = np.zeros(1)
     for j in range(grad.size):
         grad[j] = 0.0
     last = (n_sets - 1) * n_rows                 # the moves after a click
     ll = table_loglik_kernel(lengths, items, starts, move_index, click_index, rows[:n_rows],
-                             rows[last:last + n_rows], click, repeat, rescale, state_ptr,
-                             states, term_ptr, targets, counts, g_rows[:n_rows],
-                             g_rows[last:last + n_rows], g_click, g_repeat, term_ll)
+                             rows[last:last + n_rows], click, repeat, kappa, rescale,
+                             state_ptr, states, clicked, term_ptr, targets, counts,
+                             g_rows[:n_rows], g_rows[last:last + n_rows], g_click, g_repeat,
+                             g_kappa, term_ll)
     if ll == -math.inf:
         return ll
     g_logits = np.zeros(x.size)
@@ -264,6 +277,8 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
         g_logits[first_click + combo_click[j]] += g
         if combo_offset[j] >= 0:
             g_logits[first_offset + combo_offset[j]] += g
+    if reclick_coord >= 0:
+        g_logits[reclick_coord] = g_kappa[0] * kappa * (1.0 - kappa)
     return ll + _families_backward(theta, kind, p_start, c_start, n_coord, x, centred, a0,
                                    prior_sd, dev_sd, g_logits, grad)
 
@@ -308,6 +323,7 @@ class LogpArguments(NamedTuple):
     n_move_coords: int
     n_sets: int
     n_click_coords: int
+    reclick_coord: int
     lengths: np.ndarray
     items: np.ndarray
     starts: np.ndarray
@@ -318,6 +334,7 @@ class LogpArguments(NamedTuple):
     rescale: bool
     state_ptr: np.ndarray
     states: np.ndarray
+    clicked: np.ndarray
     term_ptr: np.ndarray
     targets: np.ndarray
     counts: np.ndarray
@@ -370,12 +387,18 @@ class WalkModel:
         clicked less often lower down once examined (trust bias: Agarwal, Zaitsev, Wang,
         Li, Najork & Joachims, WSDM 2019).  Identified by documents the log shows at
         several ranks; ignored with clicks per rank (their own per-rank logits hold it)
+    reclicks : ``"fresh"`` (every arrival at a result is a fresh click chance, clicked
+        before or not) or ``"damped"``: a result clicked before on the page (other than by
+        the immediate repeat) clicks at a later arrival with ``kappa`` times its
+        probability, ``logit kappa ~ N(-1, prior_sd)``; the page data must keep the
+        positions clicked so far (``page_data(..., reclicks=True)``)
     """
 
     def __init__(self, data: PageData, *, moves: str = "pooled", clicks: str = "pooled",
                  backward: bool = True, click_moves: bool = False, boundary: str = "leave",
                  prior_sd: float = 2.0, deviation_sd: float = 0.5,
-                 centred_documents: bool = True, rank_offsets: bool = False):
+                 centred_documents: bool = True, rank_offsets: bool = False,
+                 reclicks: str = "fresh"):
         if moves not in ("pooled", "shared"):
             raise ParameterError(f"moves must be 'pooled' or 'shared', got {moves!r}")
         if clicks not in ("pooled", "shared", "document"):
@@ -386,6 +409,14 @@ class WalkModel:
                                  "with clicks='document' for attractiveness per document")
         if boundary not in ("leave", "rescale"):
             raise ParameterError(f"boundary must be 'leave' or 'rescale', got {boundary!r}")
+        if reclicks not in RECLICKS:
+            raise ParameterError(f"reclicks must be one of {RECLICKS}, got {reclicks!r}")
+        if (reclicks == "damped") != data.reclicks:
+            raise ParameterError("page data and re-click model disagree: build the page "
+                                 "data with reclicks=True for damped re-clicks, only then")
+        if reclicks == "damped" and click_moves:
+            raise ParameterError("damped re-clicks with moves that depend on the click are "
+                                 "not supported: the walk over ranks would not be Markov")
         self.data = data
         self.moves, self.clicks, self.boundary = moves, clicks, boundary
         self.rank_offsets = bool(rank_offsets) and clicks == "document" and data.ranks > 1
@@ -420,7 +451,12 @@ class WalkModel:
                                         CLICK_PRIOR_MEAN))
         if self.rank_offsets:
             self.families.append(Family("click_offset", True, log_rank[1:], seen[1:]))
+        self.reclicks = reclicks
+        if reclicks == "damped":
+            self.families.append(Family("reclick", False, np.zeros(1), np.zeros(1),
+                                        RECLICK_PRIOR_MEAN))
         fams = self.families
+        names = [f.name for f in fams]
         self._kind = np.array([1 if f.pooled else 0 for f in fams], dtype=np.int64)
         self._n_coord = np.array([f.size for f in fams], dtype=np.int64)
         self._c_start = np.r_[0, np.cumsum(self._n_coord)[:-1]].astype(np.int64)
@@ -431,7 +467,10 @@ class WalkModel:
                                         for f in fams]).astype(np.int64)
         self._a0 = np.array([f.prior_mean for f in fams])
         self.ndim = int(n_params.sum())
-        self._click_family = len(fams) - 2 if self.rank_offsets else len(fams) - 1
+        self._click_family = names.index("click")
+        self._offset_family = names.index("click_offset") if self.rank_offsets else -1
+        self._reclick_coord = int(self._c_start[names.index("reclick")]) \
+            if reclicks == "damped" else -1
         self._n_move_coords = int(self._c_start[self._click_family - 1])
         self._combos = click_combinations(data.click_index, self.rank_offsets,
                                            int(self._n_coord[self._click_family]))
@@ -456,7 +495,8 @@ class WalkModel:
                                  self._x, self._centred, self._a0, self.prior_sd,
                                  self.deviation_sd, d.classes, d.ranks, self.free,
                                  self._n_move_coords, self.n_sets,
-                                 int(self._n_coord[self._click_family]), d.lengths,
+                                 int(self._n_coord[self._click_family]),
+                                 self._reclick_coord, d.lengths,
                                  *self._blocks, d.move_index, *self._combos,
                                  self.boundary == "rescale", *d.counts.arrays())
             self._arguments = LogpArguments(*(
@@ -511,8 +551,16 @@ class WalkModel:
         ``rank_offsets``)."""
         out = np.zeros(self.data.ranks)
         if self.rank_offsets:
-            out[1:] = self._logits(theta)[-(self.data.ranks - 1):]
+            start = self._c_start[self._offset_family]
+            out[1:] = self._logits(theta)[start:start + self.data.ranks - 1]
         return out
+
+    def reclick_factor(self, theta) -> float:
+        """``kappa``: how much less often a result clicked before is clicked at a later
+        arrival (1 for fresh re-clicks)."""
+        if self._reclick_coord < 0:
+            return 1.0
+        return float(1.0 / (1.0 + np.exp(-self._logits(theta)[self._reclick_coord])))
 
     def repeat_table(self, theta) -> np.ndarray:
         """Probability of clicking a result again right after clicking it, per rank."""
@@ -544,6 +592,8 @@ class WalkModel:
                                            np.exp(theta[start + 2])])
         if self.rank_offsets:
             out["click_offset"] = self.offset_table(theta)
+        if self._reclick_coord >= 0:
+            out["reclick"] = np.array(self.reclick_factor(theta))
         if self.n_sets == 2:
             from ...posterior.walk import marginal_moves, population_click
 

@@ -97,3 +97,14 @@ def test_checks_export_the_arviz_layout_of_replications_and_observations():
     assert observed["click_distance"]["distance"].values[9] == 0          # repeats
     after = np.mean([o == "next_query" for c, o in pages if c])
     assert float(observed["next_query_after_last"]) == pytest.approx(after)
+
+
+def test_later_reclicks_count_clicks_on_a_result_clicked_before_with_other_clicks_between():
+    """A click on a result already clicked on its page counts unless it comes right after
+    that result's own click (an immediate repeat)."""
+    pages = [[1, 2, 1], [3, 3], [2, 4, 4, 2], [1, 1, 2, 1, 1], [5]]
+    page = np.concatenate([[k] * len(c) for k, c in enumerate(pages)])
+    rank = np.concatenate(pages)
+    summary = LogSummary.from_clicks(len(pages) + 1, page, rank)
+    assert summary.later_reclicks == 3
+    assert summary.statistics()["re-clicks per page with other clicks between"] == 3 / 6

@@ -266,6 +266,37 @@ def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
     assert lo <= true_e_h <= hi
 
 
+def test_damped_reclicks_are_recovered_with_the_walk():
+    """Users who click a result again at a later arrival with a fifth of its click
+    probability (kappa = 0.2; immediate repeats apart): the walk fitted with
+    ``reclicks = "damped"`` recovers kappa, the moves, the clicks and E[H] (99%
+    intervals), and its replay of the log passes the predictive checks."""
+    from bayeschain.inference import predictive_walk_checks
+
+    rng = np.random.default_rng(1)
+    kappa = 0.2
+    pages = simulate_pages(rng, 30_000, P, Q, R, S, CLICK, np.full(N, 0.1), reclick=kappa)
+    log = pages_to_log(pages, N)
+    spec = bc.inference.parse_spec(bc.load_spec("walk").text.replace(
+        "[examination]\n", '[examination]\nreclicks = "damped"\n'))
+    post = fit(log, spec, seed=3)
+    lo, hi = np.quantile(post.posterior["reclick"].values.ravel(), [0.005, 0.995])
+    assert lo <= kappa <= hi and hi - lo < 0.15
+    p_hat, q_hat = walk_parameters(post)
+    lo, hi = interval(p_hat[:, :N - 1], 0.99)
+    assert np.sum((P[:N - 1] < lo) | (P[:N - 1] > hi)) <= 1
+    clicks = post.posterior["click"].stack(s=("chain", "draw")).transpose("s", ...).values
+    lo, hi = interval(clicks, 0.99)
+    assert np.sum((CLICK < lo) | (CLICK > hi)) <= 1
+    lo, hi = np.quantile(expected_visits(post, N).sum(axis=1), [0.005, 0.995])
+    assert lo <= TRUE_E_H <= hi
+    checks = predictive_walk_checks(post, log, seed=0)
+    for name in ("click_less_pages", "backward_share", "mean_clicks_per_page"):
+        check = getattr(checks, name)
+        lo, hi = check.interval(0.99)
+        assert lo <= check.observed <= hi, name
+
+
 def test_trec_session_walk_sees_deep_clicks():
     """On TREC Session 2013, the fitted walk's replay of the log puts the share of pages
     with a click at rank >= 5 (29.9%) inside its 95% predictive band: users examine what
