@@ -1,6 +1,7 @@
 """Held-out click prediction: the fitted walk against the classic click models.
 
     python3 benchmarks/bench_click_models.py [--logs trec clara2 wscd] [--pyclick PATH]
+        [--specs walk walk-reclick] [--clicks auto pooled document] [--all-test-pages]
 
 On each log (TREC Session 2013, bundled; CLARA2; WSCD = PyClick's trainSample +
 testSample, 56,477 pages), the split of the click-model field: ``log.split(0.25, seed=0)``
@@ -46,20 +47,21 @@ from bayeschain.io import write_canonical  # noqa: E402
 HERE = Path(__file__).resolve().parent
 
 
-def walk_spec(clicks: str):
-    """The default spec ``walk``, with its clicks per rank, per document or chosen from the
-    log (``auto``, the default)."""
-    spec = bc.load_spec("walk")
+def walk_spec(clicks: str, name: str = "walk"):
+    """The walk spec ``name`` (default: the default spec ``walk``), with its clicks per
+    rank, per document or chosen from the log (``auto``, the default)."""
+    spec = bc.load_spec(name)
     if clicks == "auto":
         return spec
     return bc.inference.parse_spec(spec.text.replace('clicks = "auto"',
                                                      f'clicks = "{clicks}"'))
 
 
-def walk_rows(name: str, log, clicks: str, known: bool = True) -> list[tuple]:
+def walk_rows(name: str, log, clicks: str, known: bool = True,
+              spec_name: str = "walk") -> list[tuple]:
     """The walk fitted in this process and as a fresh ``bayeschain fit`` process."""
     train, test = log.split(0.25, seed=0)
-    spec = walk_spec(clicks)
+    spec = walk_spec(clicks, spec_name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         bc.fit(train.split(0.9, seed=1)[1], spec, draws=50, tune=50)   # warm caches
@@ -70,8 +72,8 @@ def walk_rows(name: str, log, clicks: str, known: bool = True) -> list[tuple]:
     diag = post.diagnostics(sampled_only=True)
     note = (f"{post.attrs['click_level']} clicks; R-hat <= {diag['max_rhat'].max():.3f}, "
             f"ESS >= {diag['min_ess'].min():.0f}, {post.divergences()} div.")
-    label = f"walk, clicks {clicks}" + (f" ({post.attrs['click_level']})"
-                                          if clicks == "auto" else "")
+    label = f"{spec_name}, clicks {clicks}" + (f" ({post.attrs['click_level']})"
+                                               if clicks == "auto" else "")
     rows = [(name, label, post.attrs["pages"], m.pages, f"{seconds:.1f}",
              f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
              f"{m.conditional_perplexity:.4f}", note)]
@@ -84,11 +86,12 @@ def walk_rows(name: str, log, clicks: str, known: bool = True) -> list[tuple]:
         t = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "bayeschain", "fit", str(events),
                                "--results", str(pages), "-o", str(Path(tmp) / "post.nc"),
-                               "--quiet"], capture_output=True, text=True)
+                               "--spec", spec_name, "--quiet"], capture_output=True,
+                              text=True)
         if proc.returncode:
             raise SystemExit(f"bayeschain fit failed: {proc.stderr.strip()}")
         fresh = time.perf_counter() - t
-    rows.append((name, "walk, `bayeschain fit` as a fresh process", post.attrs["pages"],
+    rows.append((name, f"{spec_name}, `bayeschain fit` as a fresh process", post.attrs["pages"],
                  "", f"{fresh:.1f}", "", "", "", "read, fit, checks, save"))
     return rows
 
@@ -123,6 +126,9 @@ def main() -> None:
                     choices=["auto", "pooled", "document"],
                     help="the walk's click model: auto (the default spec), pooled (per "
                          "rank) or document (attractiveness per query-document pair)")
+    ap.add_argument("--specs", nargs="+", default=["walk"],
+                    choices=["walk", "walk-click", "walk-reclick"],
+                    help="the walk specs fitted (default: the default spec walk)")
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out page of 10 results, not only those whose "
                          "query occurs in training (a pair never seen in training gets the "
@@ -137,8 +143,9 @@ def main() -> None:
     rows = []
     for name in args.logs:
         log = load_log(name)
-        for clicks in args.clicks:
-            rows += walk_rows(name, log, clicks, known)
+        for spec_name in args.specs:
+            for clicks in args.clicks:
+                rows += walk_rows(name, log, clicks, known, spec_name)
         rows += peer_rows(name, args.models, known)
         if args.pyclick is not None:
             rows += pyclick_rows(name, args.pyclick, known)

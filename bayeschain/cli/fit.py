@@ -269,6 +269,15 @@ def _report_walk(post, log, qrels, args, out) -> None:
             print(f"{int(row['rank']):>4}  " + "".join(
                 f"{row[c]:>8.3f} [{row[c + '_lo']:.3f}, {row[c + '_hi']:.3f}]"
                 .rjust(22) for c in cols))
+        if "reclick" in post.posterior:
+            k = post.posterior["reclick"].values.ravel()
+            lo, hi = np.quantile(k, [0.025, 0.975])
+            print(f"a result clicked before clicks again at a later arrival with kappa = "
+                  f"{k.mean():.3f} [{lo:.3f}, {hi:.3f}] times its click probability")
+        if "click_offset" in post.posterior:
+            off = post.posterior["click_offset"].stack(s=("chain", "draw")).values
+            print("click logit offset by rank (rank 1 = 0), posterior mean: "
+                  + " ".join(f"{v:+.2f}" for v in off.mean(axis=-1)[:10]))
         if post.metadata.boundary == "leave":
             h = expected_visits(post, 10).sum(axis=1)
             lo, hi = np.quantile(h, [0.025, 0.975])

@@ -31,7 +31,7 @@ WITH src AS (
          CASE WHEN event = 'click' AND rank IS NOT NULL THEN rank END AS click_rank,
          CASE WHEN event = 'query' THEN seq END AS query_seq
   FROM {source})
-SELECT query_id, serp_id, event, rank,
+SELECT query_id, serp_id, event, rank,{order}
        click_serp IS NOT NULL AS on_page,
        (time IS NOT NULL AND NOT isnan(time)) AS has_clock,
        CASE WHEN end_time IS NOT NULL AND NOT isnan(end_time) THEN end_time - time
@@ -201,17 +201,21 @@ def check_files(source, *, memory_limit: str = DUCKDB_MEMORY) -> None:
 
 @contextmanager
 def duckdb_events(source, *, has_sessions: bool = True, memory_limit: str = DUCKDB_MEMORY,
-                  threads: int | None = None, temp_directory: str | None = None) -> Iterator:
+                  threads: int | None = None, temp_directory: str | None = None,
+                  keep_order: bool = False) -> Iterator:
     """A DuckDB connection (:func:`duckdb_connection`) holding the window pass ``obs`` over
     the log's events (see the module docstring), files checked first
-    (:func:`_check_files`); ``(con, src)`` with ``src`` the FROM clause of the events."""
+    (:func:`_check_files`); ``(con, src)`` with ``src`` the FROM clause of the events.
+    ``keep_order``: ``obs`` keeps each event's ``seq`` (for windows over a page's clicks
+    in their order)."""
     with duckdb_connection(source, memory_limit=memory_limit, threads=threads,
                            temp_directory=temp_directory) as con:
         if not isinstance(source, pd.DataFrame):
             _check_files(con, source)
         src = source_sql(con, source)
         con.execute(_EVENTS_SQL.format(source=src,
-                                       end_label="end" if has_sessions else "unknown"))
+                                       end_label="end" if has_sessions else "unknown",
+                                       order=" seq," if keep_order else ""))
         yield con, src
 
 

@@ -32,8 +32,16 @@ from .likelihood import ClickCounts
 _CODE = "CASE {col} WHEN 'next_query' THEN 0 WHEN 'end' THEN 1 ELSE 2 END"
 #: a term is ``(length, state, target)``: states -1 .. 9,999 and targets -3 .. 9,999,
 #: shifted to >= 0, are coded as ``(state + 1) * _BASE + target + 4`` within a page, and
-#: ``length * _BASE**2`` plus that code across pages (the order of (length, state, target))
+#: ``length * _BASE**2`` plus that code across pages (the order of (length, state, target));
+#: with damped re-clicks a click's term adds ``mask * _BASE**2`` within the page (the bit
+#: mask of the positions clicked so far), so masks reach position :data:`MASK_POSITIONS`
 _BASE = 20003
+#: the longest page whose clicked positions fit a term's code (``mask * _BASE**2 < 2**63``)
+MASK_POSITIONS = 34
+#: the positions clicked on the page so far, at each on-page click (a window over the page)
+_MASK_SQL = ("bit_or(CASE WHEN on_page THEN 1::BIGINT << (rank - 1) ELSE 0::BIGINT END) "
+             "OVER (PARTITION BY serp_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND "
+             "CURRENT ROW)")
 
 # One GROUP BY over the window pass gives each page its length and its terms, coded within
 # the page: the start (the first click's rank, or leaving without a click with the query's
@@ -50,9 +58,9 @@ FROM (
          CASE WHEN event = 'query'
               THEN CASE WHEN NOT COALESCE(next_click_serp = serp_id, false)
                         THEN 3 - ({_CODE.format(col="outcome")}) END
-              ELSE rank * {_BASE} + CASE WHEN next_click_serp = serp_id
-                                         THEN next_click_rank + 3
-                                         ELSE 3 - ({_CODE.format(col="outcome")}) END
+              ELSE {{mask}} * {_BASE**2} + rank * {_BASE}
+                   + CASE WHEN next_click_serp = serp_id THEN next_click_rank + 3
+                          ELSE 3 - ({_CODE.format(col="outcome")}) END
          END AS code
   FROM obs WHERE serp_id IS NOT NULL AND (event = 'query' OR on_page)
   UNION ALL
@@ -87,18 +95,22 @@ class ClickLogFiles:
     def __repr__(self) -> str:
         return f"<click-log files {self.path} (out of core, DuckDB)>"
 
-    def page_data(self, default_length: int = 10) -> PageData:
-        """The walk's pages with clicks per rank (see the module docstring)."""
-        return self._scan(default_length)[0]
+    def page_data(self, default_length: int = 10, reclicks: bool = False) -> PageData:
+        """The walk's pages with clicks per rank (see the module docstring); with
+        ``reclicks``, every state after a click keyed also by the positions clicked so
+        far (as :func:`~.data.page_data` with ``reclicks=True``)."""
+        return self._scan(default_length, reclicks)[0]
 
     def statistics(self, default_length: int = 10):
         """The log's click statistics (:class:`~bayeschain.io.clickstats_tables.ClickStats`)."""
-        return self._scan(default_length)[1]
+        scans = [v for (length, _), v in self._scans.items() if length == default_length]
+        return scans[0][1] if scans else self._scan(default_length, False)[1]
 
-    def _scan(self, default_length: int):
-        if default_length not in self._scans:
-            self._scans[default_length] = _scan(self, int(default_length))
-        return self._scans[default_length]
+    def _scan(self, default_length: int, reclicks: bool = False):
+        key = (int(default_length), bool(reclicks))
+        if key not in self._scans:
+            self._scans[key] = _scan(self, *key)
+        return self._scans[key]
 
     def document_recurrence(self) -> float:
         """Mean number of pages showing each (query, document) pair (0 without results),
@@ -195,12 +207,12 @@ def _check_results(con, path: str) -> None:
         raise FormatError(f"page {twice[0]} lists rank {twice[1]} twice", file=str(path))
 
 
-def _scan(files: ClickLogFiles, default_length: int):
+def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
     """``(PageData, ClickStats)`` of the files in one DuckDB pass."""
     from ...io.clickstats_sql import duckdb_events, statistics_of_events
 
     with duckdb_events(files.path, has_sessions=files.has_sessions,
-                       memory_limit=files.memory_limit) as (con, src):
+                       memory_limit=files.memory_limit, keep_order=reclicks) as (con, src):
         if files.results is None:
             listed, join = str(int(default_length)), ""
         else:
@@ -209,7 +221,8 @@ def _scan(files: ClickLogFiles, default_length: int):
             listed = "COALESCE(r.listed, 0)"
             join = (f"LEFT JOIN (SELECT serp_id, MAX(rank) AS listed FROM {res} "
                     f"GROUP BY serp_id) r USING (serp_id)")
-        con.execute(_PAGES_SQL.format(listed=listed, results_join=join))
+        con.execute(_PAGES_SQL.format(listed=listed, results_join=join,
+                                      mask=_MASK_SQL if reclicks else "0"))
         stats = statistics_of_events(con, src, sessions=False)
         n_empty = con.execute("SELECT COUNT(*) FROM page WHERE length < 1").fetchone()[0]
         patterns = con.execute("SELECT length, key, pages FROM pattern ORDER BY id"
@@ -220,30 +233,43 @@ def _scan(files: ClickLogFiles, default_length: int):
     page_ids = np.asarray(page_pattern["serp_id"], dtype=np.int64)
     if page_ids.size == 0:
         raise ParameterError("the click log has no result pages to fit")
+    pattern_length = np.asarray(patterns["length"], dtype=np.int64)
+    if reclicks and pattern_length.max() > MASK_POSITIONS:
+        raise ParameterError(f"out of core, walks that keep the results clicked so far take "
+                             f"pages of at most {MASK_POSITIONS} results; the log has a page "
+                             f"of {int(pattern_length.max())}: read it into memory")
     # the terms of every pattern, coded across pages, and their counts over the pages
     keys = patterns["key"]
     sizes = np.array([len(k) for k in keys], dtype=np.int64)
-    pattern_length = np.asarray(patterns["length"], dtype=np.int64)
-    codes = (np.repeat(pattern_length, sizes) * _BASE**2
-             + np.concatenate([np.asarray(k, dtype=np.int64) for k in keys]))
+    within = np.concatenate([np.asarray(k, dtype=np.int64) for k in keys])
+    codes = np.stack([np.repeat(pattern_length, sizes) * _BASE**2 + within % _BASE**2,
+                      within // _BASE**2], axis=1)                  # (length, state, target), mask
     weights = np.repeat(np.asarray(patterns["pages"], dtype=np.int64), sizes)
-    term_codes, term_of = np.unique(codes, return_inverse=True)   # (length, state, target)
+    term_codes, term_of = np.unique(codes, axis=0, return_inverse=True)
+    term_of = term_of.ravel()
     term_count = np.bincount(term_of, weights=weights)
-    term_length = term_codes // _BASE**2
-    states = term_codes % _BASE**2 // _BASE - 1
-    targets = term_codes % _BASE - 4
+    term_length = term_codes[:, 0] // _BASE**2
+    states = term_codes[:, 0] % _BASE**2 // _BASE - 1
+    targets = term_codes[:, 0] % _BASE - 4
+    masks = term_codes[:, 1]
     lengths = np.unique(pattern_length)
     width = int(lengths.max())
     inside = np.arange(width)[None, :] < lengths[:, None]
     index = np.where(inside, np.arange(width)[None, :], -1).astype(np.int64)
-    # the terms, sorted by (configuration, state, target) as the kernel reads them
+    # the terms, sorted by (configuration, state, mask, target) as the kernel reads them
+    order = np.lexsort((targets, masks, states, term_length))
+    rank_of = np.empty_like(order)
+    rank_of[order] = np.arange(order.size)
+    term_of = rank_of[term_of]
+    term_length, states, targets, masks, term_count = (x[order] for x in (
+        term_length, states, targets, masks, term_count))
     counts = ClickCounts.from_terms(np.searchsorted(lengths, term_length), states, targets,
-                                    term_count, lengths.size)
+                                    term_count, lengths.size, masks)
     from scipy import sparse
 
     pattern_terms = sparse.coo_matrix(
         (np.ones(term_of.size), (np.repeat(np.arange(sizes.size), sizes), term_of)),
-        shape=(sizes.size, term_codes.size)).tocsr()
+        shape=(sizes.size, term_codes.shape[0])).tocsr()
     pattern_terms.sum_duplicates()
     page_of = np.asarray(page_pattern["id"], dtype=np.int64)
     patterns = PagePatterns(pattern_terms, np.asarray(patterns["pages"], dtype=np.int64),
@@ -257,7 +283,7 @@ def _scan(files: ClickLogFiles, default_length: int):
                     np.bincount(page_config, minlength=lengths.size), width, 1, None,
                     bool(files.has_sessions), report,
                     counts.digest(np.concatenate([lengths[:, None], index, index], axis=1)),
-                    page_ids, page_config.astype(np.int64), None, patterns)
+                    page_ids, page_config.astype(np.int64), None, patterns, bool(reclicks))
     return data, stats
 
 

@@ -64,13 +64,12 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         clicks = "document" if recurrence >= AUTO_DOCUMENT_RECURRENCE else "pooled"
     damped = exam["reclicks"] == "damped"
     if files:
-        if clicks == "document" or exam["by_relevance"] or damped:
-            raise ParameterError("a log read out of core is fitted with clicks per rank, "
-                                 "moves without relevance classes and fresh re-clicks (its "
-                                 f"documents recur {recurrence:.1f} times: read it into "
-                                 "memory)")
+        if clicks == "document" or exam["by_relevance"]:
+            raise ParameterError("a log read out of core is fitted with clicks per rank and "
+                                 "moves without relevance classes (its documents "
+                                 f"recur {recurrence:.1f} times: read it into memory)")
         _import_in_background("nutpie")      # seconds of imports while DuckDB counts
-        data = log.page_data(spec.ranks)
+        data = log.page_data(spec.ranks, reclicks=damped)
     else:
         data = page_data(log, clicks="document" if clicks == "document" else "rank",
                          qrels=qrels if exam["by_relevance"] else None, level=level,

@@ -14,20 +14,26 @@ from bayeschain.posterior import Posterior
 from bayeschain.simulate.clicklog import write_click_log
 
 
-@pytest.mark.parametrize("with_results", [False, True])
+@pytest.mark.parametrize("with_results,reclicks", [(False, False), (True, False),
+                                                   (True, True)])
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
 def test_pages_counted_out_of_core_equal_the_pages_counted_in_memory(tmp_path, suffix,
-                                                                    with_results):
+                                                                    with_results, reclicks):
+    """With ``reclicks`` every state after a click is also keyed by the positions clicked
+    so far on the page (damped re-clicks)."""
     path, pages = tmp_path / f"log{suffix}", tmp_path / f"pages{suffix}"
     write_click_log(path, 3000, results=pages, seed=3, n_ranks=7, backward=0.2,
                     repeat=0.1)
     results = str(pages) if with_results else None
-    want = page_data(read_canonical(path, results=results), default_length=10)
-    got = ClickLogFiles(str(path), results=results).page_data(10)
+    want = page_data(read_canonical(path, results=results), default_length=10,
+                     reclicks=reclicks)
+    got = ClickLogFiles(str(path), results=results).page_data(10, reclicks=reclicks)
     assert got.digest == want.digest and got.report == want.report
+    assert got.reclicks == want.reclicks == reclicks
+    assert want.counts.clicked.any() == reclicks
     for name in ("lengths", "click_index", "move_index", "pages", "page_ids", "page_config"):
         np.testing.assert_array_equal(getattr(got, name), getattr(want, name), name)
-    for name in ("state_ptr", "states", "term_ptr", "targets", "counts"):
+    for name in ("state_ptr", "states", "clicked", "term_ptr", "targets", "counts"):
         np.testing.assert_array_equal(getattr(got.counts, name), getattr(want.counts, name))
     # the same pages grouped into patterns of the same terms
     a, b = want.patterns, got.patterns
