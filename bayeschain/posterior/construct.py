@@ -28,6 +28,8 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
       marginalised (:func:`~bayeschain.posterior.walk.marginal_moves`);
     * ``click``: ``(draws, ranks)`` click probability per examination (click prediction,
       predictive checks);
+    * ``reclick``: ``(draws,)`` the factor ``kappa`` of a result clicked before on the
+      page (damped re-clicks, spec ``walk-reclick``);
     * ``holding_rate``: ``(draws, ranks)``;
     * ``jump_exponent``: ``(draws,)`` exponents ``g >= 0`` of the ``jump_family`` (``"ID"``,
       the default, or ``"LID"``) distance decay, as the spec ``jumps-id`` learns them;
@@ -99,6 +101,11 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
         c = np.asarray(parameters["click"], dtype=float)
         variables["click"] = xr.DataArray(c[None], dims=("chain", "draw", "rank"),
                                           coords={"rank": np.arange(1, c.shape[1] + 1)})
+    if "reclick" in parameters:
+        k = np.asarray(parameters["reclick"], dtype=float)
+        if k.ndim != 1 or np.any((k < 0) | (k > 1)):
+            raise ParameterError("reclick must be (draws,) probabilities' factors in [0, 1]")
+        variables["reclick"] = xr.DataArray(k[None], dims=("chain", "draw"))
     family = _jump_variables(parameters, jump_family, variables)
     kind = "walk" if "walk" in variables else "click-to-click" if family else "dwell"
     tree = xr.DataTree.from_dict({"posterior": xr.Dataset(variables)})

@@ -26,7 +26,15 @@ the click process is Markov at click times:
 
 A page's likelihood is ``G_{1,k_1} prod_t K'_{k_t, k_{t+1}} e'_{k_m}`` (or ``z_1``), so a
 log enters only through counts per page configuration (:class:`ClickCounts`): first
-clicks, click-less pages, click-to-click moves and last clicks by outcome.  Every
+clicks, click-less pages, click-to-click moves and last clicks by outcome.
+
+**Damped re-clicks.**  When a result already clicked on the page (the set ``S`` of the
+positions clicked so far) clicks at a later arrival with ``kappa c_i``, the click process
+is still Markov given ``S``, which the log shows: after the ``t``-th click the terms use
+``c'_S`` (``c'_i = kappa c_i`` for ``i`` in ``S``, ``c_i`` otherwise) in place of ``c``,
+``A_S = I - diag(1 - c'_S) P`` and ``K_ij = (P A_S^{-1})_ij c'_j``.  The counts are then
+keyed also by ``S`` (a bit mask per left state), and each such state solves with its own
+``A_S``; the immediate repeat keeps ``rho_i``.  ``kappa = 1`` is the walk above.  Every
 probability is ``x^T M y`` for a *left* vector ``x`` (``e_1`` from the start, ``P^T e_i``
 after a click on ``i``): one tridiagonal solve ``A^T lambda = x`` per left state gives all
 of them, and reverse mode needs one more solve ``A mu = dL/dlambda`` per left state, with

@@ -39,9 +39,13 @@ offset of the rank it is shown at, ``delta_i`` (``delta_1 = 0``, the others a tr
 log rank with shrunk deviations): the same snippet, once examined, is clicked less often
 lower down (trust bias: Agarwal, Zaitsev, Wang, Li, Najork & Joachims, WSDM 2019), which a
 click chance shared by every rank can only absorb by distorting the walk.  It is learned
-from documents the log shows at several ranks.  Without sessions in the log, ``r`` is 0
-and ``s`` is the probability of leaving the page.  ``by_relevance = true`` (with qrels) gives each
-relevance class of the examined document its own moves (``drwbm``).
+from documents the log shows at several ranks.  ``reclicks = "damped"`` lets a result
+already clicked on the page (other than by the immediate repeat) click at a later arrival
+with ``kappa c_i`` instead of ``c_i`` (``logit kappa ~ N(-1, prior_sd)``): a walk whose
+every arrival is a fresh chance clicks again what it clicked 2-4 times as often as logs
+show.  Without sessions in the log, ``r`` is 0 and ``s`` is the probability of leaving the
+page.  ``by_relevance = true`` (with qrels) gives each relevance class of the examined
+document its own moves (``drwbm``).
 
 **Sampling.**  NUTS by nutpie on the exact log density and its gradient, both computed
 here from the page counts (no graph compilation: the only compiled code is the Numba

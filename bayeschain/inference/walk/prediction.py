@@ -22,7 +22,10 @@ same as after no click for walks whose moves do not depend on it).  Then
 prefix (``B`` the others), ``P(C_A = 1, C_B = 0) = sum_{T subset A} (-1)^{|T|} Q(B u T)``;
 the conditional is the ratio of consecutive prefixes.  Over the posterior, prefix
 probabilities are averaged over draws before the ratio is taken (the posterior predictive
-of the click vector).
+of the click vector).  With damped re-clicks (``kappa``) these are unchanged: a rank in
+``S`` is never clicked before the walk leaves, so its chance stays ``c_i``, and elsewhere
+``kappa`` changes how often a result is clicked again, not whether the walk clicks it nor
+(moves that do not depend on the click) where it goes.
 """
 
 from __future__ import annotations

@@ -16,23 +16,27 @@ LEAVE = 1 - F - B
 C = np.linspace(0.45, 0.2, N)
 
 
-def _posterior(walk_rows, draws=60):
+def _posterior(walk_rows, draws=60, reclick=None):
+    extra = {} if reclick is None else {"reclick": np.full(draws, reclick)}
     return posterior_from_parameters({"walk": np.repeat(walk_rows[None], draws, axis=0),
-                                      "click": np.repeat(C[None], draws, axis=0)})
+                                      "click": np.repeat(C[None], draws, axis=0), **extra})
 
 
-def test_replays_match_the_independent_simulator():
+@pytest.mark.parametrize("reclick", [None, 0.2])
+def test_replays_match_the_independent_simulator(reclick):
     """Under a posterior whose every draw is the true walk, the replicated statistics
-    average to what 40,000 pages of the independent simulator show."""
+    average to what 40,000 pages of the independent simulator show (also for users who
+    click a result again with a fifth of its click probability)."""
     rng = np.random.default_rng(31)
     truth = np.stack([F, B, 0.3 * LEAVE, 0.7 * LEAVE], axis=1)
-    reference = simulate_pages(rng, 40_000, F, B, 0.3 * LEAVE, 0.7 * LEAVE, C)
+    reference = simulate_pages(rng, 40_000, F, B, 0.3 * LEAVE, 0.7 * LEAVE, C,
+                               reclick=1.0 if reclick is None else reclick)
     page = np.concatenate([[k] * len(c) for k, (c, _) in enumerate(reference)]).astype(int)
     rank = np.concatenate([c for c, _ in reference]).astype(int)
     next_query = np.array([o == "next_query" for _, o in reference])
     expected = LogSummary.from_clicks(len(reference), page, rank, next_query).statistics()
     log = pages_to_log(reference[:4000], N)
-    checks = predictive_walk_checks(_posterior(truth), log, seed=2)
+    checks = predictive_walk_checks(_posterior(truth, reclick=reclick), log, seed=2)
     for check in checks.distributions():
         name = check.label
         rep = check.replicated.mean(axis=0)

@@ -45,12 +45,23 @@ def simulated_click_dependent():
     return pages, pages_to_log(pages, N), post
 
 
-@pytest.mark.parametrize("user", ["simulated", "simulated_click_dependent"])
+@pytest.fixture(scope="module")
+def simulated_damped():
+    rng = np.random.default_rng(23)
+    pages = simulate_pages(rng, 60_000, F, B, 0.4 * LEAVE, 0.6 * LEAVE, C, reclick=0.1)
+    walk = np.stack([F, B, 0.4 * LEAVE, 0.6 * LEAVE], axis=1)[None]
+    post = posterior_from_parameters({"walk": walk, "click": C[None],
+                                      "reclick": np.array([0.1])})
+    return pages, pages_to_log(pages, N), post
+
+
+@pytest.mark.parametrize("user", ["simulated", "simulated_click_dependent",
+                                  "simulated_damped"])
 def test_click_probabilities_match_simulated_pages(user, request):
     """P(C_r = 1) and P(C_r = c_r | C_1..C_{r-1}) of the exact walk against the
     frequencies among 60,000 pages walked by the independent simulator (5 standard
     errors; conditionals on every prefix seen 2,000 times or more), for users whose
-    moves do not and do depend on the click."""
+    moves do not and do depend on the click, and who click a result again less often."""
     pages, log, post = request.getfixturevalue(user)
     pred = predict_clicks(post, log)
     clicked = np.zeros((len(pages), N), dtype=bool)
