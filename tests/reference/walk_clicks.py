@@ -10,13 +10,19 @@
 import numpy as np
 
 
-def _dense(f, b, r, s, c, n):
+def _move_matrix(f, b, n):
+    """``P``: forward ``f_i`` to ``i + 1``, backward ``b_i`` to ``i - 1``."""
     P = np.zeros((n, n))
     for i in range(n):
         if i + 1 < n:
             P[i, i + 1] = f[i]
         if i > 0:
             P[i, i - 1] = b[i]
+    return P
+
+
+def _dense(f, b, r, s, c, n):
+    P = _move_matrix(f, b, n)
     a = 1 - c[:n]
     M = np.linalg.inv(np.eye(n) - a[:, None] * P)
     return P, a, M
@@ -211,12 +217,7 @@ def damped_page_log_likelihood(clicks, outcome, f, b, r, s, c, rho, kappa):
     definition with dense matrices, the clicked set carried along the page.  Per-rank
     rows ``f, b, r, s`` (boundary applied), ``c``, ``rho`` (immediate repeats)."""
     n = len(f)
-    P = np.zeros((n, n))
-    for i in range(n):
-        if i + 1 < n:
-            P[i, i + 1] = f[i]
-        if i > 0:
-            P[i, i - 1] = b[i]
+    P = _move_matrix(f, b, n)
     leave = {"next_query": r, "end": s, "unknown": r + s}[outcome]
 
     def solved(seen):

@@ -67,6 +67,37 @@ _WORK_ROWS = 28
 LANES = 8
 
 
+def fill_lanes(n, f, b, r, s, c, kappa, mask, a, aov, lo, up):
+    """Per lane ``w``: ``a = 1 - c'`` (``c'_i = kappa c_i`` where bit ``i`` of ``mask[w]``
+    is set, ``c_i`` elsewhere), ``aov[o] = a v_o`` for the outcomes ``r, s, r + s``, and
+    the off-diagonals of ``A = I - diag(a) P``: ``lo = -a b``, ``up = -a f``."""
+    for i in range(n):
+        for w in range(a.shape[1]):
+            ci = c[i, w] * kappa if (mask[w] >> i) & 1 else c[i, w]
+            ai = 1.0 - ci
+            a[i, w] = ai
+            aov[0, i, w] = ai * r[i, w]
+            aov[1, i, w] = ai * s[i, w]
+            aov[2, i, w] = ai * (r[i, w] + s[i, w])
+            lo[i, w] = -ai * b[i, w] if i > 0 else 0.0
+            up[i, w] = -ai * f[i, w] if i < n - 1 else 0.0
+
+
+def factor_lanes(n, lo, up, cp, inv):
+    """``A = L U`` of the tridiagonal ``A`` (unit diagonal, subdiagonal ``lo``,
+    superdiagonal ``up``) of every lane: ``L`` lower bidiagonal with pivots ``1 / inv``
+    and subdiagonal ``lo``, ``U`` unit upper bidiagonal with superdiagonal ``cp``."""
+    lanes = lo.shape[1]
+    for w in range(lanes):
+        inv[0, w] = 1.0
+        cp[0, w] = up[0, w] if n > 1 else 0.0
+    for i in range(1, n):
+        for w in range(lanes):
+            v = 1.0 / (1.0 - lo[i, w] * cp[i - 1, w])
+            inv[i, w] = v
+            cp[i, w] = up[i, w] * v if i < n - 1 else 0.0
+
+
 def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, states,
                         clicked, term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc,
                         gsc, gc, gq, g_kappa, wk, term_ll):
@@ -111,15 +142,9 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
     slots = 0
     for w in range(lanes):
         slots = max(slots, s_hi[w] - s_lo[w])
+    fill_lanes(n, f, b, r, s, c, kappa, mask, a, aov, lo, up)    # mask 0: no click yet
     for i in range(n):
         for w in range(lanes):
-            ai = 1.0 - c[i, w]
-            a[i, w] = ai
-            aov[0, i, w] = ai * r[i, w]
-            aov[1, i, w] = ai * s[i, w]
-            aov[2, i, w] = ai * (r[i, w] + s[i, w])
-            lo[i, w] = -ai * b[i, w] if i > 0 else 0.0
-            up[i, w] = -ai * f[i, w] if i < n - 1 else 0.0
             d_up[i, w] = 0.0
             d_lo[i, w] = 0.0
             big[0, i, w] = 0.0
@@ -129,15 +154,7 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
             direct[1, i, w] = 0.0
             direct[2, i, w] = 0.0
             x[i, w] = 0.0
-    # A = L U, L lower bidiagonal (pivots 1 / inv, subdiagonal lo), U unit upper (cp)
-    for w in range(lanes):
-        inv[0, w] = 1.0
-        cp[0, w] = up[0, w] if n > 1 else 0.0
-    for i in range(1, n):
-        for w in range(lanes):
-            v = 1.0 / (1.0 - lo[i, w] * cp[i - 1, w])
-            inv[i, w] = v
-            cp[i, w] = up[i, w] * v if i < n - 1 else 0.0
+    factor_lanes(n, lo, up, cp, inv)
     for k in range(slots):
         own = False            # some lane's state has clicked positions: its own matrix
         for w in range(lanes):
@@ -145,24 +162,8 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
             if mask[w] != 0:
                 own = True
         if own:
-            for i in range(n):
-                for w in range(lanes):
-                    ci = c[i, w] * kappa if (mask[w] >> i) & 1 else c[i, w]
-                    ai = 1.0 - ci
-                    a_s[i, w] = ai
-                    aov_s[0, i, w] = ai * r[i, w]
-                    aov_s[1, i, w] = ai * s[i, w]
-                    aov_s[2, i, w] = ai * (r[i, w] + s[i, w])
-                    lo_s[i, w] = -ai * b[i, w] if i > 0 else 0.0
-                    up_s[i, w] = -ai * f[i, w] if i < n - 1 else 0.0
-            for w in range(lanes):
-                inv_s[0, w] = 1.0
-                cp_s[0, w] = up_s[0, w] if n > 1 else 0.0
-            for i in range(1, n):
-                for w in range(lanes):
-                    v = 1.0 / (1.0 - lo_s[i, w] * cp_s[i - 1, w])
-                    inv_s[i, w] = v
-                    cp_s[i, w] = up_s[i, w] * v if i < n - 1 else 0.0
+            fill_lanes(n, f, b, r, s, c, kappa, mask, a_s, aov_s, lo_s, up_s)
+            factor_lanes(n, lo_s, up_s, cp_s, inv_s)
             lom, cpm, invm, aovm = lo_s, cp_s, inv_s, aov_s
         else:
             lom, cpm, invm, aovm = lo, cp, inv, aov
@@ -547,7 +548,8 @@ def compiled_or_python(name: str):
     return globals()[name]
 
 
-_JITTED = ("block_loglik_kernel", "boundary_grad", "loglik_kernel", "table_loglik_kernel")
+_JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "boundary_grad", "loglik_kernel",
+           "table_loglik_kernel")
 
 
 @dataclass(frozen=True)

@@ -32,20 +32,29 @@ def _simulated_model(rng, n: int, pages: int, **kwargs) -> WalkModel:
     return WalkModel(page_data(log), **kwargs)
 
 
-@pytest.mark.parametrize("boundary", ["leave", "rescale"])
-def test_cfunc_equals_the_model(boundary):
-    from bayeschain.inference.walk.bridge import _table, expand_cfunc, logp_cfunc
+def _cfunc_equals_the_model(model, rng, times: int):
+    """At ``times`` random points the cfunc's log density and gradient are the model's;
+    returns the last point and the table's arrays (kept alive by the caller)."""
+    from bayeschain.inference.walk.bridge import _table, logp_cfunc
 
-    rng = np.random.default_rng(5)
-    model = _simulated_model(rng, 8, 400, boundary=boundary)
     table, keep = _table(model)
-    for _ in range(5):
+    for _ in range(times):
         theta = model.initial_point(rng) + rng.normal(0, 0.5, model.ndim)
         code, lp, grad = _call(logp_cfunc, table, theta)
         want_lp, want_grad = model.logp(theta)
         assert code == 0
         assert lp == pytest.approx(want_lp, rel=1e-13)
         np.testing.assert_allclose(grad, want_grad, rtol=1e-12, atol=1e-12)
+    return theta, keep
+
+
+@pytest.mark.parametrize("boundary", ["leave", "rescale"])
+def test_cfunc_equals_the_model(boundary):
+    from bayeschain.inference.walk.bridge import expand_cfunc
+
+    rng = np.random.default_rng(5)
+    model = _simulated_model(rng, 8, 400, boundary=boundary)
+    theta, keep = _cfunc_equals_the_model(model, rng, 5)
     out = np.zeros(model.ndim)
     dbl = ctypes.POINTER(ctypes.c_double)
     assert expand_cfunc.ctypes(model.ndim, model.ndim, theta.ctypes.data_as(dbl),
@@ -56,8 +65,6 @@ def test_cfunc_equals_the_model(boundary):
 
 def test_cfunc_equals_the_model_with_documents_and_click_offsets_by_rank():
     """The address table carries the (document, rank) click combinations."""
-    from bayeschain.inference.walk.bridge import _table, logp_cfunc
-
     rng = np.random.default_rng(6)
     n, docs = 6, 9
     layouts = [rng.choice(docs, n, replace=False) for _ in range(5)]
@@ -70,15 +77,19 @@ def test_cfunc_equals_the_model_with_documents_and_click_offsets_by_rank():
                        queries=["q"] * 300)
     model = WalkModel(page_data(log, clicks="document"), clicks="document",
                       rank_offsets=True)
-    table, keep = _table(model)
-    for _ in range(3):
-        theta = model.initial_point(rng) + rng.normal(0, 0.5, model.ndim)
-        code, lp, grad = _call(logp_cfunc, table, theta)
-        want_lp, want_grad = model.logp(theta)
-        assert code == 0
-        assert lp == pytest.approx(want_lp, rel=1e-13)
-        np.testing.assert_allclose(grad, want_grad, rtol=1e-12, atol=1e-12)
-    del keep
+    _cfunc_equals_the_model(model, rng, 3)
+
+
+def test_cfunc_equals_the_model_with_damped_reclicks():
+    """The address table carries the positions clicked so far and kappa's coordinate."""
+    rng = np.random.default_rng(7)
+    n = 6
+    p, q = np.linspace(0.8, 0.6, n), np.r_[0.0, np.full(n - 1, 0.15)]
+    pages = simulate_pages(rng, 400, p, q, 0.4 * (1 - p - q), 0.6 * (1 - p - q),
+                           np.linspace(0.5, 0.3, n), reclick=0.3)
+    model = WalkModel(page_data(pages_to_log(pages, n), reclicks=True), reclicks="damped")
+    assert model.data.counts.clicked.any()
+    _cfunc_equals_the_model(model, rng, 3)
 
 
 def test_zero_density_is_reported_not_returned_as_a_number():

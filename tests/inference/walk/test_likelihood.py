@@ -113,6 +113,27 @@ def test_tables_with_the_boundary_rule_equal_the_dense_definition(boundary):
                                                      np.tile(repeat, (6, 1))), rel=1e-12)
 
 
+def assert_gradient_is_central_differences(model, theta, rel=1e-5, h=1e-6):
+    """The log density's gradient at ``theta`` against central differences in every
+    direction."""
+    lp, grad = model.logp(theta)
+    assert np.isfinite(lp)
+    for k in range(model.ndim):
+        e = np.zeros(model.ndim)
+        e[k] = h
+        fd = (model.logp(theta + e)[0] - model.logp(theta - e)[0]) / (2 * h)
+        assert grad[k] == pytest.approx(fd, rel=rel, abs=1e-5), k
+
+
+def rows_with_the_boundary(model, theta):
+    """The model's moves (forward, backward, reformulate, stop) per rank with the
+    ``leave`` rule applied by hand: the last rank's forward mass leaves."""
+    f, b, r, s = model.move_tables(theta)[0, 0].T.copy()
+    share = r[-1] / (r[-1] + s[-1])
+    r[-1], s[-1], f[-1] = r[-1] + f[-1] * share, s[-1] + f[-1] * (1 - share), 0.0
+    return f, b, r, s
+
+
 @pytest.mark.parametrize("variant", [dict(), dict(moves="shared", clicks="shared"),
                                      dict(boundary="rescale"), dict(backward=False),
                                      dict(click_moves=True)])
@@ -128,14 +149,7 @@ def test_model_log_density_gradient(variant):
                            np.linspace(0.5, 0.2, 6))
     model = WalkModel(page_data(pages_to_log(pages, 6)), **variant)
     theta = model.initial_point(rng) + rng.normal(0, 0.3, model.ndim)
-    lp, grad = model.logp(theta)
-    assert np.isfinite(lp)
-    h = 1e-6
-    for k in range(model.ndim):
-        e = np.zeros(model.ndim)
-        e[k] = h
-        fd = (model.logp(theta + e)[0] - model.logp(theta - e)[0]) / (2 * h)
-        assert grad[k] == pytest.approx(fd, rel=1e-5, abs=1e-5), k
+    assert_gradient_is_central_differences(model, theta)
 
 
 def _document_pages(rng, n=5, n_docs=8, n_pages=300):
@@ -166,9 +180,7 @@ def test_click_offsets_by_rank_give_the_dense_likelihood_and_its_gradient():
     assert offset[0] == 0.0 and np.all(offset[1:] != 0.0)
     alpha = model.click_table(theta)
     code = {d: k for k, d in enumerate(data.documents["doc_id"])}
-    f, b, r, s = model.move_tables(theta)[0, 0].T.copy()
-    share = r[-1] / (r[-1] + s[-1])            # the last rank's forward mass leaves
-    r[-1], s[-1], f[-1] = r[-1] + f[-1] * share, s[-1] + f[-1] * (1 - share), 0.0
+    f, b, r, s = rows_with_the_boundary(model, theta)
     want = 0.0
     for (clicks, outcome), docs in zip(pages, shown, strict=True):
         a = np.array([alpha[code[f"doc{d}"]] for d in docs])
@@ -178,13 +190,7 @@ def test_click_offsets_by_rank_give_the_dense_likelihood_and_its_gradient():
                                      model.repeat_table(theta)[None])
     got = model.pattern_log_likelihood(theta) @ data.patterns.pages
     assert got == pytest.approx(want, rel=1e-12)
-    lp, grad = model.logp(theta)
-    h = 1e-6
-    for k in range(model.ndim):
-        e = np.zeros(model.ndim)
-        e[k] = h
-        fd = (model.logp(theta + e)[0] - model.logp(theta - e)[0]) / (2 * h)
-        assert grad[k] == pytest.approx(fd, rel=1e-4, abs=1e-5), k
+    assert_gradient_is_central_differences(model, theta, rel=1e-4)
 
 
 def test_page_probabilities_match_the_frequencies_of_simulated_pages():
@@ -362,18 +368,10 @@ def test_damped_reclicks_model_density_and_gradient():
     theta = model.initial_point(rng) + rng.normal(0, 0.3, model.ndim)
     kappa = model.reclick_factor(theta)
     assert 0 < kappa < 1
-    mf, mb, mr, ms = model.move_tables(theta)[0, 0].T.copy()
-    share = mr[-1] / (mr[-1] + ms[-1])            # the last rank's forward mass leaves
-    mr[-1], ms[-1], mf[-1] = mr[-1] + mf[-1] * share, ms[-1] + mf[-1] * (1 - share), 0.0
+    mf, mb, mr, ms = rows_with_the_boundary(model, theta)
     want = sum(damped_page_log_likelihood(clicks, outcome, mf, mb, mr, ms,
                                           model.click_table(theta), model.repeat_table(theta),
                                           kappa) for clicks, outcome in pages)
     got = model.pattern_log_likelihood(theta) @ data.patterns.pages
     assert got == pytest.approx(want, rel=1e-12)
-    lp, grad = model.logp(theta)
-    h = 1e-6
-    for k in range(model.ndim):
-        e = np.zeros(model.ndim)
-        e[k] = h
-        fd = (model.logp(theta + e)[0] - model.logp(theta - e)[0]) / (2 * h)
-        assert grad[k] == pytest.approx(fd, rel=1e-4, abs=1e-5), k
+    assert_gradient_is_central_differences(model, theta, rel=1e-4)
