@@ -1,7 +1,7 @@
 """Where the walk loses held-out clicks to PBM: perplexity rank by rank, and the click
 rates the fitted walk gives its own training pages.
 
-    python3 benchmarks/bench_click_calibration.py [--logs wscd] [--specs walk walk-click]
+    python3 benchmarks/bench_click_calibration.py [--logs wscd] [--specs walk walk-reclick]
                                                    [--clicks document] [--documents-by-rank]
                                                    [--all-test-pages]
 
@@ -55,14 +55,20 @@ RANKS = 10
 
 
 def spec_of(name: str, clicks: str, rank_offsets: bool = False, damped: bool = False):
+    """The spec ``name`` with its clicks set, and rank offsets or damped re-clicks turned
+    on when asked (whatever the spec says of them)."""
+    import re
+
     spec = bc.load_spec(name)
     if clicks == "auto" and not rank_offsets and not damped:
         return spec
     text = spec.text.replace('clicks = "auto"', f'clicks = "{clicks}"')
-    if rank_offsets:
-        text = text.replace("[examination]\n", "[examination]\nrank_offsets = true\n")
+    keys = {"rank_offsets": "true"} if rank_offsets else {}
     if damped:
-        text = text.replace("[examination]\n", '[examination]\nreclicks = "damped"\n')
+        keys["reclicks"] = '"damped"'
+    for key, value in keys.items():
+        text = re.sub(rf"^{key} = .*\n", "", text, flags=re.M)
+        text = text.replace("[examination]\n", f"[examination]\n{key} = {value}\n")
     return bc.inference.parse_spec(text)
 
 
@@ -180,7 +186,8 @@ def replayed_clicks(post, train, draws: int = 10) -> tuple[dict, dict]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--logs", nargs="+", default=["wscd"], choices=list(LOGS))
-    ap.add_argument("--specs", nargs="+", default=["walk"], choices=["walk", "walk-click"])
+    ap.add_argument("--specs", nargs="+", default=["walk"],
+                    choices=["walk", "walk-click", "walk-reclick"])
     ap.add_argument("--clicks", default="auto", choices=["auto", "pooled", "document"])
     ap.add_argument("--documents-by-rank", action="store_true",
                     help="fit the walk with every document renamed by the rank of each "

@@ -187,3 +187,21 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
         if k >= 0:
             return WalkedPages(*(buf[:k] for buf in buffers), steps, outcome)
         cap = -k
+
+
+def click_combinations(click_index: np.ndarray, offsets: bool, n_click: int):
+    """``(index (G, N), click (K,), offset (K,))``: the distinct click probabilities of the
+    positions of pages whose click parameters are ``click_index`` (``-1`` beyond a page):
+    without offsets the ``n_click`` entries of the click table themselves; with offsets by
+    rank every (entry, rank) pair shown, ``click`` its entry and ``offset`` the rank's
+    offset (``-1`` at rank 1, whose offset is 0), ``index`` the pair at each position."""
+    index = np.ascontiguousarray(click_index, dtype=np.int64)
+    if not offsets:
+        return index, np.arange(n_click, dtype=np.int64), np.full(n_click, -1, dtype=np.int64)
+    width = index.shape[1]
+    inside = index >= 0
+    key = index * width + np.arange(width)[None, :]
+    uniq, inverse = np.unique(key[inside], return_inverse=True)
+    combos = np.full(index.shape, -1, dtype=np.int64)
+    combos[inside] = inverse.ravel()
+    return combos, (uniq // width).astype(np.int64), (uniq % width - 1).astype(np.int64)

@@ -269,7 +269,7 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
                      1.0 / (1.0 + np.exp(-new)))
     if "click_offset" not in post:
         return PageTables(moves, moves_click, repeat, click, data.click_index, reclick)
-    from ..inference.walk.model import click_combinations
+    from ..browsing.page_walk import click_combinations
 
     index, doc, position = click_combinations(data.click_index, True, click.shape[1])
     offset = extend_ranks(draws_of(posterior, "click_offset")[rows], data.ranks)

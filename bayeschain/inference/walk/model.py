@@ -60,6 +60,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ...browsing.page_walk import click_combinations
 from ...chains.jit import jit
 from ...errors import ParameterError
 from . import likelihood as walk_likelihood
@@ -608,19 +609,3 @@ class WalkModel:
             out["walk"] = marginal_moves(tables[0], tables[1], per_rank)
         return out
 
-
-def click_combinations(click_index: np.ndarray, offsets: bool, n_click: int):
-    """``(index (G, N), click (K,), offset (K,))``: the distinct click probabilities of the
-    positions (:func:`logp_kernel`): without offsets the click table's entries themselves;
-    with them every (document, rank) pair shown, whose offset is the rank's (``-1`` at
-    rank 1, whose offset is 0)."""
-    index = np.ascontiguousarray(click_index, dtype=np.int64)
-    if not offsets:
-        return index, np.arange(n_click, dtype=np.int64), np.full(n_click, -1, dtype=np.int64)
-    width = index.shape[1]
-    inside = index >= 0
-    key = index * width + np.arange(width)[None, :]
-    uniq, inverse = np.unique(key[inside], return_inverse=True)
-    combos = np.full(index.shape, -1, dtype=np.int64)
-    combos[inside] = inverse.ravel()
-    return combos, (uniq // width).astype(np.int64), (uniq % width - 1).astype(np.int64)
