@@ -251,10 +251,19 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
                     if state >= 0:
                         direct[o, state, w] += cnt / p
                         gq[state, w] -= cnt / (1.0 - rho)
-        for i in range(n):
-            for w in range(lanes):
-                w0, w1, w2 = wsum[0, w], wsum[1, w], wsum[2, w]
-                gbar[i, w] += w0 * aovm[0, i, w] + w1 * aovm[1, i, w] + w2 * aovm[2, i, w]
+        if own:
+            for i in range(n):
+                for w in range(lanes):
+                    gbar[i, w] += wsum[0, w] * aovm[0, i, w] + wsum[1, w] * aovm[1, i, w] \
+                        + wsum[2, w] * aovm[2, i, w]
+        else:                  # the shared matrix: summed over its states, read at the end
+            for i in range(n):
+                for w in range(lanes):
+                    w0, w1, w2 = wsum[0, w], wsum[1, w], wsum[2, w]
+                    gbar[i, w] += w0 * aov[0, i, w] + w1 * aov[1, i, w] + w2 * aov[2, i, w]
+                    big[0, i, w] += w0 * lam[i, w]
+                    big[1, i, w] += w1 * lam[i, w]
+                    big[2, i, w] += w2 * lam[i, w]
         # A mu = gbar: L then U
         for w in range(lanes):
             mu[0, w] = gbar[0, w]
@@ -285,12 +294,7 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
                         gc[i, w] -= ga
                     gr[i, w] += (l0 + l2) * a_s[i, w]
                     gs[i, w] += (l1 + l2) * a_s[i, w]
-        else:                  # the shared matrix: summed over its states, read at the end
-            for i in range(n):
-                for w in range(lanes):
-                    big[0, i, w] += wsum[0, w] * lam[i, w]
-                    big[1, i, w] += wsum[1, w] * lam[i, w]
-                    big[2, i, w] += wsum[2, w] * lam[i, w]
+        else:
             for i in range(n - 1):
                 for w in range(lanes):
                     d_up[i, w] -= lam[i, w] * mu[i + 1, w]
