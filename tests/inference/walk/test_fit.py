@@ -238,7 +238,7 @@ def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
     attractive = rng.uniform(0.15, 0.8, n_docs)
     offset = np.array([0.0, -0.4, -0.6, -0.7, -0.8, -0.9])
     layouts = [rng.choice(n_docs, n, replace=False) for _ in range(200)]
-    shown = [layouts[k] for k in rng.integers(0, len(layouts), 20_000)]
+    shown = [layouts[k] for k in rng.integers(0, len(layouts), 12_000)]
     f = np.linspace(0.75, 0.6, n)
     b = np.r_[0.0, np.full(n - 1, 0.1)]
     leave = 1 - f - b
@@ -267,15 +267,15 @@ def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
 
 
 def test_damped_reclicks_are_recovered_with_the_walk():
-    """Users who click a result again at a later arrival with a fifth of its click
-    probability (kappa = 0.2; immediate repeats apart): the walk fitted with
+    """Users (15,000 pages) who click a result again at a later arrival with a fifth of
+    its click probability (kappa = 0.2; immediate repeats apart): the walk fitted with
     ``reclicks = "damped"`` recovers kappa, the moves, the clicks and E[H] (99%
     intervals), and its replay of the log passes the predictive checks."""
     from bayeschain.inference import predictive_walk_checks
 
     rng = np.random.default_rng(1)
     kappa = 0.2
-    pages = simulate_pages(rng, 30_000, P, Q, R, S, CLICK, np.full(N, 0.1), reclick=kappa)
+    pages = simulate_pages(rng, 15_000, P, Q, R, S, CLICK, np.full(N, 0.1), reclick=kappa)
     log = pages_to_log(pages, N)
     spec = bc.inference.parse_spec(bc.load_spec("walk").text.replace(
         "[examination]\n", '[examination]\nreclicks = "damped"\n'))
