@@ -34,10 +34,10 @@ _CODE = "CASE {col} WHEN 'next_query' THEN 0 WHEN 'end' THEN 1 ELSE 2 END"
 #: shifted to >= 0, are coded as ``(state + 1) * _BASE + target + 4`` within a page, and
 #: ``length * _BASE**2`` plus that code across pages (the order of (length, state, target));
 #: with damped re-clicks a click's term adds ``mask * _BASE**2`` within the page (the bit
-#: mask of the positions clicked so far), so masks reach position :data:`MASK_POSITIONS`
+#: mask of the positions clicked so far), so masks reach position :data:`CODED_MASK_POSITIONS`
 _BASE = 20003
 #: the longest page whose clicked positions fit a term's code (``mask * _BASE**2 < 2**63``)
-MASK_POSITIONS = 34
+CODED_MASK_POSITIONS = 34
 #: the positions clicked on the page so far, at each on-page click (a window over the page)
 _MASK_SQL = ("bit_or(CASE WHEN on_page THEN 1::BIGINT << (rank - 1) ELSE 0::BIGINT END) "
              "OVER (PARTITION BY serp_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND "
@@ -234,9 +234,9 @@ def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
     if page_ids.size == 0:
         raise ParameterError("the click log has no result pages to fit")
     pattern_length = np.asarray(patterns["length"], dtype=np.int64)
-    if reclicks and pattern_length.max() > MASK_POSITIONS:
+    if reclicks and pattern_length.max() > CODED_MASK_POSITIONS:
         raise ParameterError(f"out of core, walks that keep the results clicked so far take "
-                             f"pages of at most {MASK_POSITIONS} results; the log has a page "
+                             f"pages of at most {CODED_MASK_POSITIONS} results; the log has a page "
                              f"of {int(pattern_length.max())}: read it into memory")
     # the terms of every pattern, coded across pages, and their counts over the pages
     keys = patterns["key"]
