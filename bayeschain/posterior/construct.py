@@ -104,7 +104,7 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
     if "reclick" in parameters:
         k = np.asarray(parameters["reclick"], dtype=float)
         if k.ndim != 1 or np.any((k < 0) | (k > 1)):
-            raise ParameterError("reclick must be (draws,) probabilities' factors in [0, 1]")
+            raise ParameterError("reclick must be (draws,) factors in [0, 1]")
         variables["reclick"] = xr.DataArray(k[None], dims=("chain", "draw"))
     family = _jump_variables(parameters, jump_family, variables)
     kind = "walk" if "walk" in variables else "click-to-click" if family else "dwell"
