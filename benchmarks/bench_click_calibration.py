@@ -96,11 +96,14 @@ def without_later_reclicks(log):
     held-out perplexity scores are unchanged."""
     import dataclasses
 
+    from bayeschain.inference.walk.checks import reclicks
+
     ev = log.events
-    clicks = ev[ev["event"] == "click"]
-    prev = clicks.groupby("serp_id")["rank"].shift()
-    seen = clicks.groupby(["serp_id", "rank"]).cumcount() > 0
-    drop = clicks.index[(seen & (clicks["rank"] != prev)).to_numpy(dtype=bool, na_value=False)]
+    clicks = ev[(ev["event"] == "click") & ev["rank"].notna() & ev["serp_id"].notna()] \
+        .sort_values(["serp_id", "seq"], kind="stable")      # clicks on a page's ranks
+    again, right_after = reclicks(clicks["serp_id"].to_numpy(dtype=np.int64),
+                                  clicks["rank"].to_numpy(dtype=np.int64))
+    drop = clicks.index[again & ~right_after]
     return dataclasses.replace(log, events=ev.drop(index=drop).reset_index(drop=True))
 
 
@@ -117,14 +120,12 @@ def where_clicks_go(n_pages: int, page: np.ndarray, rank: np.ndarray) -> dict:
     """Per page: clicks, distinct results clicked, re-clicks right after the same result's
     click and with other clicks between, rank 1's clicks and pages clicking it (clicks in
     page order, ``rank`` 1-based)."""
+    from bayeschain.inference.walk.checks import reclicks
+
     page, rank = np.asarray(page, dtype=np.int64), np.asarray(rank, dtype=np.int64)
-    key = page * (int(rank.max(initial=0)) + 1) + rank
-    order = np.lexsort((np.arange(key.size), key))
-    again = np.zeros(key.size, dtype=bool)
-    again[order[1:]] = key[order[1:]] == key[order[:-1]]
-    right_after = np.r_[False, (page[1:] == page[:-1]) & (rank[1:] == rank[:-1])]
+    again, right_after = reclicks(page, rank)
     on_1 = rank == 1
-    return {"clicks": key.size / n_pages, "distinct results": (~again).sum() / n_pages,
+    return {"clicks": rank.size / n_pages, "distinct results": (~again).sum() / n_pages,
             "re-clicks right after": right_after.sum() / n_pages,
             "re-clicks after others": (again & ~right_after).sum() / n_pages,
             "rank-1 clicks": on_1.sum() / n_pages,

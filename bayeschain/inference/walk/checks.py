@@ -78,15 +78,10 @@ class LogSummary:
         with_clicks = clicks > 0
         after = float(np.mean(np.asarray(next_query)[with_clicks])) \
             if next_query is not None and with_clicks.any() else float("nan")
-        key = page * (int(rank.max(initial=0)) + 1) + rank
-        _, first = np.unique(key, return_index=True)
-        again = np.ones(page.size, dtype=bool)
-        again[first] = False                   # a result clicked before on its page ...
-        again[np.flatnonzero(starts)] = False
-        again[1:] &= ~(same & (np.diff(rank) == 0))     # ... not right after its own click
+        again, right_after = reclicks(page, rank)
         return cls(clicks, deepest, rank, int((step > 0).sum()), int((step < 0).sum()),
                    int((deepest >= 5).sum()), rank[starts], rank[ends], step, after,
-                   int(again.sum()))
+                   int((again & ~right_after).sum()))
 
     def statistics(self) -> dict[str, np.ndarray | float]:
         n_pages = self.clicks.size
@@ -114,6 +109,19 @@ class LogSummary:
         if not np.isnan(self.next_query_after_last):
             out["next query after the last click"] = self.next_query_after_last
         return out
+
+
+def reclicks(page: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per click (clicks in order, each page's in a row): whether it is on a result
+    already clicked on its page, and whether it comes right after a click on the same
+    result (an immediate repeat).  A re-click with other clicks between is the first and
+    not the second."""
+    page, rank = np.asarray(page, dtype=np.int64), np.asarray(rank, dtype=np.int64)
+    key = page * (int(rank.max(initial=0)) + 1) + rank
+    again = np.ones(key.size, dtype=bool)
+    again[np.unique(key, return_index=True)[1]] = False      # first clicks on a result
+    right_after = np.r_[False, (page[1:] == page[:-1]) & (rank[1:] == rank[:-1])]
+    return again, right_after
 
 
 def _rank_pmf(ranks: np.ndarray) -> np.ndarray:
