@@ -331,11 +331,10 @@ def _print_walk(post, log, ranks: int = 10) -> None:
 
     from ..inference import expected_visits
     from ..inference.walk.checks import observed_summary
-    from ..posterior.draws import draws_of
+    from ..posterior import expected_clicks
 
     visits = expected_visits(post, ranks)                          # (draws, ranks)
-    # every examination of rank i clicks with c_i: E[clicks at i] = E[visits to i] c_i
-    clicks = visits * draws_of(post, "click")[:, :ranks]
+    clicks = expected_clicks(post, ranks)       # re-clicks damped, repeats included
     h = visits.sum(axis=1)
     lo, hi = np.quantile(h, [0.025, 0.975])
     print(f"    E[H] on a 10-result page: {h.mean():.2f} examinations [{lo:.2f}, {hi:.2f}]")

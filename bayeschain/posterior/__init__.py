@@ -19,8 +19,14 @@ posterior is fitted (no PyMC, no nutpie):
 from .construct import posterior_from_parameters
 from .container import Posterior
 from .draws import draw_indices, draws_of
-from .walk import expected_visits, session_parameters, walk_parameters, walk_summary
+from .walk import (
+           expected_clicks,
+           expected_visits,
+           session_parameters,
+           walk_parameters,
+           walk_summary,
+)
 
-__all__ = ["Posterior", "draw_indices", "draws_of", "expected_visits",
+__all__ = ["Posterior", "draw_indices", "draws_of", "expected_clicks", "expected_visits",
            "posterior_from_parameters", "session_parameters", "walk_parameters",
            "walk_summary"]

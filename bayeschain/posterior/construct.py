@@ -28,8 +28,10 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
       marginalised (:func:`~bayeschain.posterior.walk.marginal_moves`);
     * ``click``: ``(draws, ranks)`` click probability per examination (click prediction,
       predictive checks);
+    * ``repeat``: ``(draws, ranks)`` the probability of clicking a result again right
+      after a click on it;
     * ``reclick``: ``(draws,)`` the factor ``kappa`` of a result clicked before on the
-      page (damped re-clicks, spec ``walk-reclick``);
+      page (damped re-clicks, the default spec ``walk``);
     * ``holding_rate``: ``(draws, ranks)``;
     * ``jump_exponent``: ``(draws,)`` exponents ``g >= 0`` of the ``jump_family`` (``"ID"``,
       the default, or ``"LID"``) distance decay, as the spec ``jumps-id`` learns them;
@@ -101,6 +103,12 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
         c = np.asarray(parameters["click"], dtype=float)
         variables["click"] = xr.DataArray(c[None], dims=("chain", "draw", "rank"),
                                           coords={"rank": np.arange(1, c.shape[1] + 1)})
+    if "repeat" in parameters:
+        rho = np.asarray(parameters["repeat"], dtype=float)
+        if rho.ndim != 2 or np.any((rho < 0) | (rho >= 1)):
+            raise ParameterError("repeat must be (draws, ranks) probabilities in [0, 1)")
+        variables["repeat"] = xr.DataArray(rho[None], dims=("chain", "draw", "rank"),
+                                           coords={"rank": np.arange(1, rho.shape[1] + 1)})
     if "reclick" in parameters:
         k = np.asarray(parameters["reclick"], dtype=float)
         if k.ndim != 1 or np.any((k < 0) | (k > 1)):

@@ -312,6 +312,47 @@ def expected_visits(posterior, length: int = 10) -> np.ndarray:
     return chains.expected_visits(chain, check=False)
 
 
+def expected_clicks(posterior, length: int = 10) -> np.ndarray:
+    r"""Expected clicks on each rank of a page of ``length`` results, per draw
+    ``(draws, length)``: every arrival clicks, repeats of a click right after it included.
+
+    The walk over ranks does not depend on the clicks (moves after a click marginalised
+    as :func:`walk_parameters` does), so the arrivals ``N_i`` at rank ``i`` are those of
+    P@H's chain: ``P(N_i >= 1) = h_i`` (reached from rank 1) and ``P(N_i >= k | N_i >= 1)
+    = f_i^{k-1}`` (``f_i`` the return probability), ``E[N_i] = h_i / (1 - f_i)`` (the
+    expected visits).  The first arrival clicks with ``c_i``; with damped re-clicks an
+    arrival after a click on ``i`` clicks with ``kappa c_i`` (``kappa = 1`` without), so
+
+    .. math:: E[\text{arrivals that click } i] = h_i \sum_{k \ge 1} f_i^{k-1}
+       \big[(1-c_i)^{k-1} c_i + (1 - (1-c_i)^{k-1}) \kappa c_i\big]
+       = h_i \Big[\frac{\kappa c_i}{1 - f_i} + \frac{(1 - \kappa) c_i}{1 - f_i (1 - c_i)}\Big],
+
+    and each such click is followed by repeats of the same result with probability
+    ``rho_i`` each (geometric: ``1 / (1 - rho_i)`` clicks per clicking arrival).  With
+    ``kappa = 1`` and no repeats this is ``E[N_i] c_i``.  ``c_i`` is the posterior's
+    ``click`` (the population's with attractiveness per document).  Tested against the
+    frequencies of pages simulated from the walk's definition.
+    """
+    from .. import chains
+    from ..browsing import build_chain
+    from ..browsing.base import extend_ranks
+
+    p, q = walk_parameters(posterior).arrays()
+    chain = build_chain("rwbm", int(length), p=extend_ranks(p, length),
+                        q=extend_ranks(q, length))
+    visits = chains.expected_visits(chain, check=False)
+    back = chains.return_probabilities(chain, check=False)
+    c = extend_ranks(draws_of(posterior, "click"), length)
+    post = posterior.posterior
+    kappa = draws_of(posterior, "reclick")[:, None] if "reclick" in post else 1.0
+    repeat = extend_ranks(draws_of(posterior, "repeat"), length) if "repeat" in post \
+        else 0.0
+    reached = visits * (1.0 - back)
+    arrivals = reached * (kappa * c / (1.0 - back)
+                          + (1.0 - kappa) * c / (1.0 - back * (1.0 - c)))
+    return arrivals / (1.0 - repeat)
+
+
 def walk_summary(posterior, ranks: int = 10, prob: float = 0.95):
     """Per rank (first ``ranks``): the posterior mean and equal-tailed ``prob`` interval of
     the forward, backward and leave probabilities, the click probability (rank-level

@@ -27,7 +27,8 @@ def log():
 def test_the_walk_and_the_spread_of_documents_are_recovered(log, tmp_path):
     import bayeschain.models
 
-    walk = Path(bayeschain.models.__file__).parent / "walk.toml"
+    # the simulated users' walk: every arrival a fresh click chance
+    walk = Path(bayeschain.models.__file__).parent / "walk-fresh.toml"
     spec = tmp_path / "walk-mode.toml"
     spec.write_text(walk.read_text().replace('clicks = "auto"', 'clicks = "auto"\n'
                                              'documents = "mode"'))
