@@ -108,6 +108,7 @@ LONGEST_FILES = ("tests/inference/dwell/test_model.py",     # 160
                  "tests/inference/walk/test_sampler.py",    # 122
                  "tests/faults/test_signals.py",            # 103
                  "tests/inference/walk/test_fit.py",        # 70
+                 "tests/inference/walk/test_fit_documents.py",  # 45 (2026-11-28)
                  "tests/cli/test_fit.py",                   # 64
                  "tests/test_package.py",                   # 56
                  "tests/cli/test_reliability.py")           # 42

@@ -2,9 +2,12 @@
 # # Calibrating the walk from a click log
 # The walk that P@H scores examines every rank it visits; the log shows only the clicks.
 # `bc.fit(log)` (spec `walk`) learns the walk's per-rank forward, backward and leave
-# probabilities and the click probabilities with the examinations hidden (the likelihood of
-# every page is exact), then the checks below replay the fitted walk on the log's pages.
-# Data: the TREC Session 2013 log bundled in `data/`.
+# probabilities, the click probabilities and how much less often a result clicked before
+# is clicked again (`reclick`), with the examinations hidden (the likelihood of every page
+# is exact); the checks below replay the fitted walk on the log's pages.  The walk is
+# fitted on 75% of the sessions, so that the last cell can predict the clicks of the
+# other 25% as click models are judged.  Data: the TREC Session 2013 log bundled in
+# `data/`.
 
 # %%
 from pathlib import Path
@@ -24,7 +27,8 @@ from bayeschain.plots import plot_distribution_check  # noqa: E402
 
 root = Path(bc.__file__).resolve().parents[1] / "data" / "trec_session_2013"
 log = bc.read_clicks(root / "sessiontrack2013.xml.gz")
-post = bc.fit(log, seed=1)
+train, test = log.split(0.25, seed=0)            # sessions: 75% to fit, 25% held out
+post = bc.fit(train, seed=1)
 print(post)
 walk_summary(post).round(3)
 
@@ -36,11 +40,12 @@ h = expected_visits(post, 10).sum(axis=1)
 print(f"E[H] = {h.mean():.2f} [{np.quantile(h, 0.025):.2f}, {np.quantile(h, 0.975):.2f}]")
 
 # %% [markdown]
-# Replaying the fitted walk on every page of the log (posterior predictive checks): clicks
-# per page, deepest clicked rank, clicks per rank, with their scalar summaries.
+# Replaying the fitted walk on every page it was fitted to (posterior predictive checks):
+# clicks per page, deepest clicked rank, clicks per rank, first and last clicked rank,
+# click-to-click distances, with their scalar summaries.
 
 # %%
-checks = predictive_walk_checks(post, log, seed=1)
+checks = predictive_walk_checks(post, train, seed=1)
 fig, axes = plt.subplots(2, 3, figsize=(15, 7))
 for ax, check in zip(axes.ravel(), checks.distributions(), strict=True):
     plot_distribution_check(ax, check)
@@ -56,16 +61,15 @@ fig
 # (real dwell times have a shorter median and a heavier tail than the exponential).
 
 # %%
-dwell = predictive_dwell_distribution(post, log, seed=1)
+dwell = predictive_dwell_distribution(post, train, seed=1)
 fig, ax = plt.subplots(figsize=(5, 3.5))
 plot_distribution_check(ax, dwell)
 fig
 
 # %% [markdown]
-# Held-out click prediction, as click models are judged (PyClick's definitions): fit on
-# 75% of the sessions, predict the other 25%.
+# Held-out click prediction, as click models are judged (PyClick's definitions): the
+# walk fitted on 75% of the sessions predicts the clicks of the other 25%.
 
 # %%
-train, test = log.split(0.25, seed=0)
-held = heldout_click_metrics(bc.fit(train, seed=1), test)
+held = heldout_click_metrics(post, test)
 held.as_dict()
