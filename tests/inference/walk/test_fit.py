@@ -39,7 +39,7 @@ def recovered():
     rng = np.random.default_rng(2026)
     pages = simulate_pages(rng, 30_000, P, Q, R, S, CLICK, np.full(N, 0.1), reclick=KAPPA)
     log = pages_to_log(pages, N)
-    return log, fit(log, seed=7, draws=1500, min_ess=0)
+    return log, fit(log, seed=7, draws=1000, min_ess=0)
 
 
 def interval(draws, prob):
