@@ -1,7 +1,7 @@
 """Where the walk loses held-out clicks to PBM: perplexity rank by rank, and the click
 rates the fitted walk gives its own training pages.
 
-    python3 benchmarks/bench_click_calibration.py [--logs wscd] [--specs walk walk-fresh]
+    python3 benchmarks/bench_click_calibration.py [--logs wscd] [--specs walk walk-reclick]
                                                    [--clicks document] [--documents-by-rank]
                                                    [--all-test-pages]
 
@@ -188,7 +188,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--logs", nargs="+", default=["wscd"], choices=list(LOGS))
     ap.add_argument("--specs", nargs="+", default=["walk"],
-                    choices=["walk", "walk-fresh", "walk-click"])
+                    choices=["walk", "walk-click", "walk-reclick"])
     ap.add_argument("--clicks", default="auto", choices=["auto", "pooled", "document"])
     ap.add_argument("--documents-by-rank", action="store_true",
                     help="fit the walk with every document renamed by the rank of each "

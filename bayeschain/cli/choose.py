@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 #: the walks compared without --spec
-DEFAULT_SPECS = ("walk", "walk-fresh", "walk-click")
+DEFAULT_SPECS = ("walk", "walk-click", "walk-reclick")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,8 +23,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("log", help="click log (any format `bayeschain stats` reads)")
     p.add_argument("--spec", action="append", default=None,
-                   help="a walk spec to compare (repeat; default: walk, walk-fresh and "
-                        "walk-click)")
+                   help="a walk spec to compare (repeat; default: walk, walk-click and "
+                        "walk-reclick)")
     p.add_argument("--format", dest="log_format", default=None,
                    choices=["yandex", "wscd", "trec-session", "canonical"])
     p.add_argument("--results", default=None, metavar="PAGES",

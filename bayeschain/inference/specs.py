@@ -166,9 +166,6 @@ RENAMED = {
     "rwbm-relevance": "moves by relevance of the examined document are now fitted by "
                       "'walk-relevance'",
     "msm-session": "MsM's p, q, r, s are now fitted by 'walk-session'",
-    "walk-reclick": "its damped re-clicks and click offsets by rank are now the default "
-                    "'walk'; the walk with a fresh click chance at every arrival is "
-                    "'walk-fresh'",
 }
 
 

@@ -31,7 +31,7 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
     * ``repeat``: ``(draws, ranks)`` the probability of clicking a result again right
       after a click on it;
     * ``reclick``: ``(draws,)`` the factor ``kappa`` of a result clicked before on the
-      page (damped re-clicks, the default spec ``walk``);
+      page (damped re-clicks, spec ``walk-reclick``);
     * ``holding_rate``: ``(draws, ranks)``;
     * ``jump_exponent``: ``(draws,)`` exponents ``g >= 0`` of the ``jump_family`` (``"ID"``,
       the default, or ``"LID"``) distance decay, as the spec ``jumps-id`` learns them;

@@ -2,12 +2,11 @@
 # # Calibrating the walk from a click log
 # The walk that P@H scores examines every rank it visits; the log shows only the clicks.
 # `bc.fit(log)` (spec `walk`) learns the walk's per-rank forward, backward and leave
-# probabilities, the click probabilities and how much less often a result clicked before
-# is clicked again (`reclick`), with the examinations hidden (the likelihood of every page
-# is exact); the checks below replay the fitted walk on the log's pages.  The walk is
-# fitted on 75% of the sessions, so that the last cell can predict the clicks of the
-# other 25% as click models are judged.  Data: the TREC Session 2013 log bundled in
-# `data/`.
+# probabilities and the click probabilities with the examinations hidden (the likelihood
+# of every page is exact); the checks below replay the fitted walk on the log's pages.
+# The walk is fitted on 75% of the sessions, so that the last cell can predict the clicks
+# of the other 25% as click models are judged.  Data: the TREC Session 2013 log bundled
+# in `data/`.
 
 # %%
 from pathlib import Path

@@ -27,8 +27,7 @@ def log():
 def test_the_walk_and_the_spread_of_documents_are_recovered(log, tmp_path):
     import bayeschain.models
 
-    # the simulated users' walk: every arrival a fresh click chance
-    walk = Path(bayeschain.models.__file__).parent / "walk-fresh.toml"
+    walk = Path(bayeschain.models.__file__).parent / "walk.toml"
     spec = tmp_path / "walk-mode.toml"
     spec.write_text(walk.read_text().replace('clicks = "auto"', 'clicks = "auto"\n'
                                              'documents = "mode"'))

@@ -47,9 +47,7 @@ def test_pages_counted_out_of_core_equal_the_pages_counted_in_memory(tmp_path, s
 def test_fit_out_of_core_recovers_the_walk_that_made_the_log(tmp_path, capsys):
     log, post = tmp_path / "log.parquet", tmp_path / "post.nc"
     write_click_log(log, 60_000, seed=7)            # p 0.6, q 0.15, r 0.05, click 0.3
-    # every arrival a fresh click chance: the walk of that truth
-    assert main(["fit", str(log), "--out-of-core", "--spec", "walk-fresh", "-o", str(post),
-                 "--quiet"]) == 0
+    assert main(["fit", str(log), "--out-of-core", "-o", str(post), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "out of core" in out and "random sample of 20,000 sessions of the log" in out
     p = Posterior.load(post)

@@ -25,19 +25,17 @@ CLICK = np.linspace(0.45, 0.17, N)
 LISTS = {"top": np.array([1, 1, 0, 0, 0, 0, 0, 0, 0, 0.0]),
          "middle": np.array([0, 0, 1, 1, 1, 0, 0, 0, 0, 0.0]),
          "graded": np.array([2, 0, 1, 0, 0, 3, 0, 0, 1, 0.0])}
-KAPPA = 0.2                                     # a result clicked before: 0.2 c_i
 TRUE_E_H = float(bc.chains.expected_stopping_time(build_chain("rwbm", N, p=P, q=Q)))
 
 
 @pytest.fixture(scope="module")
 def recovered():
-    """30,000 pages of 10 results walked by users of a known per-rank walk who click a
-    result again right after a click with probability 0.1 and, at a later arrival, with
-    ``KAPPA`` times its click probability; the default spec with a fixed number of draws
-    (its default stops on the diagnostics, after a number of draws that depends on
-    timing), so that the checks below see the same draws on every run."""
+    """30,000 pages of 10 results walked by users of a known per-rank walk; the default
+    spec with a fixed number of draws (its default stops on the diagnostics, after a
+    number of draws that depends on timing), so that the checks below see the same
+    draws on every run."""
     rng = np.random.default_rng(2026)
-    pages = simulate_pages(rng, 30_000, P, Q, R, S, CLICK, np.full(N, 0.1), reclick=KAPPA)
+    pages = simulate_pages(rng, 30_000, P, Q, R, S, CLICK)
     log = pages_to_log(pages, N)
     return log, fit(log, seed=7, draws=1000, min_ess=0)
 
@@ -202,10 +200,32 @@ def test_session_moves_give_msm():
         score_sessions(session, fit(pages_to_log(pages[:500], n), "walk-shared", seed=1))
 
 
-def test_the_damping_of_re_clicks_is_recovered(recovered):
-    """kappa (0.2: a result clicked before clicks again at a later arrival with a fifth of
-    its click probability) inside its 99% interval, which is narrow enough to tell it
-    from 0.1 or 0.3."""
-    _, post = recovered
+def test_damped_reclicks_are_recovered_with_the_walk():
+    """Users (15,000 pages) who click a result again at a later arrival with a fifth of
+    its click probability (kappa = 0.2; immediate repeats apart): the walk fitted with
+    ``reclicks = "damped"`` recovers kappa, the moves, the clicks and E[H] (99%
+    intervals), and its replay of the log passes the predictive checks."""
+    from bayeschain.inference import predictive_walk_checks
+
+    rng = np.random.default_rng(1)
+    kappa = 0.2
+    pages = simulate_pages(rng, 15_000, P, Q, R, S, CLICK, np.full(N, 0.1), reclick=kappa)
+    log = pages_to_log(pages, N)
+    spec = bc.inference.parse_spec(bc.load_spec("walk").text.replace(
+        "[examination]\n", '[examination]\nreclicks = "damped"\n'))
+    post = fit(log, spec, seed=3)
     lo, hi = np.quantile(post.posterior["reclick"].values.ravel(), [0.005, 0.995])
-    assert lo <= KAPPA <= hi and hi - lo < 0.15, (lo, hi)
+    assert lo <= kappa <= hi and hi - lo < 0.15
+    p_hat, q_hat = walk_parameters(post)
+    lo, hi = interval(p_hat[:, :N - 1], 0.99)
+    assert np.sum((P[:N - 1] < lo) | (P[:N - 1] > hi)) <= 1
+    clicks = post.posterior["click"].stack(s=("chain", "draw")).transpose("s", ...).values
+    lo, hi = interval(clicks, 0.99)
+    assert np.sum((CLICK < lo) | (CLICK > hi)) <= 1
+    lo, hi = np.quantile(expected_visits(post, N).sum(axis=1), [0.005, 0.995])
+    assert lo <= TRUE_E_H <= hi
+    checks = predictive_walk_checks(post, log, seed=0)
+    for name in ("click_less_pages", "backward_share", "mean_clicks_per_page"):
+        check = getattr(checks, name)
+        lo, hi = check.interval(0.99)
+        assert lo <= check.observed <= hi, name

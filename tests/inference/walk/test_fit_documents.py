@@ -15,9 +15,8 @@ pytest.importorskip("nutpie")
 
 
 def test_attractiveness_per_document_is_told_apart_from_examination():
-    """Documents shown at several ranks, every arrival a fresh click chance: their
-    attractiveness and the walk are both recovered (99% intervals; most documents inside)
-    by the walk of that truth (spec ``walk-fresh``)."""
+    """Documents shown at several ranks: their attractiveness and the walk are both
+    recovered (99% intervals; most documents inside)."""
     rng = np.random.default_rng(13)
     n, n_docs = 6, 30
     attractive = rng.uniform(0.1, 0.8, n_docs)
@@ -30,7 +29,7 @@ def test_attractiveness_per_document_is_told_apart_from_examination():
                                     attractive, shown)
     log = pages_to_log(pages, n, documents=[[f"doc{d}" for d in s] for s in shown],
                        queries=["q"] * len(shown))
-    post = fit(log, "walk-fresh", seed=5)                 # clicks = "auto": per document
+    post = fit(log, seed=5)                               # clicks = "auto": per document
     assert post.attrs["click_level"] == "document"
     att = post.posterior["attractiveness"]
     order = [int(d[3:]) for d in att["doc_id"].values]
@@ -46,8 +45,7 @@ def test_attractiveness_per_document_is_told_apart_from_examination():
 def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
     """Documents shown at several ranks, clicked less often lower down once examined (a
     logit offset by rank, trust bias): the offsets, the documents' attractiveness, the
-    walk's forward moves and E[H] of a 6-result page are recovered (99% intervals) by the
-    walk of that truth (every arrival a fresh click chance, offsets by rank)."""
+    walk's forward moves and E[H] of a 6-result page are recovered (99% intervals)."""
     rng = np.random.default_rng(17)
     n, n_docs = 6, 30
     attractive = rng.uniform(0.15, 0.8, n_docs)
@@ -61,7 +59,7 @@ def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
                                     attractive, shown, offset=offset)
     log = pages_to_log(pages, n, documents=[[f"doc{d}" for d in s] for s in shown],
                        queries=["q"] * len(shown))
-    spec = bc.inference.parse_spec(bc.load_spec("walk-fresh").text.replace(
+    spec = bc.inference.parse_spec(bc.load_spec("walk").text.replace(
         "[examination]\n", "[examination]\nrank_offsets = true\n"))
     post = fit(log, spec, seed=5)
     assert post.attrs["click_level"] == "document"
