@@ -334,7 +334,7 @@ def _print_walk(post, log, ranks: int = 10) -> None:
     from ..posterior import expected_clicks
 
     visits = expected_visits(post, ranks)                          # (draws, ranks)
-    clicks = expected_clicks(post, ranks)       # re-clicks damped, repeats included
+    clicks = expected_clicks(post, ranks)       # repeats of a click included
     h = visits.sum(axis=1)
     lo, hi = np.quantile(h, [0.025, 0.975])
     print(f"    E[H] on a 10-result page: {h.mean():.2f} examinations [{lo:.2f}, {hi:.2f}]")

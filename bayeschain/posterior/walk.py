@@ -330,13 +330,20 @@ def expected_clicks(posterior, length: int = 10) -> np.ndarray:
     and each such click is followed by repeats of the same result with probability
     ``rho_i`` each (geometric: ``1 / (1 - rho_i)`` clicks per clicking arrival).  With
     ``kappa = 1`` and no repeats this is ``E[N_i] c_i``.  ``c_i`` is the posterior's
-    ``click`` (the population's with attractiveness per document).  Tested against the
-    frequencies of pages simulated from the walk's definition.
+    ``click`` per rank; with attractiveness per document the clicks depend on the
+    documents a page shows, and :func:`~bayeschain.inference.predict_clicks` gives them
+    per page.  Tested against the frequencies of pages simulated from the walk's
+    definition.
     """
     from .. import chains
     from ..browsing import build_chain
     from ..browsing.base import extend_ranks
 
+    if "click" not in posterior.posterior:
+        raise ParameterError("expected clicks per rank need click probabilities per rank; "
+                             "this posterior's clicks depend on the documents shown "
+                             "(attractiveness per document): predict_clicks(posterior, "
+                             "log) gives them page by page")
     p, q = walk_parameters(posterior).arrays()
     chain = build_chain("rwbm", int(length), p=extend_ranks(p, length),
                         q=extend_ranks(q, length))

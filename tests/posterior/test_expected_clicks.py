@@ -4,6 +4,7 @@ at a time from the walk's definition (re-clicks damped or fresh, repeats of a cl
 import numpy as np
 import pytest
 
+from bayeschain.errors import ParameterError
 from bayeschain.posterior import expected_clicks, posterior_from_parameters
 from tests.reference.walk_clicks import simulate_pages
 
@@ -41,3 +42,10 @@ def test_damping_changes_the_expected_clicks_by_the_rate_of_re_clicks():
     fresh, damped = (expected_clicks(_posterior(k), N)[0] for k in (1.0, 0.15))
     assert np.all(damped < fresh)
     assert (fresh - damped)[1] > 0.02
+
+
+def test_clicks_that_depend_on_the_documents_shown_are_refused_with_the_way_out():
+    walk = np.stack([FORWARD, BACKWARD, 0.6 * LEAVE, 0.4 * LEAVE], axis=-1)[None]
+    moves_only = posterior_from_parameters({"walk": walk})
+    with pytest.raises(ParameterError, match="predict_clicks"):
+        expected_clicks(moves_only, N)
