@@ -6,6 +6,7 @@ import warnings
 from collections import Counter
 
 import numpy as np
+import pytest
 import xarray as xr
 
 import bayeschain.io.clickstats_pandas as clickstats_pandas
@@ -46,13 +47,16 @@ def _entries(run):
     return seen
 
 
-def test_a_fit_and_its_checks_enter_each_step_once_and_read_the_log_once():
+@pytest.mark.parametrize("spec", ["walk", "walk-reclick"])
+def test_a_fit_and_its_checks_enter_each_step_once_and_read_the_log_once(spec):
+    """Also for the walk that keeps the positions clicked so far: its checks read the
+    pages its fit built."""
     log = simulate_click_log(200, seed=3)
 
     def run():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")          # one point: no convergence to speak of
-            post = fit(log, draws=20, chains=2, sampler=_one_point_sampler)
+            post = fit(log, spec, draws=20, chains=2, sampler=_one_point_sampler)
         predictive_walk_checks(post, log, max_draws=5, seed=0)
 
     seen = _entries(run)
