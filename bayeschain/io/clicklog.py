@@ -114,6 +114,10 @@ class ClickLog:
             cache[key] = build()
         return cache[key]
 
+    def built(self, key: tuple):
+        """The table :meth:`derived` built for ``key``, or None if none was built."""
+        return self.__dict__.get("_derived", {}).get(key)
+
     def summary(self) -> dict:
         """Headline counts: sessions, pages, clicks and the report's anomaly counters."""
         ev = self.events

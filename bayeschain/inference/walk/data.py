@@ -166,7 +166,7 @@ def page_lengths(log: ClickLog, page_ids: np.ndarray, deepest: np.ndarray,
 
 def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None = None,
               level: int = 1, default_length: int = 10, min_length: int = 1,
-              reclicks: bool = False) -> PageData:
+              reclicks: bool | None = False) -> PageData:
     """Group the pages of ``log`` into configurations with their click counts.
 
     Parameters
@@ -180,7 +180,9 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
     default_length : positions of a page the log lists without its results
     reclicks : key every state after a click also by the positions clicked so far on the
         page (for walks in which a result clicked before is clicked again less often);
-        pages of at most :data:`MASK_POSITIONS` results
+        pages of at most :data:`MASK_POSITIONS` results.  ``None``: the pages built with
+        them if a fit built those already (its checks then share them), otherwise the
+        pages without (prediction, which reads no clicked positions, on any log)
 
     Built once per log and arguments (:meth:`ClickLog.derived`): a fit and its checks
     share the pages.
@@ -191,7 +193,13 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
     if clicks not in ("rank", "document"):
         raise ParameterError(f"clicks must be 'rank' or 'document', got {clicks!r}")
     key = ("page_data", clicks, id(qrels), level if qrels is not None else None,
-           default_length, min_length, bool(reclicks))
+           default_length, min_length)
+    if reclicks is None:
+        kept = log.built(key + (True,))
+        if kept is not None and kept[0] is qrels:
+            return kept[1]
+        reclicks = False
+    key += (bool(reclicks),)
     built = log.derived(key, lambda: (qrels, _page_data(log, clicks, qrels, level,
                                                         default_length, min_length,
                                                         reclicks)))

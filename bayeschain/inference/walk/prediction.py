@@ -143,8 +143,9 @@ def _kernel():
 
 def pages_for(posterior, log, qrels, level):
     """The pages of ``log`` as the posterior's walk sees them: clicks per rank or per
-    document, grouped by relevance when its moves depend on it, the positions clicked so
-    far kept when it damps re-clicks (the pages its fit built, shared with it)."""
+    document, grouped by relevance when its moves depend on it; when it damps re-clicks,
+    the pages its fit built (with the positions clicked so far) if that fit built them
+    from ``log``, so that a fit and its checks build the pages once."""
     from .data import page_data
 
     fitted_level = posterior.metadata.relevance_level
@@ -155,7 +156,7 @@ def pages_for(posterior, log, qrels, level):
         raise ParameterError("the posterior's moves depend on relevance: pass the qrels")
     return page_data(log, clicks=clicks, qrels=qrels if by_relevance else None,
                      level=fitted_level if by_relevance and fitted_level is not None else level,
-                     reclicks="reclick" in posterior.posterior)
+                     reclicks=None if "reclick" in posterior.posterior else False)
 
 
 def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | None = None,

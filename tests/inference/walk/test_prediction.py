@@ -144,3 +144,23 @@ def test_split_keeps_sessions_whole_and_is_seeded(simulated):
     assert set(train.results["serp_id"]) == set(train.events["serp_id"].dropna())
     again, _ = log.split(0.25, seed=1)
     assert again.events.equals(train.events)
+
+
+def test_a_damped_walk_predicts_pages_longer_than_the_clicked_positions_it_can_keep():
+    """Prediction reads no clicked positions: a posterior with damped re-clicks predicts a
+    log whose pages have 70 results (more than a fit could key by clicked positions), as
+    the same walk with fresh re-clicks does, click vectors being unchanged by kappa."""
+    n = 70
+    f, b = np.full(n, 0.6), np.r_[0.0, np.full(n - 1, 0.2)]
+    f[-1] = 0.0
+    leave = 1 - f - b
+    click = np.full(n, 0.2)
+    pages = simulate_pages(np.random.default_rng(5), 50, f, b, 0.4 * leave, 0.6 * leave,
+                           click)
+    log = pages_to_log(pages, n)
+    walk = np.stack([f, b, 0.4 * leave, 0.6 * leave], axis=-1)[None]
+    damped = posterior_from_parameters({"walk": walk, "click": click[None],
+                                        "reclick": np.array([0.2])})
+    fresh = posterior_from_parameters({"walk": walk, "click": click[None]})
+    got, want = predict_clicks(damped, log), predict_clicks(fresh, log)
+    np.testing.assert_allclose(got["p_click"].to_numpy(), want["p_click"].to_numpy())
