@@ -58,6 +58,10 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
                 or "walk_by_relevance" in parameters:
             raise ParameterError("walk_skip and walk_click go together, with click and "
                                  "without walk: the walk is their mix")
+        if np.any(np.asarray(parameters.get("reclick", 1.0)) < 1.0):
+            raise ParameterError("moves that depend on the click with damped re-clicks "
+                                 "(reclick < 1) are not a walk over ranks (the fit refuses "
+                                 "them too): give reclick 1 or moves without the click")
         moves = {k: np.asarray(parameters.pop(k), dtype=float) for k in split}
         click = np.asarray(parameters["click"], dtype=float)
         if any(m.ndim != 3 or m.shape[-1] != 4 or m.shape[:2] != click.shape
@@ -107,6 +111,8 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
         rho = np.asarray(parameters["repeat"], dtype=float)
         if rho.ndim != 2 or np.any((rho < 0) | (rho >= 1)):
             raise ParameterError("repeat must be (draws, ranks) probabilities in [0, 1)")
+        if "click" in variables and rho.shape != variables["click"].shape[1:]:
+            raise ParameterError("repeat and click must have the same draws and ranks")
         variables["repeat"] = xr.DataArray(rho[None], dims=("chain", "draw", "rank"),
                                            coords={"rank": np.arange(1, rho.shape[1] + 1)})
     if "reclick" in parameters:

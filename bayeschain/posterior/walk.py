@@ -10,7 +10,7 @@ A posterior says which chain it parametrises (its ``parametrises`` attr, from it
   jumps).  Its forward / backward probabilities are not the walk's per-step moves: a walk
   moves one rank per examination, clicked or not, and reading click-to-click frequencies
   as per-step moves scores another chain (on TREC Session 2013 it visits rank 5 with
-  probability 0.07 while 29.9% of the pages have a click at rank >= 5) and can reverse
+  probability 0.07 while 30.1% of the pages have a click at rank >= 5) and can reverse
   the ranking of two systems.  Walk measures refuse such a posterior.  A posterior of
   ``[jumps]`` gives Markov Precision its jump kernel (:func:`jump_kernel`): the exponent
   ``g`` of the ID / LID decay ``p_ij = w(|i - j|)^g / sum_k w(|i - k|)^g``, or free rows;
@@ -339,6 +339,11 @@ def expected_clicks(posterior, length: int = 10) -> np.ndarray:
     from ..browsing import build_chain
     from ..browsing.base import extend_ranks
 
+    walk = posterior.posterior["walk"] if "walk" in posterior.posterior else None
+    if walk is not None and "relevance" in walk.dims:
+        raise ParameterError("expected clicks per rank of a walk by relevance depend on "
+                             "the relevance of the documents shown: predict_clicks("
+                             "posterior, log, qrels=...) gives them page by page")
     if "click" not in posterior.posterior:
         raise ParameterError("expected clicks per rank need click probabilities per rank; "
                              "this posterior's clicks depend on the documents shown "

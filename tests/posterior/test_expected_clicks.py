@@ -1,5 +1,6 @@
 """Expected clicks per rank of the fitted walk: the frequencies of users simulated one step
-at a time from the walk's definition (re-clicks damped or fresh, repeats of a click)."""
+at a time from the walk's definition (re-clicks damped or fresh, repeats of a click, a
+forward move off the last rank that leaves)."""
 
 import numpy as np
 import pytest
@@ -9,11 +10,11 @@ from bayeschain.posterior import expected_clicks, posterior_from_parameters
 from tests.reference.walk_clicks import simulate_pages
 
 N = 6
-FORWARD = np.array([0.7, 0.6, 0.55, 0.5, 0.45, 0.0])
+FORWARD = np.array([0.7, 0.6, 0.55, 0.5, 0.45, 0.3])    # at rank 6: leaves the page
 BACKWARD = np.array([0.0, 0.25, 0.2, 0.2, 0.25, 0.4])
 LEAVE = 1.0 - FORWARD - BACKWARD
 CLICK = np.array([0.45, 0.3, 0.25, 0.2, 0.15, 0.1])
-REPEAT = np.array([0.2, 0.1, 0.1, 0.05, 0.05, 0.0])
+REPEAT = np.array([0.2, 0.1, 0.1, 0.05, 0.05, 0.1])
 
 
 def _posterior(kappa):
@@ -23,25 +24,34 @@ def _posterior(kappa):
                                       "reclick": np.array([kappa])})
 
 
-@pytest.mark.parametrize("kappa", [0.15, 1.0])
-def test_expected_clicks_are_the_simulated_users_clicks_per_rank(kappa):
+def _simulated(kappa, n, pages=40_000):
+    """Clicks per page on each rank of pages of ``n`` results (the first ``n`` ranks of the
+    walk): mean and standard error."""
     rng = np.random.default_rng(11)
-    pages = simulate_pages(rng, 40_000, FORWARD, BACKWARD, 0.6 * LEAVE, 0.4 * LEAVE,
-                           CLICK, repeat=REPEAT, reclick=kappa)
-    per_page = np.zeros((len(pages), N))
-    for k, (clicks, _) in enumerate(pages):
+    walked = simulate_pages(rng, pages, FORWARD[:n], BACKWARD[:n], 0.6 * LEAVE[:n],
+                            0.4 * LEAVE[:n], CLICK[:n], repeat=REPEAT[:n], reclick=kappa)
+    per_page = np.zeros((len(walked), n))
+    for k, (clicks, _) in enumerate(walked):
         np.add.at(per_page[k], np.asarray(clicks, dtype=int) - 1, 1)
-    mean, se = per_page.mean(axis=0), per_page.std(axis=0) / np.sqrt(len(pages))
-    exact = expected_clicks(_posterior(kappa), N)[0]
+    return per_page.mean(axis=0), per_page.std(axis=0) / np.sqrt(len(walked))
+
+
+@pytest.mark.parametrize(("kappa", "n"), [(0.5, N), (1.0, N), (0.5, 4)])
+def test_expected_clicks_are_the_simulated_users_clicks_per_rank(kappa, n):
+    """Within 4 standard errors of 40,000 simulated pages at every rank, also on pages
+    shorter than the posterior's ranks (the walk leaves from rank ``n``)."""
+    mean, se = _simulated(kappa, n)
+    exact = expected_clicks(_posterior(kappa), n)[0]
     assert np.all(np.abs(exact - mean) < 4 * se), (exact, mean, se)
 
 
-def test_damping_changes_the_expected_clicks_by_the_rate_of_re_clicks():
-    """The two kappas give clicks that differ by far more than the simulation's error, so
-    the test above tells them apart."""
-    fresh, damped = (expected_clicks(_posterior(k), N)[0] for k in (1.0, 0.15))
-    assert np.all(damped < fresh)
-    assert (fresh - damped)[1] > 0.02
+def test_the_simulation_tells_the_damping_apart():
+    """At kappa 0.5 the simulated clicks reject both kappa 0 and kappa 1 (more than 6
+    standard errors at some rank): the test above pins kappa's term, not only the rest."""
+    mean, se = _simulated(0.5, N)
+    for wrong in (0.0, 1.0):
+        z = np.abs(expected_clicks(_posterior(wrong), N)[0] - mean) / se
+        assert z.max() > 6, (wrong, z)
 
 
 def test_clicks_that_depend_on_the_documents_shown_are_refused_with_the_way_out():
@@ -49,3 +59,11 @@ def test_clicks_that_depend_on_the_documents_shown_are_refused_with_the_way_out(
     moves_only = posterior_from_parameters({"walk": walk})
     with pytest.raises(ParameterError, match="predict_clicks"):
         expected_clicks(moves_only, N)
+
+
+def test_moves_after_a_click_with_damped_re_clicks_are_refused():
+    """Not a walk over ranks (the fit refuses the pair too)."""
+    moves = np.stack([FORWARD, BACKWARD, 0.6 * LEAVE, 0.4 * LEAVE], axis=-1)[None]
+    with pytest.raises(ParameterError, match="reclick"):
+        posterior_from_parameters({"walk_skip": moves, "walk_click": moves,
+                                   "click": CLICK[None], "reclick": np.array([0.5])})
