@@ -303,13 +303,18 @@ def expected_visits(posterior, length: int = 10) -> np.ndarray:
     ``(draws, length)``: ``v = e_1^T (I - P)^{-1}`` of the fitted walk (P@H's chain; its
     sum is ``E[H]``)."""
     from .. import chains
+
+    return chains.expected_visits(_page_chain(posterior, length), check=False)
+
+
+def _page_chain(posterior, length: int):
+    """P@H's chain of the fitted walk on a page of ``length`` results, one per draw."""
     from ..browsing import build_chain
     from ..browsing.base import extend_ranks
 
     p, q = walk_parameters(posterior).arrays()
-    chain = build_chain("rwbm", int(length), p=extend_ranks(p, length),
-                        q=extend_ranks(q, length))
-    return chains.expected_visits(chain, check=False)
+    return build_chain("rwbm", int(length), p=extend_ranks(p, length),
+                       q=extend_ranks(q, length))
 
 
 def expected_clicks(posterior, length: int = 10) -> np.ndarray:
@@ -336,7 +341,6 @@ def expected_clicks(posterior, length: int = 10) -> np.ndarray:
     definition.
     """
     from .. import chains
-    from ..browsing import build_chain
     from ..browsing.base import extend_ranks
 
     walk = posterior.posterior["walk"] if "walk" in posterior.posterior else None
@@ -349,19 +353,16 @@ def expected_clicks(posterior, length: int = 10) -> np.ndarray:
                              "this posterior's clicks depend on the documents shown "
                              "(attractiveness per document): predict_clicks(posterior, "
                              "log) gives them page by page")
-    p, q = walk_parameters(posterior).arrays()
-    chain = build_chain("rwbm", int(length), p=extend_ranks(p, length),
-                        q=extend_ranks(q, length))
-    visits = chains.expected_visits(chain, check=False)
-    back = chains.return_probabilities(chain, check=False)
+    chain = _page_chain(posterior, length)
+    visits = chains.expected_visits(chain, check=False)             # h_i / (1 - f_i)
+    back = chains.return_probabilities(chain, check=False)          # f_i
     c = extend_ranks(draws_of(posterior, "click"), length)
     post = posterior.posterior
     kappa = draws_of(posterior, "reclick")[:, None] if "reclick" in post else 1.0
     repeat = extend_ranks(draws_of(posterior, "repeat"), length) if "repeat" in post \
         else 0.0
-    reached = visits * (1.0 - back)
-    arrivals = reached * (kappa * c / (1.0 - back)
-                          + (1.0 - kappa) * c / (1.0 - back * (1.0 - c)))
+    reached = visits * (1.0 - back)                                 # h_i
+    arrivals = kappa * c * visits + (1.0 - kappa) * c * reached / (1.0 - back * (1.0 - c))
     return arrivals / (1.0 - repeat)
 
 
