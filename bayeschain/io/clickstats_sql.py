@@ -1,12 +1,12 @@
 """Click-log statistics in DuckDB: out of core, on CSV / Parquet files, globs or frames.
 
-The SQL mirrors :func:`bayeschain.io.clickstats.statistics_pandas` step by step (window
-functions over ``session_id`` ordered by ``seq`` and over ``serp_id``); see that module for
-the definitions.  One window pass over each session (ordered by ``seq``) finds, for every
-event, the next and previous on-page click and whether a later query exists (``LEAD`` /
-``LAG`` ... ``IGNORE NULLS``); it is materialised once (spilled to disk when needed) and
-every statistic is an aggregate over it.  DuckDB streams files and spills to disk, so logs
-larger than memory work; ``memory_limit`` (default 1.5 GB) caps its memory.
+The SQL mirrors :func:`bayeschain.io.clickstats.statistics_pandas` step by step; see that
+module for the definitions.  DuckDB sorts the events by session and ``seq`` and hands them
+over in chunks of whole sessions, on which one window pass
+(:mod:`bayeschain.io.event_window`) finds, for every event, the next and previous on-page
+click and whether a later query exists; every statistic is an aggregate over those chunks,
+read by DuckDB in place and summed.  DuckDB streams files and spills its sort to disk, so
+logs larger than memory work; ``memory_limit`` (default 1.5 GB) caps its memory.
 """
 
 from __future__ import annotations
@@ -18,36 +18,15 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import FormatError
-from .clickstats_tables import ClickStats
+from .clickstats_tables import TABLES, ClickStats
 
 #: DuckDB's memory limit unless the caller sets one (beyond it DuckDB spills to disk)
 DUCKDB_MEMORY = "1.5GB"
 
-_EVENTS_SQL = """
-CREATE OR REPLACE TEMP TABLE obs AS
-WITH src AS (
-  SELECT session_id, query_id, serp_id, event, rank, seq, time, end_time,
-         CASE WHEN event = 'click' AND rank IS NOT NULL THEN serp_id END AS click_serp,
-         CASE WHEN event = 'click' AND rank IS NOT NULL THEN rank END AS click_rank,
-         CASE WHEN event = 'query' THEN seq END AS query_seq
-  FROM {source})
-SELECT query_id, serp_id, event, rank,{order}
-       click_serp IS NOT NULL AS on_page,
-       (time IS NOT NULL AND NOT isnan(time)) AS has_clock,
-       CASE WHEN end_time IS NOT NULL AND NOT isnan(end_time) THEN end_time - time
-            ELSE LEAD(time) OVER w - time END AS dwell,
-       LEAD(click_serp IGNORE NULLS) OVER w AS next_click_serp,
-       LEAD(click_rank IGNORE NULLS) OVER w AS next_click_rank,
-       LAG(click_serp IGNORE NULLS) OVER w AS prev_click_serp,
-       CASE WHEN LEAD(query_seq IGNORE NULLS) OVER w IS NOT NULL THEN 'next_query'
-            ELSE '{end_label}' END AS outcome
-FROM src
-WINDOW w AS (PARTITION BY session_id ORDER BY seq);
-"""
-
-# Every statistic is an aggregate over the one window pass above (see clickstats for the
-# definitions): the next on-page click of the session belongs to the same page iff its
-# serp_id is this click's; a page was clicked iff the next on-page click is on it.
+# Every statistic is an aggregate over the window pass (``obs``: a chunk of whole sessions
+# of :mod:`bayeschain.io.event_window`; see clickstats for the definitions): the next
+# on-page click of the session belongs to the same page iff its serp_id is this click's; a
+# page was clicked iff the next on-page click is on it.  The tables add up over chunks.
 _TABLE_SQL = {
     "transitions": """SELECT {q} rank AS from_rank, next_click_rank AS to_rank, COUNT(*) AS count
                       FROM obs WHERE on_page AND next_click_serp = serp_id GROUP BY ALL""",
@@ -105,36 +84,52 @@ GROUP BY serp_id HAVING queries > 1 OR click_seq < query_seq LIMIT 1
 """
 
 
-def _check_files(con, source) -> None:
+def _check_files(con, source, pages: bool = True) -> None:
     """The first row of canonical files breaking a rule the statistics rely on, as a
-    FormatError naming the file and the row (Parquet: the 1-based row; CSV: its ``seq``)."""
+    FormatError naming the file and the row (Parquet: the 1-based row; CSV: its ``seq``);
+    ``pages``: the rules page by page too (else the caller checks them, :func:`page_error`)."""
     from .clicklog import MAX_RANK
 
-    text = str(source)
-    parquet = text.lower().endswith(".parquet")
-    src = source_sql(con, source, extra="filename=true" + (", file_row_number=true"
-                                                             if parquet else ""))
-    row = "file_row_number + 1" if parquet else "seq"
-
-    def fail(where, reason):
-        row = f"row {where[1]}" if parquet else \
-            f"the row with seq {where[1]}" if where[1] is not None else "a row"
-        raise FormatError(f"{row}: {reason}", file=where[0])
-
-    bad = con.execute(_CHECK_SQL.format(row=row, max_rank=MAX_RANK, source=src)).fetchone()
+    parquet = str(source).lower().endswith(".parquet")
+    src = _rows_source(con, source)
+    bad = con.execute(_CHECK_SQL.format(row="file_row_number + 1" if parquet else "seq",
+                                        max_rank=MAX_RANK, source=src)).fetchone()
     if bad is not None:
-        fail(bad, bad[2])
-    page = con.execute(_PAGE_CHECK_SQL.format(source=source_sql(con, source))).fetchone()
+        _fail(source, bad, bad[2])
+    page = con.execute(_PAGE_CHECK_SQL.format(source=source_sql(con, source))).fetchone() \
+        if pages else None
     if page is not None:
-        serp, queries, query_seq, click_seq = page
-        event, order = ("query", "seq OFFSET 1") if queries > 1 else ("click", "seq")
-        where = con.execute(f"SELECT filename, {row} FROM {src} WHERE serp_id = ? AND "
-                            f"event = '{event}' ORDER BY {order} LIMIT 1", [serp]).fetchone()
-        fail(where, f"result page {serp} is announced by a second query event; each serp_id "
-                    f"belongs to one query event" if queries > 1 else
-                    f"a click on result page {serp} before its query event in seq order "
-                    f"(seq {click_seq} < {query_seq}): out of core a page's clicks must "
-                    f"follow its query")
+        page_error(con, source, *page)
+
+
+def _rows_source(con, source) -> str:
+    """A FROM clause on the files that names each row's file and row."""
+    parquet = str(source).lower().endswith(".parquet")
+    return source_sql(con, source, extra="filename=true" + (", file_row_number=true"
+                                                            if parquet else ""))
+
+
+def _fail(source, where, reason):
+    parquet = str(source).lower().endswith(".parquet")
+    row = f"row {where[1]}" if parquet else \
+        f"the row with seq {where[1]}" if where[1] is not None else "a row"
+    raise FormatError(f"{row}: {reason}", file=where[0])
+
+
+def page_error(con, source, serp: int, queries: int, query_seq, click_seq) -> None:
+    """The FormatError of result page ``serp`` announced by ``queries`` > 1 query events or
+    clicked (first at ``click_seq``) before its query event (at ``query_seq``), naming the
+    file and the row of the second query event or of the first click."""
+    parquet = str(source).lower().endswith(".parquet")
+    event, order = ("query", "seq OFFSET 1") if queries > 1 else ("click", "seq")
+    where = con.execute(f"SELECT filename, {'file_row_number + 1' if parquet else 'seq'} "
+                        f"FROM {_rows_source(con, source)} WHERE serp_id = ? AND "
+                        f"event = '{event}' ORDER BY {order} LIMIT 1", [serp]).fetchone()
+    _fail(source, where, f"result page {serp} is announced by a second query event; each "
+                         f"serp_id belongs to one query event" if queries > 1 else
+                         f"a click on result page {serp} before its query event in seq order "
+                         f"(seq {click_seq} < {query_seq}): out of core a page's clicks must "
+                         f"follow its query")
 
 
 def source_sql(con, source, extra: str = "") -> str:
@@ -200,42 +195,67 @@ def check_files(source, *, memory_limit: str = DUCKDB_MEMORY) -> None:
 
 
 @contextmanager
-def duckdb_events(source, *, has_sessions: bool = True, memory_limit: str = DUCKDB_MEMORY,
-                  threads: int | None = None, temp_directory: str | None = None,
-                  keep_order: bool = False) -> Iterator:
-    """A DuckDB connection (:func:`duckdb_connection`) holding the window pass ``obs`` over
-    the log's events (see the module docstring), files checked first
-    (:func:`_check_files`); ``(con, src)`` with ``src`` the FROM clause of the events.
-    ``keep_order``: ``obs`` keeps each event's ``seq`` (for windows over a page's clicks
-    in their order)."""
+def duckdb_events(source, *, memory_limit: str = DUCKDB_MEMORY, threads: int | None = None,
+                  temp_directory: str | None = None, check_pages: bool = True) -> Iterator:
+    """A DuckDB connection (:func:`duckdb_connection`) on the log's events, files checked
+    first (:func:`_check_files`; ``check_pages=False``: the caller checks the pages);
+    ``(con, src)`` with ``src`` the FROM clause of the events, for
+    :func:`~bayeschain.io.event_window.session_chunks`."""
     with duckdb_connection(source, memory_limit=memory_limit, threads=threads,
                            temp_directory=temp_directory) as con:
         if not isinstance(source, pd.DataFrame):
-            _check_files(con, source)
-        src = source_sql(con, source)
-        con.execute(_EVENTS_SQL.format(source=src,
-                                       end_label="end" if has_sessions else "unknown",
-                                       order=" seq," if keep_order else ""))
-        yield con, src
+            _check_files(con, source, pages=check_pages)
+        yield con, source_sql(con, source)
 
 
-def statistics_of_events(con, src, *, by_query: bool = False,
-                         sessions: bool = True) -> ClickStats:
-    """The tables from a connection of :func:`duckdb_events` (``sessions``: count the
-    sessions too, one more pass over the events; -1 otherwise)."""
-    q = "query_id," if by_query else ""
-    tables = {name: con.execute(sql.format(q=q)).df() for name, sql in _TABLE_SQL.items()}
-    off_page = con.execute(
-        "SELECT COUNT(*) FROM obs WHERE event = 'click' AND rank IS NULL").fetchone()[0]
-    sessions = con.execute(f"SELECT COUNT(DISTINCT session_id) FROM {src}").fetchone()[0] \
-        if sessions else -1
-    return ClickStats(**tables, off_page_clicks=int(off_page), sessions=int(sessions))
+class ChunkStatistics:
+    """The tables of :data:`_TABLE_SQL` summed over chunks of whole sessions
+    (:class:`~bayeschain.io.event_window.SessionChunk`), each read by DuckDB in place
+    (on a cursor of ``con``: ``con`` itself streams the chunks)."""
+
+    def __init__(self, con, *, has_sessions: bool = True, by_query: bool = False):
+        self.con, self.by_query = con.cursor(), by_query
+        self.end_label = "end" if has_sessions else "unknown"
+        self.parts = {name: [] for name in _TABLE_SQL}
+        self.off_page = self.sessions = 0
+
+    def add(self, chunk) -> None:
+        q = "query_id," if self.by_query else ""
+        self.con.register("obs", chunk.obs(self.end_label, query_ids=self.by_query))
+        try:
+            for name, sql in _TABLE_SQL.items():
+                self.parts[name].append(self.con.execute(sql.format(q=q)).df())
+        finally:
+            self.con.unregister("obs")
+        self.off_page += int((~chunk.is_query & (chunk.rank < 0)).sum())
+        self.sessions += chunk.sessions
+
+    def result(self, sessions: bool = True) -> ClickStats:
+        """The summed tables (``sessions``: the number of sessions, else -1)."""
+        tables = {}
+        q = ["query_id"] if self.by_query else []
+        for name, (keys, values) in TABLES.items():
+            parts = [p for p in self.parts[name] if len(p)]
+            if not parts:
+                tables[name] = self.parts[name][0] if self.parts[name] else \
+                    pd.DataFrame(columns=q + keys + values)
+                continue
+            tables[name] = (pd.concat(parts, ignore_index=True)
+                            .groupby(q + keys, dropna=False, observed=True)[values].sum()
+                            .reset_index())
+        return ClickStats(**tables, off_page_clicks=int(self.off_page),
+                          sessions=int(self.sessions) if sessions else -1)
 
 
 def statistics_duckdb(source, *, has_sessions: bool = True, by_query: bool = False,
                       memory_limit: str = DUCKDB_MEMORY, threads: int | None = None,
                       temp_directory: str | None = None) -> ClickStats:
     """Sufficient statistics computed by DuckDB (see :mod:`bayeschain.io.clickstats`)."""
-    with duckdb_events(source, has_sessions=has_sessions, memory_limit=memory_limit,
-                       threads=threads, temp_directory=temp_directory) as (con, src):
-        return statistics_of_events(con, src, by_query=by_query)
+    from .event_window import session_chunks
+
+    with duckdb_events(source, memory_limit=memory_limit, threads=threads,
+                       temp_directory=temp_directory) as (con, src):
+        stats = ChunkStatistics(con, has_sessions=has_sessions, by_query=by_query)
+        for chunk in session_chunks(con, src, query_ids=by_query):
+            stats.add(chunk)
+        return stats.result()

@@ -82,6 +82,17 @@ def test_duckdb_equals_pandas_on_bundled_and_synthetic_logs(tmp_path, by_query):
     assert_same(ref, click_statistics(str(csv), backend="duckdb", by_query=by_query))
 
 
+@pytest.mark.parametrize("by_query", [False, True])
+def test_duckdb_sums_the_tables_of_chunks_of_whole_sessions(monkeypatch, by_query):
+    """DuckDB hands the sorted events over in chunks of about 5 rows, each ending at a
+    session's end (sessions longer than a chunk included); the tables summed over chunks
+    equal pandas' on the whole log."""
+    monkeypatch.setattr("bayeschain.io.event_window.CHUNK_ROWS", 5)
+    for log in (simulate_click_log(150, seed=2), tiny_log()):
+        assert_same(click_statistics(log, backend="pandas", by_query=by_query),
+                    click_statistics(log, backend="duckdb", by_query=by_query))
+
+
 def test_duckdb_reads_globs(tmp_path):
     log = simulate_click_log(2000, seed=4)
     ev = log.events

@@ -1,8 +1,9 @@
 """The walk's pages straight from canonical click-log files, out of core (DuckDB).
 
-A log of millions of sessions never enters memory: one DuckDB pass over its events (the
-window pass of :mod:`bayeschain.io.clickstats_sql`, spilled to disk beyond the memory
-limit) gives what the walk's fit needs, whose size does not grow with the log:
+A log of millions of sessions never enters memory: DuckDB sorts its events by session
+(spilling to disk beyond the memory limit) and one pass over the sorted chunks of whole
+sessions (:mod:`bayeschain.io.event_window`, :mod:`.page_terms`) gives what the walk's
+fit needs, whose size does not grow with the log (but for one pattern number per page):
 
 * the likelihood's terms with their counts (:class:`~.likelihood.ClickCounts`): for
   every page, its start (the first click's rank, or leaving without a click: next query
@@ -29,52 +30,15 @@ from ...io.clickstats_sql import DUCKDB_MEMORY
 from .data import PageData, PagePatterns
 from .likelihood import ClickCounts
 
-_CODE = "CASE {col} WHEN 'next_query' THEN 0 WHEN 'end' THEN 1 ELSE 2 END"
 #: a term is ``(length, state, target)``: states -1 .. 9,999 and targets -3 .. 9,999,
-#: shifted to >= 0, are coded as ``(state + 1) * _BASE + target + 4`` within a page, and
-#: ``length * _BASE**2`` plus that code across pages (the order of (length, state, target));
-#: with damped re-clicks a click's term adds ``mask * _BASE**2`` within the page (the bit
-#: mask of the positions clicked so far), so masks reach position :data:`CODED_MASK_POSITIONS`
+#: shifted to >= 0, are coded as ``(state + 1) * _BASE + target + 4`` within a page
+#: (:mod:`.page_terms`), and ``length * _BASE**2`` plus that code across pages (the order
+#: of (length, state, target)); with damped re-clicks a click's term adds ``mask * _BASE**2``
+#: within the page (the bit mask of the positions clicked so far), so masks reach position
+#: :data:`CODED_MASK_POSITIONS`
 _BASE = 20003
 #: the longest page whose clicked positions fit a term's code (``mask * _BASE**2 < 2**63``)
 CODED_MASK_POSITIONS = 34
-#: the positions clicked on the page so far, at each on-page click (a window over the page)
-_MASK_SQL = ("bit_or(CASE WHEN on_page THEN 1::BIGINT << (rank - 1) ELSE 0::BIGINT END) "
-             "OVER (PARTITION BY serp_id ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND "
-             "CURRENT ROW)")
-
-# One GROUP BY over the window pass gives each page its length and its terms, coded within
-# the page: the start (the first click's rank, or leaving without a click with the query's
-# outcome) and, after each click, the next click's rank on the page or leaving with the
-# click's outcome.  Pages with the same length and the same sorted terms form a pattern;
-# the terms and their counts follow from the patterns (a few thousand rows, in NumPy).
-_PAGES_SQL = f"""
-CREATE TEMP TABLE page_terms AS
-SELECT serp_id, COUNT(*) FILTER (WHERE is_query) AS queries, MAX(clicked_rank) AS deepest,
-       list_sort(LIST(code) FILTER (WHERE code IS NOT NULL)) AS key
-FROM (
-  SELECT serp_id, event = 'query' AS is_query,
-         CASE WHEN on_page THEN rank END AS clicked_rank,
-         CASE WHEN event = 'query'
-              THEN CASE WHEN NOT COALESCE(next_click_serp = serp_id, false)
-                        THEN 3 - ({_CODE.format(col="outcome")}) END
-              ELSE {{mask}} * {_BASE**2} + rank * {_BASE}
-                   + CASE WHEN next_click_serp = serp_id THEN next_click_rank + 3
-                          ELSE 3 - ({_CODE.format(col="outcome")}) END
-         END AS code
-  FROM obs WHERE serp_id IS NOT NULL AND (event = 'query' OR on_page)
-  UNION ALL
-  SELECT serp_id, false, NULL, rank + 3 FROM obs
-  WHERE on_page AND (prev_click_serp IS NULL OR prev_click_serp <> serp_id))
-GROUP BY serp_id;
-CREATE TEMP TABLE page AS
-SELECT t.serp_id, GREATEST({{listed}}, COALESCE(t.deepest, 0)) AS length, t.key
-FROM page_terms t {{results_join}}
-WHERE t.queries > 0;
-CREATE TEMP TABLE pattern AS
-SELECT length, key, COUNT(*) AS pages, (row_number() OVER (ORDER BY length, key)) - 1 AS id
-FROM page WHERE length >= 1 GROUP BY length, key;
-"""
 
 
 @dataclass
@@ -207,32 +171,90 @@ def _check_results(con, path: str) -> None:
         raise FormatError(f"page {twice[0]} lists rank {twice[1]} twice", file=str(path))
 
 
-def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
-    """``(PageData, ClickStats)`` of the files in one DuckDB pass."""
-    from ...io.clickstats_sql import duckdb_events, statistics_of_events
+def _page_lengths(con, files: ClickLogFiles, serp: np.ndarray, deepest: np.ndarray,
+                  default_length: int) -> np.ndarray:
+    """Each page's length: its last listed result (``default_length`` without result
+    pages; 0 for a page the results do not list), or its deepest click when deeper."""
+    if files.results is None:
+        return np.maximum(int(default_length), deepest)
+    files._check_results(con)
+    listed = con.execute(f"SELECT serp_id, MAX(rank) AS listed FROM "
+                         f"{_results_sql(files.results)} GROUP BY serp_id ORDER BY serp_id"
+                         ).fetchnumpy()
+    known = np.asarray(listed["serp_id"], dtype=np.int64)
+    length = np.zeros(serp.size, dtype=np.int64)
+    if known.size:
+        where = np.minimum(np.searchsorted(known, serp), known.size - 1)
+        length = np.where(known[where] == serp,
+                          np.asarray(listed["listed"], dtype=np.int64)[where], 0)
+    return np.maximum(length, deepest)
 
-    with duckdb_events(files.path, has_sessions=files.has_sessions,
-                       memory_limit=files.memory_limit, keep_order=reclicks) as (con, src):
-        if files.results is None:
-            listed, join = str(int(default_length)), ""
-        else:
-            files._check_results(con)
-            res = _results_sql(files.results)
-            listed = "COALESCE(r.listed, 0)"
-            join = (f"LEFT JOIN (SELECT serp_id, MAX(rank) AS listed FROM {res} "
-                    f"GROUP BY serp_id) r USING (serp_id)")
-        con.execute(_PAGES_SQL.format(listed=listed, results_join=join,
-                                      mask=_MASK_SQL if reclicks else "0"))
-        stats = statistics_of_events(con, src, sessions=False)
-        n_empty = con.execute("SELECT COUNT(*) FROM page WHERE length < 1").fetchone()[0]
-        patterns = con.execute("SELECT length, key, pages FROM pattern ORDER BY id"
-                               ).fetchnumpy()
-        page_pattern = con.execute(
-            "SELECT p.serp_id, q.id FROM page p JOIN pattern q USING (length, key) "
-            "ORDER BY p.serp_id").fetchnumpy()
-    page_ids = np.asarray(page_pattern["serp_id"], dtype=np.int64)
+
+def _check_pages(con, terms, pages: dict, path: str) -> None:
+    """The rules page by page (:func:`~bayeschain.io.clickstats_sql.page_error`): one query
+    event per page, no click before it; and, out of core, a page's events in one session
+    (pages are read session by session); ``pages`` sorted by serp_id."""
+    from ...errors import FormatError
+    from ...io.clickstats_sql import page_error
+
+    if terms.bad_page is not None:
+        page_error(con, path, *terms.bad_page)
+    serp = pages["serp_id"]
+    twice = np.flatnonzero(serp[1:] == serp[:-1])
+    if twice.size:
+        page = int(serp[twice[0]])
+        queries = int(pages["queries"][twice[0]:twice[0] + 2].sum())
+        if queries > 1:
+            page_error(con, path, page, queries, None, None)
+        raise FormatError(f"result page {page} has events in two sessions: out of core a "
+                          f"page's query and clicks must share one session", file=str(path))
+
+
+def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
+    """``(PageData, ClickStats)`` of the files in one pass over their sessions."""
+    import pandas as pd
+
+    from ...io.clickstats_sql import ChunkStatistics, duckdb_events
+    from ...io.event_window import session_chunks
+    from .page_terms import PageTerms
+
+    with duckdb_events(files.path, memory_limit=files.memory_limit,
+                       check_pages=False) as (con, src):
+        stats = ChunkStatistics(con, has_sessions=files.has_sessions)
+        terms = PageTerms(_BASE, reclicks, 1 if files.has_sessions else 2)
+        for chunk in session_chunks(con, src):
+            stats.add(chunk)
+            terms.add(chunk)
+        stats = stats.result(sessions=False)
+        seen = terms.pages()
+        order = np.argsort(seen["serp_id"])
+        seen = {name: values[order] for name, values in seen.items()}
+        del order
+        _check_pages(con, terms, seen, files.path)
+        kept = seen["queries"] > 0
+        page_ids, deepest, set_of = (seen[k][kept] for k in ("serp_id", "deepest", "set"))
+        del seen, kept
+        length = _page_lengths(con, files, page_ids, deepest.astype(np.int64),
+                               default_length)
+    n_empty = int((length < 1).sum())
+    fitted = length >= 1
+    page_ids, length, set_of = page_ids[fitted], length[fitted], set_of[fitted]
     if page_ids.size == 0:
         raise ParameterError("the click log has no result pages to fit")
+    # patterns: pages of the same length and term set, in the order of (length, terms)
+    set_rank = terms.set_order()
+    n_sets = max(len(terms.sets), 1)
+    page_of, pattern_key = pd.factorize(length * n_sets + set_rank[set_of])   # by hashing
+    sort = np.argsort(pattern_key)
+    pattern_key = pattern_key[sort]
+    rank_of = np.empty_like(sort)
+    rank_of[sort] = np.arange(sort.size)
+    page_of = rank_of[page_of]
+    pattern_pages = np.bincount(page_of, minlength=pattern_key.size)
+    by_rank = np.empty(len(terms.sets), dtype=np.int64)
+    by_rank[set_rank] = np.arange(len(terms.sets))
+    patterns = {"length": pattern_key // n_sets, "pages": pattern_pages,
+                "key": [terms.sets[by_rank[k % n_sets]] for k in pattern_key]}
     pattern_length = np.asarray(patterns["length"], dtype=np.int64)
     if reclicks and pattern_length.max() > CODED_MASK_POSITIONS:
         raise ParameterError(f"out of core, walks that keep the results clicked so far take "
@@ -271,7 +293,6 @@ def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
         (np.ones(term_of.size), (np.repeat(np.arange(sizes.size), sizes), term_of)),
         shape=(sizes.size, term_codes.shape[0])).tocsr()
     pattern_terms.sum_duplicates()
-    page_of = np.asarray(page_pattern["id"], dtype=np.int64)
     patterns = PagePatterns(pattern_terms, np.asarray(patterns["pages"], dtype=np.int64),
                             page_of)
     page_config = np.searchsorted(lengths, pattern_length)[page_of]

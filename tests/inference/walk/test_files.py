@@ -14,13 +14,16 @@ from bayeschain.posterior import Posterior
 from bayeschain.simulate.clicklog import write_click_log
 
 
-@pytest.mark.parametrize("with_results,reclicks", [(False, False), (True, False),
-                                                   (True, True)])
+@pytest.mark.parametrize("with_results,reclicks,chunk_rows", [
+    (False, False, None), (True, False, None), (True, True, None), (True, True, 60)])
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
-def test_pages_counted_out_of_core_equal_the_pages_counted_in_memory(tmp_path, suffix,
-                                                                    with_results, reclicks):
+def test_pages_counted_out_of_core_equal_the_pages_counted_in_memory(
+        tmp_path, monkeypatch, suffix, with_results, reclicks, chunk_rows):
     """With ``reclicks`` every state after a click is also keyed by the positions clicked
-    so far on the page (damped re-clicks)."""
+    so far on the page (damped re-clicks); ``chunk_rows``: the sorted events handed over in
+    chunks of about 60 rows (pages and their term sets met again chunk after chunk)."""
+    if chunk_rows:
+        monkeypatch.setattr("bayeschain.io.event_window.CHUNK_ROWS", chunk_rows)
     path, pages = tmp_path / f"log{suffix}", tmp_path / f"pages{suffix}"
     write_click_log(path, 3000, results=pages, seed=3, n_ranks=7, backward=0.2,
                     repeat=0.1)
@@ -124,3 +127,37 @@ def test_the_sessions_checked_are_the_same_for_the_same_seed(tmp_path):
     files = ClickLogFiles(str(log))
     sessions = [set(files.sample(300, seed=s).events["session_id"]) for s in (1, 1, 2)]
     assert len(sessions[0]) == 300 and sessions[0] == sessions[1] != sessions[2]
+
+
+def test_the_pages_read_out_of_core_follow_the_readers_rules(tmp_path, capsys):
+    """A page announced twice, a click before its page's query in seq order, a page whose
+    click lies in another session than its query: the fit names the file and the row (or
+    the page), and writes nothing."""
+    from bayeschain.simulate import simulate_click_log
+
+    events = simulate_click_log(300, seed=5).events.sort_values("seq").reset_index(drop=True)
+    queries = events.index[events["event"] == "query"]
+    twice = events.copy()
+    twice.loc[queries[3], "serp_id"] = twice.loc[queries[2], "serp_id"]
+    click = events.index[events["event"] == "click"][0]
+    serp = events.loc[click, "serp_id"]
+    query_row = events.index[(events["event"] == "query") & (events["serp_id"] == serp)][0]
+    early = events.copy()
+    early.loc[click, "seq"], early.loc[query_row, "seq"] = (events.loc[query_row, "seq"],
+                                                            events.loc[click, "seq"])
+    moved = events.copy()
+    other = events.loc[events["session_id"] != events.loc[click, "session_id"], "session_id"]
+    moved.loc[click, "session_id"] = other.iloc[-1]
+    for name, frame, expected in (
+            ("twice", twice, f"row {queries[3] + 1}: result page "
+                             f"{events.loc[queries[2], 'serp_id']} is announced by a second "
+                             f"query event"),
+            ("early", early, f"row {click + 1}: a click on result page {serp} before its "
+                             f"query event in seq order"),
+            ("moved", moved, f"result page {serp} has events in two sessions")):
+        path, post = tmp_path / f"{name}.parquet", tmp_path / f"{name}.nc"
+        frame.to_parquet(path, index=False)
+        assert main(["fit", str(path), "--out-of-core", "-o", str(post), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert f"{name}.parquet: {expected}" in err, err
+        assert not post.exists()

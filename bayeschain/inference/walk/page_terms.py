@@ -1,0 +1,260 @@
+"""The walk's likelihood terms of every page, from chunks of whole sessions
+(:class:`~bayeschain.io.event_window.SessionChunk`), for logs read out of core.
+
+A page's terms, each coded as an integer within the page (see :mod:`.files`): its start
+(the first click's rank ``r`` as ``r + 3``; leaving without a click as ``3 - o``, with
+``o`` the query's outcome: 0 next query, 1 end, 2 unknown) and, after each click at rank
+``r``, ``mask * B**2 + r * B + t`` with ``t`` the next click's rank plus 3 when the
+session's next on-page click is on this page, else ``3 - o`` for the click's outcome
+(``mask``: the positions clicked on the page so far, with damped re-clicks, else 0).  A
+click whose previous on-page click in the session is on another page (or none) starts the
+page again (a start term).  Pages with the same sorted terms share a *term set*; the sets
+are found with a 64-bit hash of the sorted terms and confirmed term by term (two sets
+never merge, even when their hashes collide).  The pages breaking a rule of the log (two
+query events, a click before its page's query in ``seq`` order) are noted.
+
+One pass over each session in Numba: a session's pages are found by a scan of the pages
+seen in that session (sessions show a few), their terms sorted in place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...chains.jit import jit
+
+
+def _session_pages(start, stop, serp, is_query, on_page, rank, seq, next_serp, next_rank,
+                   prev_serp, next_query, end_code, reclicks, base, base2, local_serp,
+                   local_queries, local_deepest, local_mask, local_query_seq,
+                   local_click_seq, tmp_page, tmp_code):
+    """The pages of the session ``[start, stop)`` and their terms (unsorted) in the local
+    buffers; returns ``(pages, terms)``."""
+    pages = 0
+    terms = 0
+    for i in range(start, stop):
+        page = serp[i]
+        if page < 0 or not (is_query[i] or on_page[i]):
+            continue
+        j = -1
+        for k in range(pages):
+            if local_serp[k] == page:
+                j = k
+                break
+        if j < 0:
+            j = pages
+            pages += 1
+            local_serp[j] = page
+            local_queries[j] = 0
+            local_deepest[j] = 0
+            local_mask[j] = 0
+            local_query_seq[j] = -1
+            local_click_seq[j] = -1
+        outcome = 3 - (0 if next_query[i] else end_code)
+        if is_query[i]:
+            if local_queries[j] == 0:
+                local_query_seq[j] = seq[i]
+            local_queries[j] += 1
+            if next_serp[i] != page:                       # left without a click
+                tmp_page[terms] = j
+                tmp_code[terms] = outcome
+                terms += 1
+            continue
+        r = rank[i]
+        if local_click_seq[j] < 0:
+            local_click_seq[j] = seq[i]
+        if r > local_deepest[j]:
+            local_deepest[j] = r
+        if reclicks and r <= 62:
+            local_mask[j] |= np.int64(1) << (r - 1)
+        after = next_rank[i] + 3 if next_serp[i] == page else outcome
+        tmp_page[terms] = j
+        tmp_code[terms] = (local_mask[j] if reclicks else 0) * base2 + r * base + after
+        terms += 1
+        if prev_serp[i] != page:                           # a start of the page
+            tmp_page[terms] = j
+            tmp_code[terms] = r + 3
+            terms += 1
+    return pages, terms
+
+
+def _chunk_pages(start, serp, is_query, on_page, rank, seq, next_serp, next_rank, prev_serp,
+                 next_query, end_code, reclicks, base):
+    """Per page of the chunk: serp_id, query events, deepest click, min seq of its query
+    and of its clicks (-1: none), the offsets of its sorted terms, the terms, a hash."""
+    n = serp.size
+    base2 = base * base
+    out_serp = np.empty(n, dtype=np.int64)
+    out_queries = np.empty(n, dtype=np.int64)
+    out_deepest = np.empty(n, dtype=np.int64)
+    out_query_seq = np.empty(n, dtype=np.int64)
+    out_click_seq = np.empty(n, dtype=np.int64)
+    out_hash = np.empty(n, dtype=np.uint64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    codes = np.empty(2 * n, dtype=np.int64)
+    local_serp = np.empty(n, dtype=np.int64)
+    local_queries = np.empty(n, dtype=np.int64)
+    local_deepest = np.empty(n, dtype=np.int64)
+    local_mask = np.empty(n, dtype=np.int64)
+    local_query_seq = np.empty(n, dtype=np.int64)
+    local_click_seq = np.empty(n, dtype=np.int64)
+    tmp_page = np.empty(2 * n, dtype=np.int64)
+    tmp_code = np.empty(2 * n, dtype=np.int64)
+    mult = np.uint64(0x9E3779B97F4A7C15)
+    n_pages = 0
+    n_codes = 0
+    s = 0
+    while s < n:
+        e = s + 1
+        while e < n and not start[e]:
+            e += 1
+        pages, terms = _session_pages(
+            s, e, serp, is_query, on_page, rank, seq, next_serp, next_rank, prev_serp,
+            next_query, end_code, reclicks, base, base2, local_serp, local_queries,
+            local_deepest, local_mask, local_query_seq, local_click_seq, tmp_page, tmp_code)
+        for k in range(pages):
+            first = n_codes
+            for t in range(terms):
+                if tmp_page[t] == k:
+                    codes[n_codes] = tmp_code[t]
+                    n_codes += 1
+            for t in range(first + 1, n_codes):            # insertion sort: few terms
+                code = codes[t]
+                u = t - 1
+                while u >= first and codes[u] > code:
+                    codes[u + 1] = codes[u]
+                    u -= 1
+                codes[u + 1] = code
+            h = np.uint64(n_codes - first) * mult
+            for t in range(first, n_codes):
+                h = (h ^ np.uint64(codes[t])) * mult
+                h ^= h >> np.uint64(31)
+            out_serp[n_pages] = local_serp[k]
+            out_queries[n_pages] = local_queries[k]
+            out_deepest[n_pages] = local_deepest[k]
+            out_query_seq[n_pages] = local_query_seq[k]
+            out_click_seq[n_pages] = local_click_seq[k]
+            out_hash[n_pages] = h
+            n_pages += 1
+            offsets[n_pages] = n_codes
+        s = e
+    return (out_serp[:n_pages], out_queries[:n_pages], out_deepest[:n_pages],
+            out_query_seq[:n_pages], out_click_seq[:n_pages], offsets[:n_pages + 1],
+            codes[:n_codes], out_hash[:n_pages])
+
+
+def _same_terms(offsets, codes, p, q):
+    a, b = offsets[p], offsets[q]
+    size = offsets[p + 1] - a
+    if size != offsets[q + 1] - b:
+        return False
+    for t in range(size):
+        if codes[a + t] != codes[b + t]:
+            return False
+    return True
+
+
+def _local_sets(offsets, codes, hashes):
+    """The term set of every page within the chunk: ``(set of each page, its first page)``
+    (open addressing on the hash, sets compared term by term)."""
+    n = hashes.size
+    size = 1
+    while size < 2 * n:
+        size *= 2
+    table = np.full(size, -1, dtype=np.int64)         # slot -> set
+    first = np.empty(n, dtype=np.int64)                # set -> its first page
+    set_of = np.empty(n, dtype=np.int64)
+    sets = 0
+    for p in range(n):
+        slot = np.int64(hashes[p] & np.uint64(size - 1))
+        while True:
+            k = table[slot]
+            if k < 0:
+                table[slot] = sets
+                first[sets] = p
+                set_of[p] = sets
+                sets += 1
+                break
+            if hashes[first[k]] == hashes[p] and _same_terms(offsets, codes, first[k], p):
+                set_of[p] = k
+                break
+            slot = (slot + 1) & (size - 1)
+    return set_of, first[:sets]
+
+
+_COMPILED = {}
+
+
+def _kernels():
+    if not _COMPILED:
+        g = globals()
+        for name in ("_session_pages", "_same_terms"):                # callees first
+            g[name] = jit(g[name], nogil=True)
+        _COMPILED["pages"] = jit(_chunk_pages, nogil=True)
+        _COMPILED["sets"] = jit(_local_sets, nogil=True)
+    return _COMPILED
+
+
+@dataclass
+class PageTerms:
+    """The pages of a log's chunks and their term sets, gathered chunk by chunk."""
+
+    base: int
+    reclicks: bool = False
+    end_code: int = 1
+    sets: list = field(default_factory=list)            # set id -> sorted terms (int64)
+    _seen: dict = field(default_factory=dict)           # hash -> [(terms bytes, set id)]
+    _parts: list = field(default_factory=list)
+    #: the first page breaking a rule (two query events, a click before its query):
+    #: ``(serp_id, queries, query seq, first click seq)``, or None
+    bad_page: tuple | None = None
+
+    def add(self, chunk) -> None:
+        """The pages of a :class:`~bayeschain.io.event_window.SessionChunk`."""
+        seq = np.asarray(chunk.table.column("seq").to_numpy(zero_copy_only=False),
+                         dtype=np.int64)
+        (serp, queries, deepest, query_seq, click_seq, offsets, codes,
+         hashes) = _kernels()["pages"](
+            chunk.start, chunk.serp, chunk.is_query, chunk.on_page, chunk.rank, seq,
+            chunk.next_click_serp, chunk.next_click_rank, chunk.prev_click_serp,
+            chunk.next_query, self.end_code, self.reclicks, self.base)
+        set_of, first = _kernels()["sets"](offsets, codes, hashes)
+        ids = np.array([self._set_id(int(hashes[p]), codes[offsets[p]:offsets[p + 1]])
+                        for p in first], dtype=np.int64)
+        bad = (queries > 1) | ((click_seq >= 0) & (query_seq >= 0) & (click_seq < query_seq))
+        if bad.any() and self.bad_page is None:
+            p = int(np.argmax(bad))
+            self.bad_page = (int(serp[p]), int(queries[p]), int(query_seq[p]),
+                             int(click_seq[p]))
+        self._parts.append((serp, queries.astype(np.int32), deepest.astype(np.int32),
+                            ids[set_of].astype(np.int32)))
+
+    def _set_id(self, h: int, terms: np.ndarray) -> int:
+        raw = terms.tobytes()
+        entries = self._seen.setdefault(h, [])
+        for known, set_id in entries:
+            if known == raw:
+                return set_id
+        entries.append((raw, len(self.sets)))
+        self.sets.append(terms.copy())
+        return len(self.sets) - 1
+
+    def pages(self) -> dict[str, np.ndarray]:
+        """Every page seen: ``serp_id, queries, deepest, set``."""
+        names = ("serp_id", "queries", "deepest", "set")
+        if not self._parts:
+            return {name: np.zeros(0, dtype=np.int64) for name in names}
+        return {name: np.concatenate([part[i] for part in self._parts])
+                for i, name in enumerate(names)}
+
+    def set_order(self) -> np.ndarray:
+        """The rank of every term set in the lexicographic order of its sorted terms."""
+        order = sorted(range(len(self.sets)), key=lambda i: tuple(self.sets[i].tolist()))
+        rank = np.empty(len(self.sets), dtype=np.int64)
+        rank[order] = np.arange(len(self.sets))
+        return rank
+
+
+__all__ = ["PageTerms"]
