@@ -55,6 +55,7 @@ class ClickLogFiles:
     _scans: dict = field(default_factory=dict, repr=False)
     _recurrence: float | None = field(default=None, repr=False)
     _results_checked: bool = field(default=False, repr=False)
+    _sessions: int | None = field(default=None, repr=False)      # counted by a scan
 
     def __repr__(self) -> str:
         return f"<click-log files {self.path} (out of core, DuckDB)>"
@@ -110,10 +111,7 @@ class ClickLogFiles:
 
         with duckdb_connection(self.path, memory_limit=self.memory_limit) as con:
             src = source_sql(con, self.path)
-            events = con.execute(
-                f"SELECT * FROM {src} WHERE session_id IN (SELECT session_id FROM "
-                f"(SELECT DISTINCT session_id FROM {src}) ORDER BY hash(session_id, "
-                f"{int(seed)}), session_id LIMIT {int(sessions)}) ORDER BY seq").df()
+            events = _smallest_hashes(con, src, int(sessions), int(seed), self._sessions)
             pages = None
             if self.results is not None:
                 res = _results_sql(self.results)
@@ -121,6 +119,27 @@ class ClickLogFiles:
                 pages = con.execute(f"SELECT r.* FROM {res} r JOIN sampled s USING "
                                     f"(serp_id)").df()
         return read_canonical(events, results=pages)
+
+
+def _smallest_hashes(con, src: str, sessions: int, seed: int, known: int | None):
+    """The events (by ``seq``) of the ``sessions`` sessions whose ``hash(session_id,
+    seed)`` is smallest (ties by session_id), in one filtered scan: hashes are uniform on
+    [0, 2**64), so those sessions lie below a threshold at about twice their share of the
+    log's sessions (``known``, else of its rows), raised until enough are found."""
+    share = 2 * sessions / max(known or con.execute(f"SELECT COUNT(*) FROM {src}"
+                                                    ).fetchone()[0], 1)
+    while True:
+        bound = min(int(share * 2.0**64), 2**64 - 1)
+        events = con.execute(f"SELECT *, hash(session_id, {seed}) AS _hash FROM {src} "
+                             f"WHERE hash(session_id, {seed}) <= {bound}::UBIGINT").df()
+        found = events["session_id"].nunique()
+        if found >= sessions or share >= 1:
+            break
+        share *= max(4.0, 2 * sessions / max(found, 1))
+    first = events.groupby("session_id", sort=False)["_hash"].first().reset_index()
+    chosen = first.sort_values(["_hash", "session_id"]).head(sessions)["session_id"]
+    events = events[events["session_id"].isin(chosen)].drop(columns="_hash")
+    return events.sort_values("seq", kind="stable").reset_index(drop=True)
 
 
 def _results_sql(path: str) -> str:
@@ -225,7 +244,8 @@ def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
         for chunk in session_chunks(con, src):
             stats.add(chunk)
             terms.add(chunk)
-        stats = stats.result(sessions=False)
+        stats = stats.result()
+        files._sessions = stats.sessions
         seen = terms.pages()
         order = np.argsort(seen["serp_id"])
         seen = {name: values[order] for name, values in seen.items()}

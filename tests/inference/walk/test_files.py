@@ -127,6 +127,16 @@ def test_the_sessions_checked_are_the_same_for_the_same_seed(tmp_path):
     files = ClickLogFiles(str(log))
     sessions = [set(files.sample(300, seed=s).events["session_id"]) for s in (1, 1, 2)]
     assert len(sessions[0]) == 300 and sessions[0] == sessions[1] != sessions[2]
+    # the definition: the 300 sessions of smallest hash(session_id, seed), ties by id
+    import duckdb
+
+    smallest = duckdb.sql(f"SELECT DISTINCT session_id, hash(session_id, 1) AS h FROM "
+                          f"read_parquet('{log}') ORDER BY h, session_id LIMIT 300").df()
+    assert sessions[0] == set(smallest["session_id"])
+    sample = files.sample(300, seed=1).events
+    whole = pd.read_parquet(log)
+    chosen = whole[whole["session_id"].isin(sessions[0])].sort_values("seq")
+    np.testing.assert_array_equal(sample["seq"].to_numpy(), chosen["seq"].to_numpy())
 
 
 def test_the_pages_read_out_of_core_follow_the_readers_rules(tmp_path, capsys):
