@@ -116,8 +116,9 @@ def main() -> None:
             k = np.log10(BAIDU_ULTR_SESSIONS / a.sizes[-1])
             tail = slope(a.sizes[-2:], times[-2:])
             at = times[-1] * 10 ** (tail * k)
+            when = f"{at / 3600:.1f} h" if at >= 3600 else f"{at / 60:.0f} min"
             print(f"  {key}: slope {s:.2f} over all sizes, {tail:.2f} over the two largest; "
-                  f"about {at / 3600:.1f} h at 1.2e9 sessions")
+                  f"about {when} at 1.2e9 sessions")
 
 
 if __name__ == "__main__":
