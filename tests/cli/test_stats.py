@@ -183,25 +183,15 @@ def test_out_of_core_statistics_refuse_what_the_in_memory_reader_refuses(tmp_pat
     reads the files."""
     from bayeschain.simulate import simulate_click_log
 
+    from ..io.malformed_logs import malformed_page_logs
+
     events = simulate_click_log(60, seed=5).events.sort_values("seq").reset_index(drop=True)
-    queries = events.index[events["event"] == "query"]
-    twice = events.copy()
-    twice.loc[queries[3], "serp_id"] = twice.loc[queries[2], "serp_id"]
-    early = events.copy()
-    click = events.index[(events["event"] == "click")][0]
-    serp = events.loc[click, "serp_id"]
-    query_row = events.index[(events["event"] == "query") & (events["serp_id"] == serp)][0]
-    early.loc[click, "seq"], early.loc[query_row, "seq"] = (events.loc[query_row, "seq"],
-                                                            events.loc[click, "seq"])
     infinite = events.copy()
     infinite.loc[9, "time"] = np.inf
-    for name, frame, expected in (
-            ("twice", twice, f"row {queries[3] + 1}: result page "
-                             f"{events.loc[queries[2], 'serp_id']} is announced by a second "
-                             f"query event"),
-            ("early", early, f"row {click + 1}: a click on result page {serp} before its "
-                             f"query event in seq order"),
-            ("infinite", infinite, "row 10: time inf (expected a finite time)")):
+    logs = malformed_page_logs(events)
+    del logs["moved"]                     # refused by the fit's pages, not by the statistics
+    logs["infinite"] = (infinite, "row 10: time inf (expected a finite time)")
+    for name, (frame, expected) in logs.items():
         path = tmp_path / f"{name}.parquet"
         frame.to_parquet(path, index=False)
         assert main(["stats", str(path), *backend]) == 2, name

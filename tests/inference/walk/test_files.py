@@ -145,26 +145,10 @@ def test_the_pages_read_out_of_core_follow_the_readers_rules(tmp_path, capsys):
     the page), and writes nothing."""
     from bayeschain.simulate import simulate_click_log
 
+    from ...io.malformed_logs import malformed_page_logs
+
     events = simulate_click_log(300, seed=5).events.sort_values("seq").reset_index(drop=True)
-    queries = events.index[events["event"] == "query"]
-    twice = events.copy()
-    twice.loc[queries[3], "serp_id"] = twice.loc[queries[2], "serp_id"]
-    click = events.index[events["event"] == "click"][0]
-    serp = events.loc[click, "serp_id"]
-    query_row = events.index[(events["event"] == "query") & (events["serp_id"] == serp)][0]
-    early = events.copy()
-    early.loc[click, "seq"], early.loc[query_row, "seq"] = (events.loc[query_row, "seq"],
-                                                            events.loc[click, "seq"])
-    moved = events.copy()
-    other = events.loc[events["session_id"] != events.loc[click, "session_id"], "session_id"]
-    moved.loc[click, "session_id"] = other.iloc[-1]
-    for name, frame, expected in (
-            ("twice", twice, f"row {queries[3] + 1}: result page "
-                             f"{events.loc[queries[2], 'serp_id']} is announced by a second "
-                             f"query event"),
-            ("early", early, f"row {click + 1}: a click on result page {serp} before its "
-                             f"query event in seq order"),
-            ("moved", moved, f"result page {serp} has events in two sessions")):
+    for name, (frame, expected) in malformed_page_logs(events).items():
         path, post = tmp_path / f"{name}.parquet", tmp_path / f"{name}.nc"
         frame.to_parquet(path, index=False)
         assert main(["fit", str(path), "--out-of-core", "-o", str(post), "--quiet"]) == 2

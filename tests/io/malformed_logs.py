@@ -1,0 +1,29 @@
+"""Canonical logs breaking one page rule each, with the start of the error that names it:
+a page announced by two query events, a click before its page's query in seq order, a
+click moved into another session than its page's query."""
+
+import pandas as pd
+
+
+def malformed_page_logs(events: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, str]]:
+    """``name -> (events, expected message)`` from well-formed ``events`` (sorted by seq,
+    index 0..n-1, so that index + 1 is the Parquet row)."""
+    queries = events.index[events["event"] == "query"]
+    twice = events.copy()
+    twice.loc[queries[3], "serp_id"] = twice.loc[queries[2], "serp_id"]
+    click = events.index[events["event"] == "click"][0]
+    serp = events.loc[click, "serp_id"]
+    query_row = events.index[(events["event"] == "query") & (events["serp_id"] == serp)][0]
+    early = events.copy()
+    early.loc[click, "seq"], early.loc[query_row, "seq"] = (events.loc[query_row, "seq"],
+                                                            events.loc[click, "seq"])
+    moved = events.copy()
+    other = events.loc[events["session_id"] != events.loc[click, "session_id"], "session_id"]
+    moved.loc[click, "session_id"] = other.iloc[-1]
+    return {
+        "twice": (twice, f"row {queries[3] + 1}: result page "
+                         f"{events.loc[queries[2], 'serp_id']} is announced by a second "
+                         f"query event"),
+        "early": (early, f"row {click + 1}: a click on result page {serp} before its "
+                         f"query event in seq order"),
+        "moved": (moved, f"result page {serp} has events in two sessions")}
