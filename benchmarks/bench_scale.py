@@ -2,6 +2,7 @@
 
     python3 benchmarks/bench_scale.py [--sizes 10000 100000 1000000 10000000]
                                       [--folder DIR] [--keep]
+    python3 benchmarks/bench_scale.py --document-pairs 100000 [--sessions 1000000]
 
 For each size, as fresh processes (the CLI as users run it), with wall time and the peak
 resident memory of the command's whole process tree (sampled every 0.1 s with psutil:
@@ -17,6 +18,14 @@ Dask's worker processes count):
 
 Then the slope of each line (log time against log sessions, least squares over the sizes)
 and where it lands at Baidu-ULTR's size (1.2 x 10^9 sessions).  Prints a Markdown table.
+
+``--document-pairs P`` instead fits attractiveness per document at scale:
+``bayeschain simulate --sessions N --topics P/30 --attractiveness-sd 1 --results pages``
+(a session's k-th query is its topic's k-th formulation, each query showing 10 documents
+of its own: about 30 (query, document) pairs per topic), then ``bayeschain fit log
+--results pages -o post.nc`` with the defaults (the pairs recur, so the walk takes
+attractiveness per document; the log is read into memory), reporting the pairs, the
+fit's wall time and peak memory, its R-hat, bulk ESS and divergences.
 """
 
 from __future__ import annotations
@@ -71,13 +80,50 @@ def slope(sizes, values) -> float:
     return float(np.polyfit(x, y, 1)[0]) if len(x) > 1 else float("nan")
 
 
+def documents(pairs: int, sessions: int, where: str | None, keep: bool) -> None:
+    """The per-document fit at scale (see the module docstring)."""
+    import duckdb
+
+    folder = Path(where or tempfile.mkdtemp(prefix="bench-scale-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    log, pages, post = (folder / f"documents_{sessions}.parquet",
+                        folder / f"documents_{sessions}_pages.parquet", folder / "post_doc.nc")
+    try:
+        for p in (log, pages, post):
+            p.unlink(missing_ok=True)
+        sim = run(["simulate", "-o", str(log), "--sessions", str(sessions), "--topics",
+                   str(max(1, pairs // 30)), "--attractiveness-sd", "1", "--results",
+                   str(pages)], folder)
+        found = duckdb.connect().execute(
+            f"SELECT COUNT(DISTINCT (q.query_id, r.doc_id)) FROM read_parquet('{pages}') r "
+            f"JOIN read_parquet('{log}') q ON q.serp_id = r.serp_id AND q.event = 'query'"
+        ).fetchone()[0]
+        fit = run(["fit", str(log), "--results", str(pages), "-o", str(post)], folder)
+        diagnostics = re.search(r"NUTS: .*", fit[2])
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    print(f"\n{machine()}\n")
+    print(table([(f"{sessions:,}", f"{found:,}", f"{sim[0]:.1f} / {sim[1]:,.0f}",
+                  f"{fit[0]:.1f} / {fit[1]:,.0f}",
+                  diagnostics.group(0) if diagnostics else "(no NUTS line)")],
+                ("sessions", "(query, document) pairs", "simulate s / MB", "fit s / MB",
+                 "diagnostics")))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+",
                     default=[10_000, 100_000, 1_000_000, 10_000_000])
     ap.add_argument("--folder", default=None, help="where the logs go (default: a temp dir)")
     ap.add_argument("--keep", action="store_true", help="keep the logs and posteriors")
+    ap.add_argument("--document-pairs", type=int, default=None,
+                    help="fit attractiveness per document on about this many pairs instead")
+    ap.add_argument("--sessions", type=int, default=1_000_000,
+                    help="sessions of the --document-pairs log")
     a = ap.parse_args()
+    if a.document_pairs:
+        return documents(a.document_pairs, a.sessions, a.folder, a.keep)
     folder = Path(a.folder or tempfile.mkdtemp(prefix="bench-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
     rows, measured = [], {k: [] for k in ("simulate", "duckdb", "dask", "fit")}
