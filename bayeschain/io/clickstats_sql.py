@@ -132,6 +132,19 @@ def page_error(con, source, serp: int, queries: int, query_seq, click_seq) -> No
                          f"follow its query")
 
 
+def two_sessions_error(con, source, serp: int) -> None:
+    """The FormatError of result page ``serp`` whose events lie in two sessions, naming the
+    file and the row of its first event (in seq order) outside the first one's session."""
+    parquet = str(source).lower().endswith(".parquet")
+    rows = con.execute(f"SELECT filename, {'file_row_number + 1' if parquet else 'seq'}, "
+                       f"session_id FROM {_rows_source(con, source)} WHERE serp_id = ? "
+                       f"ORDER BY seq", [serp]).fetchall()
+    where = next((r for r in rows if r[2] != rows[0][2]), (str(source), None, "?"))
+    _fail(source, where, f"result page {serp} has events in two sessions ({rows[0][2]} "
+                         f"and {where[2]}): out of core a page's query and clicks must "
+                         f"share one session")
+
+
 def source_sql(con, source, extra: str = "") -> str:
     """A FROM clause for a frame (registered), a Parquet/CSV/TSV file or glob (``extra``:
     more options of DuckDB's reader)."""
@@ -219,6 +232,9 @@ class ChunkStatistics:
         self.parts = {name: [] for name in _TABLE_SQL}
         self.off_page = self.sessions = 0
 
+    #: the chunks' tables held before they are summed (by query they grow with the log)
+    HELD = 16
+
     def add(self, chunk) -> None:
         q = "query_id," if self.by_query else ""
         self.con.register("obs", chunk.obs(self.end_label, query_ids=self.by_query))
@@ -229,9 +245,10 @@ class ChunkStatistics:
             self.con.unregister("obs")
         self.off_page += int((~chunk.is_query & (chunk.rank < 0)).sum())
         self.sessions += chunk.sessions
+        if len(self.parts["dwell"]) >= self.HELD:
+            self.parts = {name: [table] for name, table in self._summed().items()}
 
-    def result(self, sessions: bool = True) -> ClickStats:
-        """The summed tables (``sessions``: the number of sessions, else -1)."""
+    def _summed(self) -> dict[str, pd.DataFrame]:
         tables = {}
         q = ["query_id"] if self.by_query else []
         for name, (keys, values) in TABLES.items():
@@ -243,7 +260,13 @@ class ChunkStatistics:
             tables[name] = (pd.concat(parts, ignore_index=True)
                             .groupby(q + keys, dropna=False, observed=True)[values].sum()
                             .reset_index())
-        return ClickStats(**tables, off_page_clicks=int(self.off_page),
+        return tables
+
+    def result(self, sessions: bool = True) -> ClickStats:
+        """The summed tables (``sessions``: the number of sessions, else -1); the cursor
+        is closed."""
+        self.con.close()
+        return ClickStats(**self._summed(), off_page_clicks=int(self.off_page),
                           sessions=int(self.sessions) if sessions else -1)
 
 

@@ -1,6 +1,6 @@
 """The window pass over a click log's sessions, streamed: DuckDB sorts the events by
 ``(session_id, seq)`` (spilling to disk beyond its memory limit) and hands them over in
-chunks of whole sessions, on which NumPy computes what each event's session says of it.
+chunks of whole sessions, on which Numba computes what each event's session says of it.
 
 For every event, within its session in ``seq`` order (the definitions of
 :func:`bayeschain.io.clickstats_pandas.observations`, as the DuckDB statistics read them):
@@ -28,8 +28,10 @@ import numpy as np
 #: events per chunk handed over by DuckDB (a chunk ends at a session's end)
 CHUNK_ROWS = 1_000_000
 
-_COLUMNS = ("session_id, serp_id, event = 'query' AS is_query, event = 'click' AS is_click, "
-            "rank, seq, time, end_time")
+#: typed here: a column of nulls only (a shard without clicks) has Arrow's null type
+_COLUMNS = ("session_id, serp_id::BIGINT AS serp_id, event = 'query' AS is_query, "
+            "event = 'click' AS is_click, rank::BIGINT AS rank, seq::BIGINT AS seq, "
+            "time::DOUBLE AS time, end_time::DOUBLE AS end_time")
 
 
 @dataclass
@@ -41,6 +43,7 @@ class SessionChunk:
     start: np.ndarray             # (n,) bool: the first event of a session
     serp: np.ndarray              # (n,) int64
     is_query: np.ndarray          # (n,) bool
+    is_click: np.ndarray          # (n,) bool
     rank: np.ndarray              # (n,) int64
     on_page: np.ndarray           # (n,) bool
     next_click_serp: np.ndarray   # (n,) int64
@@ -66,11 +69,9 @@ class SessionChunk:
         outcome = pa.DictionaryArray.from_arrays(
             pa.array(np.where(self.next_query, 0, 1).astype(np.int8)),
             pa.array(["next_query", end_label]))
-        is_click = np.asarray(self.table.column("is_click").to_numpy(zero_copy_only=False),
-                              dtype=bool)
         event = pa.DictionaryArray.from_arrays(
             pa.array(np.where(self.is_query, 0, 1).astype(np.int8),
-                     mask=~(self.is_query | is_click)), pa.array(["query", "click"]))
+                     mask=~(self.is_query | self.is_click)), pa.array(["query", "click"]))
         columns = {"query_id": self.table.column("query_id")} if query_ids else {}
         columns.update({
             "serp_id": nullable(self.serp), "event": event,
@@ -152,8 +153,25 @@ def window(table) -> SessionChunk:
     next_query, dwell = np.empty(n, dtype=bool), np.empty(n)
     _compiled()(start, serp, is_query, on_page, rank, time, _floats(table.column("end_time")),
                 next_serp, next_rank, prev_serp, next_query, dwell)
-    return SessionChunk(table, start, serp, is_query, rank, on_page, next_serp, next_rank,
-                        prev_serp, next_query, dwell, ~np.isnan(time))
+    return SessionChunk(table, start, serp, is_query, is_click, rank, on_page, next_serp,
+                        next_rank, prev_serp, next_query, dwell, ~np.isnan(time))
+
+
+def _batches(reader):
+    """The reader's batches; a failure of DuckDB's while streaming (reported through
+    Arrow as an OSError) becomes DuckDB's error again, which the connection reports as
+    the click log's (:func:`~bayeschain.io.clickstats_sql.duckdb_connection`)."""
+    import duckdb
+
+    batches = iter(reader)
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except OSError as exc:
+            raise duckdb.Error(str(exc)) from None
+        yield batch
 
 
 def session_chunks(con, src: str, *, query_ids: bool = False,
@@ -171,7 +189,7 @@ def session_chunks(con, src: str, *, query_ids: bool = False,
         sorted_events.fetch_arrow_reader
     reader = reader(rows or CHUNK_ROWS)
     pending, held = [], 0
-    for batch in reader:                  # DuckDB's batches are smaller than asked: gather
+    for batch in _batches(reader):        # DuckDB's batches are smaller than asked: gather
         pending.append(batch)
         held += batch.num_rows
         if held < (rows or CHUNK_ROWS):

@@ -26,4 +26,4 @@ def malformed_page_logs(events: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, s
                          f"query event"),
         "early": (early, f"row {click + 1}: a click on result page {serp} before its "
                          f"query event in seq order"),
-        "moved": (moved, f"result page {serp} has events in two sessions")}
+        "moved": (moved, f"row {click + 1}: result page {serp} has events in two sessions")}

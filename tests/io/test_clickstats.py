@@ -93,6 +93,25 @@ def test_duckdb_sums_the_tables_of_chunks_of_whole_sessions(monkeypatch, by_quer
                     click_statistics(log, backend="duckdb", by_query=by_query))
 
 
+def test_duckdb_reads_columns_of_nulls_only(tmp_path):
+    """A shard without clicks, written by pandas: its rank and doc_id columns hold nulls
+    only, which Parquet types as null; DuckDB's statistics equal pandas'."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    events = simulate_click_log(200, seed=8).events
+    queries = events[events["event"] == "query"].reset_index(drop=True)
+    table = pa.Table.from_pandas(queries, preserve_index=False)
+    for name in ("rank", "doc_id"):
+        table = table.set_column(table.schema.get_field_index(name), name,
+                                 pa.nulls(len(queries)))
+    path = tmp_path / "queries.parquet"
+    pq.write_table(table, path)
+    assert pq.read_schema(path).field("rank").type == pa.null()
+    assert_same(click_statistics(ClickLog(queries), backend="pandas"),
+                click_statistics(str(path), backend="duckdb"))
+
+
 def test_duckdb_reads_globs(tmp_path):
     log = simulate_click_log(2000, seed=4)
     ev = log.events

@@ -213,8 +213,7 @@ def _check_pages(con, terms, pages: dict, path: str) -> None:
     """The rules page by page (:func:`~bayeschain.io.clickstats_sql.page_error`): one query
     event per page, no click before it; and, out of core, a page's events in one session
     (pages are read session by session); ``pages`` sorted by serp_id."""
-    from ...errors import FormatError
-    from ...io.clickstats_sql import page_error
+    from ...io.clickstats_sql import page_error, two_sessions_error
 
     if terms.bad_page is not None:
         page_error(con, path, *terms.bad_page)
@@ -225,8 +224,7 @@ def _check_pages(con, terms, pages: dict, path: str) -> None:
         queries = int(pages["queries"][twice[0]:twice[0] + 2].sum())
         if queries > 1:
             page_error(con, path, page, queries, None, None)
-        raise FormatError(f"result page {page} has events in two sessions: out of core a "
-                          f"page's query and clicks must share one session", file=str(path))
+        two_sessions_error(con, path, page)
 
 
 def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
@@ -239,6 +237,8 @@ def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
 
     with duckdb_events(files.path, memory_limit=files.memory_limit,
                        check_pages=False) as (con, src):
+        if files.results is not None:
+            files._check_results(con)                 # before the long pass, not after
         stats = ChunkStatistics(con, has_sessions=files.has_sessions)
         terms = PageTerms(_BASE, reclicks, 1 if files.has_sessions else 2)
         for chunk in session_chunks(con, src):

@@ -26,123 +26,139 @@ import numpy as np
 from ...chains.jit import jit
 
 
-def _session_pages(start, stop, serp, is_query, on_page, rank, seq, next_serp, next_rank,
-                   prev_serp, next_query, end_code, reclicks, base, base2, local_serp,
-                   local_queries, local_deepest, local_mask, local_query_seq,
-                   local_click_seq, tmp_page, tmp_code):
-    """The pages of the session ``[start, stop)`` and their terms (unsorted) in the local
-    buffers; returns ``(pages, terms)``."""
-    pages = 0
-    terms = 0
-    for i in range(start, stop):
-        page = serp[i]
-        if page < 0 or not (is_query[i] or on_page[i]):
-            continue
-        j = -1
-        for k in range(pages):
-            if local_serp[k] == page:
-                j = k
-                break
-        if j < 0:
-            j = pages
-            pages += 1
-            local_serp[j] = page
-            local_queries[j] = 0
-            local_deepest[j] = 0
-            local_mask[j] = 0
-            local_query_seq[j] = -1
-            local_click_seq[j] = -1
-        outcome = 3 - (0 if next_query[i] else end_code)
-        if is_query[i]:
-            if local_queries[j] == 0:
-                local_query_seq[j] = seq[i]
-            local_queries[j] += 1
-            if next_serp[i] != page:                       # left without a click
-                tmp_page[terms] = j
-                tmp_code[terms] = outcome
-                terms += 1
-            continue
-        r = rank[i]
-        if local_click_seq[j] < 0:
-            local_click_seq[j] = seq[i]
-        if r > local_deepest[j]:
-            local_deepest[j] = r
-        if reclicks and r <= 62:
-            local_mask[j] |= np.int64(1) << (r - 1)
-        after = next_rank[i] + 3 if next_serp[i] == page else outcome
-        tmp_page[terms] = j
-        tmp_code[terms] = (local_mask[j] if reclicks else 0) * base2 + r * base + after
-        terms += 1
-        if prev_serp[i] != page:                           # a start of the page
-            tmp_page[terms] = j
-            tmp_code[terms] = r + 3
-            terms += 1
-    return pages, terms
+def _page_slot(page, gen, table_key, table_gen, table_val, pages):
+    """The session's local index of ``page`` in the scratch table (open addressing;
+    entries of earlier sessions carry an older ``gen`` and count as empty), or a new one
+    (``pages``); returns ``(index, is_new)``."""
+    size = table_key.size
+    slot = np.int64((np.uint64(page) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) \
+        & (size - 1)
+    while table_gen[slot] == gen:
+        if table_key[slot] == page:
+            return table_val[slot], False
+        slot = (slot + 1) & (size - 1)
+    table_gen[slot] = gen
+    table_key[slot] = page
+    table_val[slot] = pages
+    return pages, True
 
 
-def _chunk_pages(start, serp, is_query, on_page, rank, seq, next_serp, next_rank, prev_serp,
-                 next_query, end_code, reclicks, base):
+def _sort_run(codes, first, stop):
+    """Sort ``codes[first:stop]`` in place (insertion sort for the few terms of a page)."""
+    if stop - first > 32:
+        codes[first:stop] = np.sort(codes[first:stop])
+        return
+    for t in range(first + 1, stop):
+        code = codes[t]
+        u = t - 1
+        while u >= first and codes[u] > code:
+            codes[u + 1] = codes[u]
+            u -= 1
+        codes[u + 1] = code
+
+
+def _chunk_pages(start, serp, is_query, is_click, on_page, rank, seq, next_serp, next_rank,
+                 prev_serp, next_query, end_code, reclicks, base):
     """Per page of the chunk: serp_id, query events, deepest click, min seq of its query
-    and of its clicks (-1: none), the offsets of its sorted terms, the terms, a hash."""
+    and of its clicks (-1: none), the offsets of its sorted terms, the terms, a hash.
+
+    Each session in one pass: its pages are found in a scratch hash table (linear in the
+    session's events however many pages it shows), each event's terms are noted with its
+    page, then counted into place page by page and sorted within the page."""
     n = serp.size
     base2 = base * base
-    out_serp = np.empty(n, dtype=np.int64)
-    out_queries = np.empty(n, dtype=np.int64)
-    out_deepest = np.empty(n, dtype=np.int64)
-    out_query_seq = np.empty(n, dtype=np.int64)
-    out_click_seq = np.empty(n, dtype=np.int64)
+    out = np.empty((5, n), dtype=np.int64)      # serp, queries, deepest, query / click seq
     out_hash = np.empty(n, dtype=np.uint64)
     offsets = np.zeros(n + 1, dtype=np.int64)
     codes = np.empty(2 * n, dtype=np.int64)
-    local_serp = np.empty(n, dtype=np.int64)
-    local_queries = np.empty(n, dtype=np.int64)
-    local_deepest = np.empty(n, dtype=np.int64)
-    local_mask = np.empty(n, dtype=np.int64)
-    local_query_seq = np.empty(n, dtype=np.int64)
-    local_click_seq = np.empty(n, dtype=np.int64)
+    local = np.empty((6, n + 1), dtype=np.int64)  # the session's pages, as ``out`` + mask
+    fill = np.empty(n + 1, dtype=np.int64)
+    size = 1
+    while size < 2 * n + 2:
+        size *= 2
+    table_key = np.empty(size, dtype=np.int64)
+    table_gen = np.full(size, -1, dtype=np.int64)
+    table_val = np.empty(size, dtype=np.int64)
     tmp_page = np.empty(2 * n, dtype=np.int64)
     tmp_code = np.empty(2 * n, dtype=np.int64)
     mult = np.uint64(0x9E3779B97F4A7C15)
     n_pages = 0
     n_codes = 0
     s = 0
+    gen = 0
     while s < n:
         e = s + 1
         while e < n and not start[e]:
             e += 1
-        pages, terms = _session_pages(
-            s, e, serp, is_query, on_page, rank, seq, next_serp, next_rank, prev_serp,
-            next_query, end_code, reclicks, base, base2, local_serp, local_queries,
-            local_deepest, local_mask, local_query_seq, local_click_seq, tmp_page, tmp_code)
+        pages = 0
+        terms = 0
+        for i in range(s, e):
+            page = serp[i]
+            if page < 0 or not (is_query[i] or is_click[i]):
+                continue
+            j, new = _page_slot(page, gen, table_key, table_gen, table_val, pages)
+            if new:
+                pages += 1
+                local[0, j] = page
+                local[1, j] = 0
+                local[2, j] = 0
+                local[3, j] = -1
+                local[4, j] = -1
+                local[5, j] = 0
+            if is_click[i] and local[4, j] < 0:
+                local[4, j] = seq[i]
+            if not (is_query[i] or on_page[i]):
+                continue                                  # a click off the page
+            outcome = 3 - (0 if next_query[i] else end_code)
+            if is_query[i]:
+                if local[1, j] == 0:
+                    local[3, j] = seq[i]
+                local[1, j] += 1
+                if next_serp[i] != page:                  # left without a click
+                    tmp_page[terms] = j
+                    tmp_code[terms] = outcome
+                    terms += 1
+                continue
+            r = rank[i]
+            if r > local[2, j]:
+                local[2, j] = r
+            if reclicks and r <= 62:
+                local[5, j] |= np.int64(1) << (r - 1)
+            after = next_rank[i] + 3 if next_serp[i] == page else outcome
+            tmp_page[terms] = j
+            tmp_code[terms] = (local[5, j] if reclicks else 0) * base2 + r * base + after
+            terms += 1
+            if prev_serp[i] != page:                      # a start of the page
+                tmp_page[terms] = j
+                tmp_code[terms] = r + 3
+                terms += 1
+        gen += 1
+        # the terms counted into place, page by page
+        fill[:pages + 1] = 0
+        for t in range(terms):
+            fill[tmp_page[t] + 1] += 1
         for k in range(pages):
-            first = n_codes
-            for t in range(terms):
-                if tmp_page[t] == k:
-                    codes[n_codes] = tmp_code[t]
-                    n_codes += 1
-            for t in range(first + 1, n_codes):            # insertion sort: few terms
-                code = codes[t]
-                u = t - 1
-                while u >= first and codes[u] > code:
-                    codes[u + 1] = codes[u]
-                    u -= 1
-                codes[u + 1] = code
-            h = np.uint64(n_codes - first) * mult
-            for t in range(first, n_codes):
+            fill[k + 1] += fill[k]
+            offsets[n_pages + k + 1] = n_codes + fill[k + 1]
+        for t in range(terms):
+            k = tmp_page[t]
+            codes[n_codes + fill[k]] = tmp_code[t]
+            fill[k] += 1
+        for k in range(pages):
+            first, stop = offsets[n_pages + k], offsets[n_pages + k + 1]
+            _sort_run(codes, first, stop)
+            h = np.uint64(stop - first) * mult
+            for t in range(first, stop):
                 h = (h ^ np.uint64(codes[t])) * mult
                 h ^= h >> np.uint64(31)
-            out_serp[n_pages] = local_serp[k]
-            out_queries[n_pages] = local_queries[k]
-            out_deepest[n_pages] = local_deepest[k]
-            out_query_seq[n_pages] = local_query_seq[k]
-            out_click_seq[n_pages] = local_click_seq[k]
-            out_hash[n_pages] = h
-            n_pages += 1
-            offsets[n_pages] = n_codes
+            for row in range(5):
+                out[row, n_pages + k] = local[row, k]
+            out_hash[n_pages + k] = h
+        n_pages += pages
+        n_codes += terms
         s = e
-    return (out_serp[:n_pages], out_queries[:n_pages], out_deepest[:n_pages],
-            out_query_seq[:n_pages], out_click_seq[:n_pages], offsets[:n_pages + 1],
-            codes[:n_codes], out_hash[:n_pages])
+    return (out[0, :n_pages], out[1, :n_pages], out[2, :n_pages], out[3, :n_pages],
+            out[4, :n_pages], offsets[:n_pages + 1], codes[:n_codes], out_hash[:n_pages])
 
 
 def _same_terms(offsets, codes, p, q):
@@ -190,7 +206,7 @@ _COMPILED = {}
 def _kernels():
     if not _COMPILED:
         g = globals()
-        for name in ("_session_pages", "_same_terms"):                # callees first
+        for name in ("_page_slot", "_sort_run", "_same_terms"):         # callees first
             g[name] = jit(g[name], nogil=True)
         _COMPILED["pages"] = jit(_chunk_pages, nogil=True)
         _COMPILED["sets"] = jit(_local_sets, nogil=True)
@@ -215,11 +231,13 @@ class PageTerms:
         """The pages of a :class:`~bayeschain.io.event_window.SessionChunk`."""
         seq = np.asarray(chunk.table.column("seq").to_numpy(zero_copy_only=False),
                          dtype=np.int64)
-        (serp, queries, deepest, query_seq, click_seq, offsets, codes,
-         hashes) = _kernels()["pages"](
-            chunk.start, chunk.serp, chunk.is_query, chunk.on_page, chunk.rank, seq,
-            chunk.next_click_serp, chunk.next_click_rank, chunk.prev_click_serp,
-            chunk.next_query, self.end_code, self.reclicks, self.base)
+        with np.errstate(over="ignore"):        # the hash wraps (Numba absent: in NumPy)
+            (serp, queries, deepest, query_seq, click_seq, offsets, codes,
+             hashes) = _kernels()["pages"](
+                chunk.start, chunk.serp, chunk.is_query, chunk.is_click, chunk.on_page,
+                chunk.rank, seq, chunk.next_click_serp, chunk.next_click_rank,
+                chunk.prev_click_serp, chunk.next_query, self.end_code, self.reclicks,
+                self.base)
         set_of, first = _kernels()["sets"](offsets, codes, hashes)
         ids = np.array([self._set_id(int(hashes[p]), codes[offsets[p]:offsets[p + 1]])
                         for p in first], dtype=np.int64)
@@ -228,8 +246,10 @@ class PageTerms:
             p = int(np.argmax(bad))
             self.bad_page = (int(serp[p]), int(queries[p]), int(query_seq[p]),
                              int(click_seq[p]))
-        self._parts.append((serp, queries.astype(np.int32), deepest.astype(np.int32),
-                            ids[set_of].astype(np.int32)))
+        kept = np.diff(offsets) > 0             # pages with only clicks off them: no terms
+        self._parts.append((serp[kept], queries[kept].astype(np.int32),
+                            deepest[kept].astype(np.int32),
+                            ids[set_of[kept]].astype(np.int32)))
 
     def _set_id(self, h: int, terms: np.ndarray) -> int:
         raw = terms.tobytes()

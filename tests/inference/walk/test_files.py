@@ -14,19 +14,29 @@ from bayeschain.posterior import Posterior
 from bayeschain.simulate.clicklog import write_click_log
 
 
-@pytest.mark.parametrize("with_results,reclicks,chunk_rows", [
-    (False, False, None), (True, False, None), (True, True, None), (True, True, 60)])
+@pytest.mark.parametrize("with_results,reclicks,chunk_rows,one_session", [
+    (False, False, None, False), (True, False, None, False), (True, True, None, False),
+    (True, True, 60, False), (True, True, None, True)])
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
 def test_pages_counted_out_of_core_equal_the_pages_counted_in_memory(
-        tmp_path, monkeypatch, suffix, with_results, reclicks, chunk_rows):
+        tmp_path, monkeypatch, suffix, with_results, reclicks, chunk_rows, one_session):
     """With ``reclicks`` every state after a click is also keyed by the positions clicked
     so far on the page (damped re-clicks); ``chunk_rows``: the sorted events handed over in
-    chunks of about 60 rows (pages and their term sets met again chunk after chunk)."""
+    chunks of about 60 rows (pages and their term sets met again chunk after chunk);
+    ``one_session``: every event in one session (a bot, a user id as session id: thousands
+    of pages in one session)."""
     if chunk_rows:
         monkeypatch.setattr("bayeschain.io.event_window.CHUNK_ROWS", chunk_rows)
     path, pages = tmp_path / f"log{suffix}", tmp_path / f"pages{suffix}"
     write_click_log(path, 3000, results=pages, seed=3, n_ranks=7, backward=0.2,
                     repeat=0.1)
+    if one_session:
+        events = read_canonical(path).events.sort_values("seq")
+        later = pd.factorize(events["session_id"])[0] * 1e5      # time runs on across them
+        events = events.assign(session_id="one", time=events["time"] + later,
+                               end_time=events["end_time"] + later)
+        (events.to_parquet(path, index=False) if suffix == ".parquet" else
+         events.to_csv(path, index=False))
     results = str(pages) if with_results else None
     want = page_data(read_canonical(path, results=results), default_length=10,
                      reclicks=reclicks)
@@ -133,7 +143,10 @@ def test_the_sessions_checked_are_the_same_for_the_same_seed(tmp_path):
     smallest = duckdb.sql(f"SELECT DISTINCT session_id, hash(session_id, 1) AS h FROM "
                           f"read_parquet('{log}') ORDER BY h, session_id LIMIT 300").df()
     assert sessions[0] == set(smallest["session_id"])
+    files.page_data(10)         # the pass counts the sessions: the sample's threshold uses it
+    assert files._sessions == 2_000
     sample = files.sample(300, seed=1).events
+    assert set(sample["session_id"]) == sessions[0]
     whole = pd.read_parquet(log)
     chosen = whole[whole["session_id"].isin(sessions[0])].sort_values("seq")
     np.testing.assert_array_equal(sample["seq"].to_numpy(), chosen["seq"].to_numpy())
@@ -155,3 +168,19 @@ def test_the_pages_read_out_of_core_follow_the_readers_rules(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert f"{name}.parquet: {expected}" in err, err
         assert not post.exists()
+
+
+def test_pages_share_a_term_set_exactly_when_their_terms_are_equal():
+    """The term sets are found by hash and confirmed term by term: with every hash equal
+    (all collide), pages of different terms still get different sets, within a chunk and
+    across chunks."""
+    from bayeschain.inference.walk.page_terms import PageTerms, _kernels
+
+    terms = [[3, 5], [3, 6], [3, 5], [4], [3, 5, 7], [4]]
+    offsets = np.cumsum([0] + [len(t) for t in terms]).astype(np.int64)
+    codes = np.concatenate([np.array(t, dtype=np.int64) for t in terms])
+    set_of, first = _kernels()["sets"](offsets, codes, np.zeros(len(terms), dtype=np.uint64))
+    assert list(set_of) == [0, 1, 0, 2, 3, 2] and list(first) == [0, 1, 3, 4]
+    known = PageTerms(base=20003)
+    ids = [known._set_id(0, np.array(t, dtype=np.int64)) for t in terms + terms[::-1]]
+    assert ids == [0, 1, 0, 2, 3, 2, 2, 3, 2, 0, 1, 0]
