@@ -1,6 +1,7 @@
 """Canonical logs breaking one page rule each, with the start of the error that names it:
-a page announced by two query events, a click before its page's query in seq order, a
-click moved into another session than its page's query."""
+a page announced by two query events, a click before its page's query in seq order (on
+the page, or off it: no rank), a click moved into another session than its page's
+query."""
 
 import pandas as pd
 
@@ -17,6 +18,8 @@ def malformed_page_logs(events: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, s
     early = events.copy()
     early.loc[click, "seq"], early.loc[query_row, "seq"] = (events.loc[query_row, "seq"],
                                                             events.loc[click, "seq"])
+    off_page = early.copy()                       # the early click off the page (no rank)
+    off_page.loc[click, "rank"] = None
     moved = events.copy()
     other = events.loc[events["session_id"] != events.loc[click, "session_id"], "session_id"]
     moved.loc[click, "session_id"] = other.iloc[-1]
@@ -26,4 +29,6 @@ def malformed_page_logs(events: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, s
                          f"query event"),
         "early": (early, f"row {click + 1}: a click on result page {serp} before its "
                          f"query event in seq order"),
+        "off_page": (off_page, f"row {click + 1}: a click on result page {serp} before "
+                               f"its query event in seq order"),
         "moved": (moved, f"row {click + 1}: result page {serp} has events in two sessions")}
