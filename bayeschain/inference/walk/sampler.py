@@ -15,8 +15,11 @@ import numpy as np
 
 from .model import WalkModel
 
-#: seconds between two looks at the draws when sampling stops on its diagnostics
+#: seconds between two looks at the draws when sampling stops on its diagnostics, at
+#: least; a look copies every draw so far, so the wait grows to :data:`LOOK_SHARE` times
+#: the last look's cost (a model of 10^5 parameters: a copy of gigabytes)
 CHECK_EVERY = 0.5
+LOOK_SHARE = 10
 #: the fewest draws per chain looked at
 FIRST_CHECK = 100
 #: draws that diverged are sampled once more with this target acceptance rate (smaller
@@ -292,15 +295,17 @@ def _sample_until(sampler, expanded: Expansions, draws, min_ess, max_rhat, repor
     sampling stops and the draws kept are exactly the checked ones."""
     import time
 
-    next_check = FIRST_CHECK
+    next_check, wait = FIRST_CHECK, CHECK_EVERY
     try:
         while True:
             finished = _finished(sampler)
             if not finished:
-                time.sleep(CHECK_EVERY)
+                _sleep_unless_finished(sampler, wait)
                 finished = _finished(sampler)
+            looked = time.perf_counter()
             trace = sampler.wait() if finished else sampler.inspect()
             theta, stats = _raw_draws(trace)
+            wait = max(CHECK_EVERY, LOOK_SHARE * (time.perf_counter() - looked))
             if report is not None:
                 report(theta.shape[1], draws)
             while next_check < draws and theta.shape[1] >= next_check:
@@ -320,6 +325,15 @@ def _sample_until(sampler, expanded: Expansions, draws, min_ess, max_rhat, repor
     except BaseException:
         sampler.cancel()
         raise
+
+
+def _sleep_unless_finished(sampler, seconds: float) -> None:
+    """Sleep ``seconds``, waking early when the sampler finishes."""
+    import time
+
+    end = time.perf_counter() + seconds
+    while not _finished(sampler) and time.perf_counter() < end:
+        time.sleep(min(CHECK_EVERY, max(end - time.perf_counter(), 0.0)))
 
 
 def _finished(sampler) -> bool:
