@@ -300,12 +300,13 @@ def _sample_until(sampler, expanded: Expansions, draws, min_ess, max_rhat, repor
         while True:
             finished = _finished(sampler)
             if not finished:
-                _sleep_unless_finished(sampler, wait)
+                time.sleep(wait)
                 finished = _finished(sampler)
             looked = time.perf_counter()
             trace = sampler.wait() if finished else sampler.inspect()
             theta, stats = _raw_draws(trace)
-            wait = max(CHECK_EVERY, LOOK_SHARE * (time.perf_counter() - looked))
+            if theta.shape[1]:              # (the first look, before any draw, sets up)
+                wait = max(CHECK_EVERY, LOOK_SHARE * (time.perf_counter() - looked))
             if report is not None:
                 report(theta.shape[1], draws)
             while next_check < draws and theta.shape[1] >= next_check:
@@ -325,15 +326,6 @@ def _sample_until(sampler, expanded: Expansions, draws, min_ess, max_rhat, repor
     except BaseException:
         sampler.cancel()
         raise
-
-
-def _sleep_unless_finished(sampler, seconds: float) -> None:
-    """Sleep ``seconds``, waking early when the sampler finishes."""
-    import time
-
-    end = time.perf_counter() + seconds
-    while not _finished(sampler) and time.perf_counter() < end:
-        time.sleep(min(CHECK_EVERY, max(end - time.perf_counter(), 0.0)))
 
 
 def _finished(sampler) -> bool:
