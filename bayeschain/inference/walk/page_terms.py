@@ -73,8 +73,13 @@ def _chunk_pages(start, serp, is_query, is_click, on_page, rank, seq, next_serp,
     codes = np.empty(2 * n, dtype=np.int64)
     local = np.empty((6, n + 1), dtype=np.int64)  # the session's pages, as ``out`` + mask
     fill = np.empty(n + 1, dtype=np.int64)
-    size = 1
-    while size < 2 * n + 2:
+    longest = 1                                   # the longest session sizes the table
+    run = 0
+    for i in range(n):
+        run = 1 if start[i] else run + 1
+        longest = max(longest, run)
+    size = 2
+    while size < 2 * longest + 2:                 # small: it stays in the cache
         size *= 2
     table_key = np.empty(size, dtype=np.int64)
     table_gen = np.full(size, -1, dtype=np.int64)
