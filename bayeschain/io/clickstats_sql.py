@@ -90,10 +90,8 @@ def _check_files(con, source, pages: bool = True) -> None:
     ``pages``: the rules page by page too (else the caller checks them, :func:`page_error`)."""
     from .clicklog import MAX_RANK
 
-    parquet = str(source).lower().endswith(".parquet")
-    src = _rows_source(con, source)
-    bad = con.execute(_CHECK_SQL.format(row="file_row_number + 1" if parquet else "seq",
-                                        max_rank=MAX_RANK, source=src)).fetchone()
+    bad = con.execute(_CHECK_SQL.format(row=_row(source), max_rank=MAX_RANK,
+                                        source=_rows_source(con, source))).fetchone()
     if bad is not None:
         _fail(source, bad, bad[2])
     page = con.execute(_PAGE_CHECK_SQL.format(source=source_sql(con, source))).fetchone() \
@@ -102,16 +100,23 @@ def _check_files(con, source, pages: bool = True) -> None:
         page_error(con, source, *page)
 
 
+def _parquet(source) -> bool:
+    return str(source).lower().endswith(".parquet")
+
+
+def _row(source) -> str:
+    """The SQL naming a row of the files: Parquet's 1-based row, CSV's ``seq``."""
+    return "file_row_number + 1" if _parquet(source) else "seq"
+
+
 def _rows_source(con, source) -> str:
-    """A FROM clause on the files that names each row's file and row."""
-    parquet = str(source).lower().endswith(".parquet")
+    """A FROM clause on the files that names each row's file and row (:func:`_row`)."""
     return source_sql(con, source, extra="filename=true" + (", file_row_number=true"
-                                                            if parquet else ""))
+                                                            if _parquet(source) else ""))
 
 
 def _fail(source, where, reason):
-    parquet = str(source).lower().endswith(".parquet")
-    row = f"row {where[1]}" if parquet else \
+    row = f"row {where[1]}" if _parquet(source) else \
         f"the row with seq {where[1]}" if where[1] is not None else "a row"
     raise FormatError(f"{row}: {reason}", file=where[0])
 
@@ -120,9 +125,8 @@ def page_error(con, source, serp: int, queries: int, query_seq, click_seq) -> No
     """The FormatError of result page ``serp`` announced by ``queries`` > 1 query events or
     clicked (first at ``click_seq``) before its query event (at ``query_seq``), naming the
     file and the row of the second query event or of the first click."""
-    parquet = str(source).lower().endswith(".parquet")
     event, order = ("query", "seq OFFSET 1") if queries > 1 else ("click", "seq")
-    where = con.execute(f"SELECT filename, {'file_row_number + 1' if parquet else 'seq'} "
+    where = con.execute(f"SELECT filename, {_row(source)} "
                         f"FROM {_rows_source(con, source)} WHERE serp_id = ? AND "
                         f"event = '{event}' ORDER BY {order} LIMIT 1", [serp]).fetchone()
     _fail(source, where, f"result page {serp} is announced by a second query event; each "
@@ -135,8 +139,7 @@ def page_error(con, source, serp: int, queries: int, query_seq, click_seq) -> No
 def two_sessions_error(con, source, serp: int) -> None:
     """The FormatError of result page ``serp`` whose events lie in two sessions, naming the
     file and the row of its first event (in seq order) outside the first one's session."""
-    parquet = str(source).lower().endswith(".parquet")
-    rows = con.execute(f"SELECT filename, {'file_row_number + 1' if parquet else 'seq'}, "
+    rows = con.execute(f"SELECT filename, {_row(source)}, "
                        f"session_id FROM {_rows_source(con, source)} WHERE serp_id = ? "
                        f"ORDER BY seq", [serp]).fetchall()
     where = next((r for r in rows if r[2] != rows[0][2]), (str(source), None, "?"))
@@ -243,7 +246,7 @@ class ChunkStatistics:
                 self.parts[name].append(self.con.execute(sql.format(q=q)).df())
         finally:
             self.con.unregister("obs")
-        self.off_page += int((~chunk.is_query & (chunk.rank < 0)).sum())
+        self.off_page += int((chunk.is_click & (chunk.rank < 0)).sum())   # SQL's rule
         self.sessions += chunk.sessions
         if len(self.parts["dwell"]) >= self.HELD:
             self.parts = {name: [table] for name, table in self._summed().items()}

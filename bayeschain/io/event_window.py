@@ -45,6 +45,7 @@ class SessionChunk:
     is_query: np.ndarray          # (n,) bool
     is_click: np.ndarray          # (n,) bool
     rank: np.ndarray              # (n,) int64
+    seq: np.ndarray               # (n,) int64
     on_page: np.ndarray           # (n,) bool
     next_click_serp: np.ndarray   # (n,) int64
     next_click_rank: np.ndarray   # (n,) int64
@@ -153,8 +154,9 @@ def window(table) -> SessionChunk:
     next_query, dwell = np.empty(n, dtype=bool), np.empty(n)
     _compiled()(start, serp, is_query, on_page, rank, time, _floats(table.column("end_time")),
                 next_serp, next_rank, prev_serp, next_query, dwell)
-    return SessionChunk(table, start, serp, is_query, is_click, rank, on_page, next_serp,
-                        next_rank, prev_serp, next_query, dwell, ~np.isnan(time))
+    return SessionChunk(table, start, serp, is_query, is_click, rank,
+                        _ints(table.column("seq")), on_page, next_serp, next_rank, prev_serp,
+                        next_query, dwell, ~np.isnan(time))
 
 
 def _batches(reader):

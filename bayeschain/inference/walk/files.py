@@ -130,8 +130,8 @@ def _smallest_hashes(con, src: str, sessions: int, seed: int, known: int | None)
                                                     ).fetchone()[0], 1)
     while True:
         bound = min(int(share * 2.0**64), 2**64 - 1)
-        events = con.execute(f"SELECT *, hash(session_id, {seed}) AS _hash FROM {src} "
-                             f"WHERE hash(session_id, {seed}) <= {bound}::UBIGINT").df()
+        events = con.execute(f"SELECT * FROM (SELECT *, hash(session_id, {seed}) AS _hash "
+                             f"FROM {src}) WHERE _hash <= {bound}::UBIGINT").df()
         found = events["session_id"].nunique()
         if found >= sessions or share >= 1:
             break

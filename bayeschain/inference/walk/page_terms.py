@@ -234,13 +234,11 @@ class PageTerms:
 
     def add(self, chunk) -> None:
         """The pages of a :class:`~bayeschain.io.event_window.SessionChunk`."""
-        seq = np.asarray(chunk.table.column("seq").to_numpy(zero_copy_only=False),
-                         dtype=np.int64)
         with np.errstate(over="ignore"):        # the hash wraps (Numba absent: in NumPy)
             (serp, queries, deepest, query_seq, click_seq, offsets, codes,
              hashes) = _kernels()["pages"](
                 chunk.start, chunk.serp, chunk.is_query, chunk.is_click, chunk.on_page,
-                chunk.rank, seq, chunk.next_click_serp, chunk.next_click_rank,
+                chunk.rank, chunk.seq, chunk.next_click_serp, chunk.next_click_rank,
                 chunk.prev_click_serp, chunk.next_query, self.end_code, self.reclicks,
                 self.base)
         set_of, first = _kernels()["sets"](offsets, codes, hashes)
