@@ -11,14 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import numpy as np
 import pandas as pd
 
 from .clickstats_pandas import statistics_pandas
+from .clickstats_sql import FRAME_ROW
 from .clickstats_tables import TABLES, ClickStats
 
 
 def _partition_tables(part: pd.DataFrame, has_sessions: bool, by_query: bool) -> pd.DataFrame:
     """One partition's statistics as a long frame: table, key columns, value columns."""
+    if FRAME_ROW in part:                # a frame's order: ties in seq keep it
+        part = part.sort_values(FRAME_ROW).drop(columns=FRAME_ROW)
     stats = statistics_pandas(part, has_sessions=has_sessions, by_query=by_query)
     frames = [stats.table(name).assign(table=name) for name in TABLES]
     frames.append(pd.DataFrame({"table": ["off_page", "sessions"],
@@ -32,13 +36,14 @@ def statistics_dask(source, *, has_sessions: bool = True, by_query: bool = False
     import dask.dataframe as dd
 
     if isinstance(source, pd.DataFrame):
-        ddf = dd.from_pandas(source, npartitions=npartitions or 4)
+        ddf = dd.from_pandas(source.assign(**{FRAME_ROW: np.arange(len(source))}),
+                             npartitions=npartitions or 4)
     else:
         from .clickstats_sql import check_files
 
         # the rows checked as DuckDB checks them (a bad row named by file and row) before
         # the cluster reads them: Dask's readers would take a rank 0 silently
-        check_files(source)
+        check_files(source, ties=True)    # the shuffle does not keep the files' order
         text = str(source)
         suffix = text.lower()
         ddf = dd.read_parquet(text) if suffix.endswith(".parquet") else dd.read_csv(

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..errors import FormatError
@@ -136,6 +137,28 @@ def page_error(con, source, serp: int, queries: int, query_seq, click_seq) -> No
                          f"follow its query")
 
 
+def tie_error(con, source, session, seq: int) -> None:
+    """The FormatError of two events of ``session`` with the same ``seq`` in files, naming
+    the file and the row of the second: out of core a session's events are ordered by
+    ``seq`` alone, so tied events would be read in an arbitrary order, and the pages and
+    statistics could change from run to run."""
+    where = con.execute(f"SELECT filename, {_row(source)} FROM {_rows_source(con, source)} "
+                        f"WHERE session_id = ? AND seq = ? ORDER BY filename, {_row(source)} "
+                        f"LIMIT 1 OFFSET 1", [session, seq]).fetchone()
+    _fail(source, where or (str(source), None),
+          f"session {session} has two events with seq {seq}: out of core the events of a "
+          f"session are ordered by seq, and tied events would be read in an arbitrary "
+          f"order; give each event its own seq (in memory tied events keep the file's "
+          f"order)")
+
+
+#: the first (session, seq) of two events or more (for the Dask backend, whose shuffle
+#: does not keep the files' order; DuckDB's own pass finds ties as it reads)
+_TIE_SQL = """
+SELECT session_id, seq FROM {source} GROUP BY session_id, seq HAVING COUNT(*) > 1 LIMIT 1
+"""
+
+
 def two_sessions_error(con, source, serp: int) -> None:
     """The FormatError of result page ``serp`` whose events lie in two sessions, naming the
     file and the row of its first event (in seq order) outside the first one's session."""
@@ -148,11 +171,17 @@ def two_sessions_error(con, source, serp: int) -> None:
                          f"share one session")
 
 
+#: the column a registered frame gets with its row number: events that share a ``seq``
+#: in one session keep the frame's order (as the pandas backend's stable sort keeps it)
+FRAME_ROW = "_frame_row"
+
+
 def source_sql(con, source, extra: str = "") -> str:
-    """A FROM clause for a frame (registered), a Parquet/CSV/TSV file or glob (``extra``:
-    more options of DuckDB's reader)."""
+    """A FROM clause for a frame (registered, with its row number :data:`FRAME_ROW`), a
+    Parquet/CSV/TSV file or glob (``extra``: more options of DuckDB's reader)."""
     if isinstance(source, pd.DataFrame):
-        con.register("events_frame", source)
+        con.register("events_frame", source.assign(
+            **{FRAME_ROW: np.arange(len(source), dtype=np.int64)}))
         return "events_frame"
     text = str(source)
     suffix = Path(text.replace("*", "x")).suffix.lower()
@@ -203,11 +232,16 @@ def duckdb_connection(source=None, *, memory_limit: str = DUCKDB_MEMORY,
             shutil.rmtree(spill, ignore_errors=True)
 
 
-def check_files(source, *, memory_limit: str = DUCKDB_MEMORY) -> None:
+def check_files(source, *, memory_limit: str = DUCKDB_MEMORY, ties: bool = False) -> None:
     """Check canonical files (a file or a glob) out of core: a FormatError naming the file
-    and the first row that breaks a rule the statistics rely on (:func:`_check_files`)."""
+    and the first row that breaks a rule the statistics rely on (:func:`_check_files`);
+    ``ties``: also two events of a session with the same ``seq`` (:func:`tie_error`)."""
     with duckdb_connection(source, memory_limit=memory_limit) as con:
         _check_files(con, source)
+        tie = con.execute(_TIE_SQL.format(source=source_sql(con, source))).fetchone() \
+            if ties else None
+        if tie is not None:
+            tie_error(con, source, *tie)
 
 
 @contextmanager
@@ -282,6 +316,6 @@ def statistics_duckdb(source, *, has_sessions: bool = True, by_query: bool = Fal
     with duckdb_events(source, memory_limit=memory_limit, threads=threads,
                        temp_directory=temp_directory) as (con, src):
         stats = ChunkStatistics(con, has_sessions=has_sessions, by_query=by_query)
-        for chunk in session_chunks(con, src, query_ids=by_query):
+        for chunk in session_chunks(con, src, source, query_ids=by_query):
             stats.add(chunk)
         return stats.result()

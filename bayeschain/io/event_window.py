@@ -53,6 +53,7 @@ class SessionChunk:
     next_query: np.ndarray        # (n,) bool
     dwell: np.ndarray             # (n,) float
     has_clock: np.ndarray         # (n,) bool
+    first_tie: int = -1           # the first event with its session's previous one's seq
 
     @property
     def sessions(self) -> int:
@@ -154,9 +155,11 @@ def window(table) -> SessionChunk:
     next_query, dwell = np.empty(n, dtype=bool), np.empty(n)
     _compiled()(start, serp, is_query, on_page, rank, time, _floats(table.column("end_time")),
                 next_serp, next_rank, prev_serp, next_query, dwell)
-    return SessionChunk(table, start, serp, is_query, is_click, rank,
-                        _ints(table.column("seq")), on_page, next_serp, next_rank, prev_serp,
-                        next_query, dwell, ~np.isnan(time))
+    seq = _ints(table.column("seq"))
+    tied = np.flatnonzero(~start[1:] & (seq[1:] == seq[:-1]))
+    return SessionChunk(table, start, serp, is_query, is_click, rank, seq, on_page,
+                        next_serp, next_rank, prev_serp, next_query, dwell, ~np.isnan(time),
+                        int(tied[0]) + 1 if tied.size else -1)
 
 
 def _batches(reader):
@@ -176,20 +179,37 @@ def _batches(reader):
         yield batch
 
 
-def session_chunks(con, src: str, *, query_ids: bool = False,
+def session_chunks(con, src: str, source, *, query_ids: bool = False,
                    rows: int | None = None) -> Iterator[SessionChunk]:
-    """The events of ``src`` (a FROM clause on connection ``con``) sorted by
-    ``(session_id, seq)``, in chunks of about ``rows`` (:data:`CHUNK_ROWS`) events that end
-    at a session's end, with their window columns (:func:`window`)."""
+    """The events of ``src`` (a FROM clause on connection ``con`` for ``source``, the
+    frame or files it reads) sorted by ``(session_id, seq)``, in chunks of about ``rows``
+    (:data:`CHUNK_ROWS`) events that end at a session's end, with their window columns
+    (:func:`window`).  Two events of a session with the same ``seq``: a frame's keep its
+    row order (as the pandas backend's stable sort does); in files they are a FormatError
+    naming the file and row (:func:`~bayeschain.io.clickstats_sql.tie_error`), since
+    DuckDB's sort would order them arbitrarily, from run to run."""
+    import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from .clickstats_sql import FRAME_ROW, tie_error
+
     columns = _COLUMNS + (", query_id" if query_ids else "")
-    sorted_events = con.sql(f"SELECT {columns} FROM {src} ORDER BY session_id, seq")
+    frame = isinstance(source, pd.DataFrame)
+    order = f"session_id, seq, {FRAME_ROW}" if frame else "session_id, seq"
+    sorted_events = con.sql(f"SELECT {columns} FROM {src} ORDER BY {order}")
     # DuckDB >= 1.4 names it to_arrow_reader (fetch_arrow_reader: a deprecated alias)
     reader = getattr(sorted_events, "to_arrow_reader", None) or \
         sorted_events.fetch_arrow_reader
     reader = reader(rows or CHUNK_ROWS)
+
+    def checked(chunk: SessionChunk) -> SessionChunk:
+        if not frame and chunk.first_tie >= 0:
+            i = chunk.first_tie
+            tie_error(con, source, chunk.table.column("session_id")[i].as_py(),
+                      int(chunk.seq[i]))
+        return chunk
+
     pending, held = [], 0
     for batch in _batches(reader):        # DuckDB's batches are smaller than asked: gather
         pending.append(batch)
@@ -204,9 +224,9 @@ def session_chunks(con, src: str, *, query_ids: bool = False,
         pending = table.slice(cut).to_batches()
         held = n - cut
         if cut > 0:
-            yield window(table.slice(0, cut).combine_chunks())
+            yield checked(window(table.slice(0, cut).combine_chunks()))
     if held:
-        yield window(pa.Table.from_batches(pending).combine_chunks())
+        yield checked(window(pa.Table.from_batches(pending).combine_chunks()))
 
 
 __all__ = ["CHUNK_ROWS", "SessionChunk", "session_chunks", "window"]

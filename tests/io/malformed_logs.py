@@ -1,7 +1,7 @@
-"""Canonical logs breaking one page rule each, with the start of the error that names it:
+"""Canonical logs breaking one rule each, with the start of the error that names it:
 a page announced by two query events, a click before its page's query in seq order (on
 the page, or off it: no rank), a click moved into another session than its page's
-query."""
+query, two clicks of a session with the same seq (out of core their order is undefined)."""
 
 import pandas as pd
 
@@ -23,7 +23,14 @@ def malformed_page_logs(events: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, s
     moved = events.copy()
     other = events.loc[events["session_id"] != events.loc[click, "session_id"], "session_id"]
     moved.loc[click, "session_id"] = other.iloc[-1]
+    tied = events.copy()
+    clicks = events[events["event"] == "click"]
+    first, second = clicks.index[clicks["session_id"].duplicated(keep=False)][:2]
+    assert events.loc[first, "session_id"] == events.loc[second, "session_id"]
+    tied.loc[second, "seq"] = events.loc[first, "seq"]
     return {
+        "tied": (tied, f"row {second + 1}: session {events.loc[first, 'session_id']} has two "
+                       f"events with seq {events.loc[first, 'seq']}"),
         "twice": (twice, f"row {queries[3] + 1}: result page "
                          f"{events.loc[queries[2], 'serp_id']} is announced by a second "
                          f"query event"),

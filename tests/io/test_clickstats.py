@@ -139,6 +139,22 @@ def test_dask_on_a_local_cluster_equals_duckdb(tmp_path):
     assert_same(click_statistics(read_trec_session(TREC), backend="duckdb"), trec)
 
 
+def test_events_tied_in_seq_keep_the_frames_order_in_every_backend():
+    """Every event of a session given the session's first seq (rows in their true
+    order): pandas' stable sort, DuckDB and Dask keep the frame's order, so the statistics
+    are those of the untied log; the same rows reversed within sessions give others (the
+    order is what is tested)."""
+    pytest.importorskip("dask.dataframe")
+    events = simulate_click_log(300, seed=7).events.sort_values("seq").reset_index(drop=True)
+    ref = click_statistics(events, backend="pandas")
+    tied = events.assign(seq=events.groupby("session_id")["seq"].transform("min"))
+    for backend, options in (("pandas", {}), ("duckdb", {}), ("dask", {"npartitions": 4})):
+        assert_same(ref, click_statistics(tied, backend=backend, **options))
+    backwards = tied.iloc[::-1].reset_index(drop=True)
+    with pytest.raises(AssertionError):
+        assert_same(ref, click_statistics(backwards, backend="pandas"))
+
+
 def test_simulated_log_follows_its_parameters():
     """The rank of the first click has the law given by the chain engine: the hidden walk
     with clicking as absorption, ``P(first click at j) = v_j c_j`` with ``v`` the expected

@@ -241,7 +241,7 @@ def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
             files._check_results(con)                 # before the long pass, not after
         stats = ChunkStatistics(con, has_sessions=files.has_sessions)
         terms = PageTerms(_BASE, reclicks, 1 if files.has_sessions else 2)
-        for chunk in session_chunks(con, src):
+        for chunk in session_chunks(con, src, files.path):
             stats.add(chunk)
             terms.add(chunk)
         stats = stats.result()
