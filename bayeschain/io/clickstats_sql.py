@@ -73,15 +73,17 @@ FROM {source} WHERE reason IS NOT NULL LIMIT 1
 """
 
 #: ... and page by page: a result page announced by two query events (its clicks would
-#: count twice), or a click before the query event of its page in ``seq`` order (the window
+#: count twice), a click before the query event of its page in ``seq`` order (the window
 #: pass orders events by ``seq``; the in-memory reader orders a click and its query by time
-#: first and drops the clicks before their query, counting them)
+#: first and drops the clicks before their query, counting them), or a page whose events
+#: lie in two sessions (the pass reads the events session by session)
 _PAGE_CHECK_SQL = """
 SELECT serp_id, COUNT(*) FILTER (WHERE event = 'query') AS queries,
        MIN(seq) FILTER (WHERE event = 'query') AS query_seq,
-       MIN(seq) FILTER (WHERE event = 'click') AS click_seq
+       MIN(seq) FILTER (WHERE event = 'click') AS click_seq,
+       MIN(session_id) <> MAX(session_id) AS two_sessions
 FROM {source} WHERE serp_id IS NOT NULL
-GROUP BY serp_id HAVING queries > 1 OR click_seq < query_seq LIMIT 1
+GROUP BY serp_id HAVING queries > 1 OR click_seq < query_seq OR two_sessions LIMIT 1
 """
 
 
@@ -98,7 +100,11 @@ def _check_files(con, source, pages: bool = True) -> None:
     page = con.execute(_PAGE_CHECK_SQL.format(source=source_sql(con, source))).fetchone() \
         if pages else None
     if page is not None:
-        page_error(con, source, *page)
+        serp, queries, query_seq, click_seq, two_sessions = page
+        early = click_seq is not None and query_seq is not None and click_seq < query_seq
+        if queries > 1 or early or not two_sessions:
+            page_error(con, source, serp, queries, query_seq, click_seq)
+        two_sessions_error(con, source, serp)
 
 
 def _parquet(source) -> bool:

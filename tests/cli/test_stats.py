@@ -179,8 +179,8 @@ def test_out_of_core_statistics_name_the_first_bad_row(tmp_path, capsys):
 def test_out_of_core_statistics_refuse_what_the_in_memory_reader_refuses(tmp_path, capsys,
                                                                         backend):
     """A page announced twice (its clicks would count twice), a click before its page's
-    query, an infinite time, a bad rank: named by file and row, by DuckDB and before Dask
-    reads the files."""
+    query, a page whose events lie in two sessions, two events of a session with one seq,
+    an infinite time: named by file and row, by DuckDB and before Dask reads the files."""
     from bayeschain.simulate import simulate_click_log
 
     from ..io.malformed_logs import malformed_page_logs
@@ -189,7 +189,6 @@ def test_out_of_core_statistics_refuse_what_the_in_memory_reader_refuses(tmp_pat
     infinite = events.copy()
     infinite.loc[9, "time"] = np.inf
     logs = malformed_page_logs(events)
-    del logs["moved"]                     # refused by the fit's pages, not by the statistics
     logs["infinite"] = (infinite, "row 10: time inf (expected a finite time)")
     for name, (frame, expected) in logs.items():
         path = tmp_path / f"{name}.parquet"
