@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from .clickstats_pandas import statistics_pandas
-from .clickstats_sql import FRAME_ROW
 from .clickstats_tables import TABLES, ClickStats
+from .event_window import FRAME_ROW
 
 
 def _partition_tables(part: pd.DataFrame, has_sessions: bool, by_query: bool) -> pd.DataFrame:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..errors import FormatError
 from .clickstats_tables import TABLES, ClickStats
+from .event_window import FRAME_ROW
 
 #: DuckDB's memory limit unless the caller sets one (beyond it DuckDB spills to disk)
 DUCKDB_MEMORY = "1.5GB"
@@ -177,11 +178,6 @@ def two_sessions_error(con, source, serp: int) -> None:
                          f"share one session")
 
 
-#: the column a registered frame gets with its row number: events that share a ``seq``
-#: in one session keep the frame's order (as the pandas backend's stable sort keeps it)
-FRAME_ROW = "_frame_row"
-
-
 def source_sql(con, source, extra: str = "") -> str:
     """A FROM clause for a frame (registered, with its row number :data:`FRAME_ROW`), a
     Parquet/CSV/TSV file or glob (``extra``: more options of DuckDB's reader)."""
@@ -322,6 +318,8 @@ def statistics_duckdb(source, *, has_sessions: bool = True, by_query: bool = Fal
     with duckdb_events(source, memory_limit=memory_limit, threads=threads,
                        temp_directory=temp_directory) as (con, src):
         stats = ChunkStatistics(con, has_sessions=has_sessions, by_query=by_query)
-        for chunk in session_chunks(con, src, source, query_ids=by_query):
+        on_tie = None if isinstance(source, pd.DataFrame) else \
+            (lambda session, seq: tie_error(con, source, session, seq))
+        for chunk in session_chunks(con, src, on_tie=on_tie, query_ids=by_query):
             stats.add(chunk)
         return stats.result()

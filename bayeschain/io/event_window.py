@@ -27,6 +27,9 @@ import numpy as np
 
 #: events per chunk handed over by DuckDB (a chunk ends at a session's end)
 CHUNK_ROWS = 1_000_000
+#: the column a registered frame of events gets with its row number: events that share a
+#: ``seq`` in one session keep the frame's order (as the pandas backend's stable sort does)
+FRAME_ROW = "_frame_row"
 
 #: typed here: a column of nulls only (a shard without clicks) has Arrow's null type
 _COLUMNS = ("session_id, serp_id::BIGINT AS serp_id, event = 'query' AS is_query, "
@@ -179,24 +182,20 @@ def _batches(reader):
         yield batch
 
 
-def session_chunks(con, src: str, source, *, query_ids: bool = False,
+def session_chunks(con, src: str, *, on_tie=None, query_ids: bool = False,
                    rows: int | None = None) -> Iterator[SessionChunk]:
-    """The events of ``src`` (a FROM clause on connection ``con`` for ``source``, the
-    frame or files it reads) sorted by ``(session_id, seq)``, in chunks of about ``rows``
-    (:data:`CHUNK_ROWS`) events that end at a session's end, with their window columns
-    (:func:`window`).  Two events of a session with the same ``seq``: a frame's keep its
-    row order (as the pandas backend's stable sort does); in files they are a FormatError
-    naming the file and row (:func:`~bayeschain.io.clickstats_sql.tie_error`), since
-    DuckDB's sort would order them arbitrarily, from run to run."""
-    import pandas as pd
+    """The events of ``src`` (a FROM clause on connection ``con``) sorted by
+    ``(session_id, seq)``, in chunks of about ``rows`` (:data:`CHUNK_ROWS`) events that end
+    at a session's end, with their window columns (:func:`window`).  Two events of a
+    session with the same ``seq``: ``on_tie(session_id, seq)`` is called (files: it raises
+    the error naming the file and row, since DuckDB's sort would order them arbitrarily,
+    from run to run); without it ``src`` is a registered frame with its row number
+    :data:`FRAME_ROW`, whose order tied events keep (as pandas' stable sort keeps it)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .clickstats_sql import FRAME_ROW, tie_error
-
     columns = _COLUMNS + (", query_id" if query_ids else "")
-    frame = isinstance(source, pd.DataFrame)
-    order = f"session_id, seq, {FRAME_ROW}" if frame else "session_id, seq"
+    order = "session_id, seq" if on_tie is not None else f"session_id, seq, {FRAME_ROW}"
     sorted_events = con.sql(f"SELECT {columns} FROM {src} ORDER BY {order}")
     # DuckDB >= 1.4 names it to_arrow_reader (fetch_arrow_reader: a deprecated alias)
     reader = getattr(sorted_events, "to_arrow_reader", None) or \
@@ -204,10 +203,9 @@ def session_chunks(con, src: str, source, *, query_ids: bool = False,
     reader = reader(rows or CHUNK_ROWS)
 
     def checked(chunk: SessionChunk) -> SessionChunk:
-        if not frame and chunk.first_tie >= 0:
+        if on_tie is not None and chunk.first_tie >= 0:
             i = chunk.first_tie
-            tie_error(con, source, chunk.table.column("session_id")[i].as_py(),
-                      int(chunk.seq[i]))
+            on_tie(chunk.table.column("session_id")[i].as_py(), int(chunk.seq[i]))
         return chunk
 
     pending, held = [], 0
@@ -229,4 +227,4 @@ def session_chunks(con, src: str, source, *, query_ids: bool = False,
         yield checked(window(pa.Table.from_batches(pending).combine_chunks()))
 
 
-__all__ = ["CHUNK_ROWS", "SessionChunk", "session_chunks", "window"]
+__all__ = ["CHUNK_ROWS", "FRAME_ROW", "SessionChunk", "session_chunks", "window"]

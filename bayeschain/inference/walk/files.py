@@ -231,7 +231,7 @@ def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
     """``(PageData, ClickStats)`` of the files in one pass over their sessions."""
     import pandas as pd
 
-    from ...io.clickstats_sql import ChunkStatistics, duckdb_events
+    from ...io.clickstats_sql import ChunkStatistics, duckdb_events, tie_error
     from ...io.event_window import session_chunks
     from .page_terms import PageTerms
 
@@ -241,7 +241,8 @@ def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
             files._check_results(con)                 # before the long pass, not after
         stats = ChunkStatistics(con, has_sessions=files.has_sessions)
         terms = PageTerms(_BASE, reclicks, 1 if files.has_sessions else 2)
-        for chunk in session_chunks(con, src, files.path):
+        for chunk in session_chunks(
+                con, src, on_tie=lambda session, seq: tie_error(con, files.path, session, seq)):
             stats.add(chunk)
             terms.add(chunk)
         stats = stats.result()
