@@ -64,7 +64,7 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
     options = dict(draws=draws, tune=tune, chains=chains, cores=min(chains, 2), seed=seed,
                    progress_bar=progress, target_accept=target_accept, save_warmup=False,
                    return_raw_trace=True, **_mass_matrix(nutpie.sample, low_rank))
-    expanded = Expansions(model)
+    expanded = Expansions(model, draws)
     compiled, path = compiled_model(model, init, path=path)
     resampled = None
     while True:
@@ -90,7 +90,7 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
                      f"target_accept {options['target_accept']}: sampled again at "
                      f"{RETRY_TARGET_ACCEPT}")
         options["target_accept"] = RETRY_TARGET_ACCEPT
-        expanded = Expansions(model)
+        expanded = Expansions(model, draws)
     stats.attrs["nutpie_path"] = path_description(path)
     if resampled:
         stats.attrs["resampled"] = resampled
@@ -263,26 +263,44 @@ def _raw_draws(trace):
 
 
 class Expansions:
-    """The named quantities of draws of ``theta``, computed once per draw (the checks
-    while sampling see the same draws again, with more after them)."""
+    """The named quantities of draws of ``theta``, computed once per draw into arrays that
+    grow with the draws (the checks while sampling see the same draws again, with more
+    after them, as views: with 10^4 documents a copy of every draw at every check held
+    gigabytes).  ``capacity``: the most draws per chain expected; the arrays are reserved
+    for it and only the rows written take memory (the operating system maps pages as
+    they are written)."""
 
-    def __init__(self, model: WalkModel):
+    def __init__(self, model: WalkModel, capacity: int = 0):
         self.model = model
-        self.done: list[list[dict]] = []
+        self.capacity = int(capacity)
+        self.arrays: dict[str, np.ndarray] = {}
+        self.done = 0
+
+    def _reserve(self, chains: int, n: int, first: dict[str, np.ndarray]) -> None:
+        size = max(n, self.capacity, 1)
+        if self.arrays and next(iter(self.arrays.values())).shape[1] >= n:
+            return
+        grown = {k: np.empty((chains, size) + np.shape(v), dtype=np.asarray(v).dtype)
+                 for k, v in first.items()}
+        for k, old in self.arrays.items():
+            grown[k][:, :self.done] = old[:, :self.done]
+        self.arrays = grown
 
     def of(self, theta: np.ndarray) -> dict[str, np.ndarray]:
-        """``theta (chain, draw, ndim)`` -> name -> ``(chain, draw, ...)``."""
+        """``theta (chain, draw, ndim)`` -> name -> ``(chain, draw, ...)`` (views)."""
         chains, n = theta.shape[:2]
-        while len(self.done) < chains:
-            self.done.append([])
-        for c in range(chains):
-            have = self.done[c]
-            for d in range(len(have), n):
-                have.append(self.model.expand(theta[c, d]))
-        names = self.done[0][0].keys() if n else self.model.expand(
-            np.zeros(self.model.ndim)).keys()
-        return {k: np.array([[self.done[c][d][k] for d in range(n)] for c in range(chains)])
-                for k in names}
+        if not self.arrays:
+            self._reserve(chains, n, self.model.expand(theta[0, 0] if n else
+                                                       np.zeros(self.model.ndim)))
+        elif n > next(iter(self.arrays.values())).shape[1]:
+            self._reserve(chains, max(n, 2 * self.done),
+                          {k: v[0, 0] for k, v in self.arrays.items()})
+        for d in range(self.done, n):
+            for c in range(chains):
+                for k, v in self.model.expand(theta[c, d]).items():
+                    self.arrays[k][c, d] = v
+        self.done = max(self.done, n)
+        return {k: v[:, :n] for k, v in self.arrays.items()}
 
 
 def _sample_until(sampler, expanded: Expansions, draws, min_ess, max_rhat, report):
