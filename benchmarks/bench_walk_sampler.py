@@ -1,0 +1,166 @@
+"""The default walk's sampler settings, as a user meets them: fresh-process fits.
+
+    python3 benchmarks/bench_walk_sampler.py [--logs trec clara2 wscd]
+        [--settings 1000/0.95 500/0.9 500/0.8] [--checks wscd]
+
+For each log (TREC Session 2013 bundled; CLARA2 and WSCD from the shared samples, skipped
+when absent) and each ``tune/target_accept`` pair, writes the default spec
+(``models/walk.toml``) with those two keys changed and runs ``bayeschain fit LOG
+[--results PAGES] --spec SPEC -o post.nc`` as a fresh process (warm compile cache: one
+fit runs first), timed from the outside with ``/usr/bin/time``'s peak memory, and prints
+the fit's own diagnostics line (largest R-hat, smallest bulk ESS, divergences, and a
+resampling at target_accept 0.99 when draws diverged).
+
+``--fixed LOG`` instead fits LOG in process with the default spec at each setting for a
+fixed number of draws (``--draws``, per chain, no stopping rule) and prints the time and
+each quantity's smallest bulk ESS and largest R-hat: how well each setting mixes.
+
+``--checks LOG`` instead fits LOG in process with the default spec and prints every
+check the sampler makes while it samples (draws per chain, smallest bulk ESS, largest
+R-hat, the quantity holding each back) and, at the end, the posterior's diagnostics per
+quantity: which of the ESS and R-hat rules sets the number of draws.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from click_model_peers import load_log, present_logs  # noqa: E402
+
+TREC = ROOT / "data" / "trec_session_2013" / "sessiontrack2013.xml.gz"
+
+
+def spec_with(tune: int, target_accept: float, folder: Path) -> Path:
+    """The default walk spec with ``tune`` and ``target_accept`` replaced."""
+    text = (ROOT / "models" / "walk.toml").read_text(encoding="utf-8")
+    text = re.sub(r"(?m)^tune = \d+", f"tune = {tune}", text)
+    text = re.sub(r"(?m)^target_accept = [0-9.]+", f"target_accept = {target_accept}", text)
+    text = re.sub(r'(?m)^name = "walk"', f'name = "walk-{tune}-{target_accept}"', text)
+    path = folder / f"walk-{tune}-{target_accept}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def log_files(name: str, folder: Path) -> list[str]:
+    """``[LOG]`` or ``[LOG, --results, PAGES]`` for ``bayeschain fit``."""
+    if name == "trec":
+        return [str(TREC)]
+    from bayeschain.io import write_canonical
+
+    log = load_log(name)
+    events, pages = folder / f"{name}.parquet", folder / f"{name}_pages.parquet"
+    write_canonical(log, events, force=True)
+    log.results.to_parquet(pages, index=False)
+    return [str(events), "--results", str(pages)]
+
+
+def fresh_fit(files: list[str], spec: Path, out: Path) -> tuple[float, float, str]:
+    """Wall seconds, peak MB and the diagnostics line of one fresh-process fit."""
+    cmd = ["/usr/bin/time", "-f", "%M", sys.executable, "-m", "bayeschain", "fit", *files,
+           "--spec", str(spec), "-o", str(out), "--force"]
+    t = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if done.returncode:
+        raise SystemExit(f"fit failed: {done.stderr[-2000:]}")
+    peak = float(done.stderr.strip().splitlines()[-1]) / 1024
+    line = next((ln for ln in done.stdout.splitlines() if ln.startswith("NUTS:")), "")
+    return wall, peak, line.removeprefix("NUTS: ")
+
+
+def checks(name: str) -> None:
+    """The sampler's checks while it samples, and the diagnostics per quantity."""
+    import warnings
+
+    import numpy as np
+
+    import bayeschain
+    from bayeschain.inference.walk import sampler
+    from bayeschain.posterior.diagnostics import bulk_ess, rank_rhat
+
+    warnings.simplefilter("ignore")
+    real = sampler._worst
+    t0 = time.perf_counter()
+
+    def seen(quantities, *rules):
+        ess, rhat = real(quantities, *rules)
+        n = next(iter(quantities.values())).shape[1]
+        worst_e = min(quantities, key=lambda k: np.nanmin(bulk_ess(quantities[k])))
+        worst_r = max(quantities, key=lambda k: np.nanmax(rank_rhat(quantities[k])))
+        print(f"  {time.perf_counter() - t0:6.1f} s  {n:5d} draws per chain: bulk ESS "
+              f"{ess:7.0f} ({worst_e}), R-hat {rhat:.4f} ({worst_r})", flush=True)
+        return ess, rhat
+
+    sampler._worst = seen
+    log = bayeschain.read_clicks(TREC) if name == "trec" else load_log(name)
+    post = bayeschain.fit(log)
+    print(f"  {time.perf_counter() - t0:6.1f} s in all, {post.n_draws} draws")
+    print(post.diagnostics(sampled_only=True).to_string(index=False))
+
+
+def fixed(name: str, settings: list[str], draws: int) -> None:
+    """Fits of ``draws`` per chain at each ``tune/target_accept``, diagnostics per quantity."""
+    import warnings
+
+    import bayeschain
+
+    warnings.simplefilter("ignore")
+    log = bayeschain.read_clicks(TREC) if name == "trec" else load_log(name)
+    for setting in settings:
+        tune, target = setting.split("/")
+        t = time.perf_counter()
+        post = bayeschain.fit(log, draws=draws, tune=int(tune), target_accept=float(target),
+                              min_ess=0)
+        table = post.diagnostics(sampled_only=True)
+        print(f"{name}, {tune} / {target}, 2 x {draws} draws: {time.perf_counter() - t:.1f} s, "
+              f"{post.divergences()} divergences")
+        print(table.to_string(index=False), flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--logs", nargs="+", default=["trec", "clara2", "wscd"])
+    ap.add_argument("--settings", nargs="+", default=["1000/0.95", "500/0.9", "500/0.8"],
+                    help="tune/target_accept pairs")
+    ap.add_argument("--checks", help="a log whose default fit's checks are printed")
+    ap.add_argument("--fixed", help="a log fitted in process for --draws at each setting")
+    ap.add_argument("--draws", type=int, default=1000)
+    a = ap.parse_args()
+    if a.fixed:
+        fixed(a.fixed, a.settings, a.draws)
+        return
+    if a.checks:
+        checks(a.checks)
+        return
+    logs = ["trec"] + present_logs([n for n in a.logs if n != "trec"]) \
+        if "trec" in a.logs else present_logs(a.logs)
+    skipped = sorted(set(a.logs) - set(logs))
+    if skipped:
+        print(f"skipped (their samples are not on this machine): {', '.join(skipped)}")
+    print("| log | tune / target_accept | wall s | peak MB | R-hat / bulk ESS / divergences |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for name in logs:
+            files = log_files(name, folder)
+            warm = spec_with(200, 0.9, folder)
+            fresh_fit(files, warm, folder / "warm.nc")        # compile caches warm
+            for setting in a.settings:
+                tune, target = setting.split("/")
+                spec = spec_with(int(tune), float(target), folder)
+                wall, peak, line = fresh_fit(files, spec, folder / "post.nc")
+                print(f"| {name} | {tune} / {target} | {wall:.1f} | {peak:,.0f} | {line} |",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
