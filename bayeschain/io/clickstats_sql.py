@@ -152,11 +152,13 @@ def tie_error(con, source, session, seq: int) -> None:
     where = con.execute(f"SELECT filename, {_row(source)} FROM {_rows_source(con, source)} "
                         f"WHERE session_id = ? AND seq = ? ORDER BY filename, {_row(source)} "
                         f"LIMIT 1 OFFSET 1", [session, seq]).fetchone()
-    _fail(source, where or (str(source), None),
-          f"session {session} has two events with seq {seq}: out of core the events of a "
-          f"session are ordered by seq, and tied events would be read in an arbitrary "
-          f"order; give each event its own seq (in memory tied events keep the file's "
-          f"order)")
+    reason = (f"session {session} has two events with seq {seq}: out of core the events of "
+              f"a session are ordered by seq, and tied events would be read in an arbitrary "
+              f"order; give each event its own seq (in memory tied events keep the file's "
+              f"order)")
+    if where is not None and not _parquet(source):      # CSV names rows by seq: both
+        raise FormatError(f"the rows with seq {seq}: {reason}", file=where[0])
+    _fail(source, where or (str(source), None), reason)
 
 
 #: the first (session, seq) of two events or more (for the Dask backend, whose shuffle
@@ -318,8 +320,8 @@ def statistics_duckdb(source, *, has_sessions: bool = True, by_query: bool = Fal
     with duckdb_events(source, memory_limit=memory_limit, threads=threads,
                        temp_directory=temp_directory) as (con, src):
         stats = ChunkStatistics(con, has_sessions=has_sessions, by_query=by_query)
-        on_tie = None if isinstance(source, pd.DataFrame) else \
-            (lambda session, seq: tie_error(con, source, session, seq))
-        for chunk in session_chunks(con, src, on_tie=on_tie, query_ids=by_query):
+        frame = isinstance(source, pd.DataFrame)
+        on_tie = None if frame else (lambda session, seq: tie_error(con, source, session, seq))
+        for chunk in session_chunks(con, src, on_tie=on_tie, frame=frame, query_ids=by_query):
             stats.add(chunk)
         return stats.result()

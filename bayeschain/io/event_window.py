@@ -182,20 +182,22 @@ def _batches(reader):
         yield batch
 
 
-def session_chunks(con, src: str, *, on_tie=None, query_ids: bool = False,
-                   rows: int | None = None) -> Iterator[SessionChunk]:
+def session_chunks(con, src: str, *, on_tie=None, frame: bool = False,
+                   query_ids: bool = False, rows: int | None = None) -> Iterator[SessionChunk]:
     """The events of ``src`` (a FROM clause on connection ``con``) sorted by
     ``(session_id, seq)``, in chunks of about ``rows`` (:data:`CHUNK_ROWS`) events that end
     at a session's end, with their window columns (:func:`window`).  Two events of a
-    session with the same ``seq``: ``on_tie(session_id, seq)`` is called (files: it raises
-    the error naming the file and row, since DuckDB's sort would order them arbitrarily,
-    from run to run); without it ``src`` is a registered frame with its row number
+    session with the same ``seq``: in files ``on_tie(session_id, seq)`` is called (it
+    raises the error naming the file and row, since DuckDB's sort would order them
+    arbitrarily, from run to run); a registered frame (``frame=True``) has its row number
     :data:`FRAME_ROW`, whose order tied events keep (as pandas' stable sort keeps it)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if frame == (on_tie is not None):
+        raise ValueError("session_chunks takes on_tie for files or frame=True for a frame")
     columns = _COLUMNS + (", query_id" if query_ids else "")
-    order = "session_id, seq" if on_tie is not None else f"session_id, seq, {FRAME_ROW}"
+    order = f"session_id, seq, {FRAME_ROW}" if frame else "session_id, seq"
     sorted_events = con.sql(f"SELECT {columns} FROM {src} ORDER BY {order}")
     # DuckDB >= 1.4 names it to_arrow_reader (fetch_arrow_reader: a deprecated alias)
     reader = getattr(sorted_events, "to_arrow_reader", None) or \

@@ -175,7 +175,9 @@ class Posterior:
 
     def _worst_of(self, name: str, da: xr.DataArray) -> dict:
         """``max_rhat`` and ``min_ess`` of one variable, computed once per array of draws
-        (a fit checks them and its report prints them: seconds each for 10^4 documents)."""
+        (a fit checks them and its report prints them: seconds each for 10^4 documents).
+        The array is made read-only once read, so that its draws cannot change under the
+        numbers kept (edit a copy and build a new posterior instead)."""
         from .diagnostics import bulk_ess, rank_rhat
 
         raw = da.values
@@ -188,6 +190,7 @@ class Posterior:
         worst = {"max_rhat": float(np.nanmax(rhat)) if np.isfinite(rhat).any() else
                  float("nan"),
                  "min_ess": float(np.nanmin(ess)) if np.isfinite(ess).any() else float("nan")}
+        raw.flags.writeable = False
         cache[name] = (raw, da.dims, worst)
         return worst
 

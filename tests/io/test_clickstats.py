@@ -155,6 +155,28 @@ def test_events_tied_in_seq_keep_the_frames_order_in_every_backend():
         assert_same(ref, click_statistics(backwards, backend="pandas"))
 
 
+def test_a_frames_row_number_orders_its_tied_events_in_duckdbs_pass():
+    """DuckDB's pass over a registered frame orders events tied in seq by the frame's row
+    number (here opposite to the rows' insertion order, which DuckDB would keep by
+    itself): the events come out as pandas sorts them by session, seq and row number."""
+    import duckdb
+
+    from bayeschain.io.event_window import FRAME_ROW, session_chunks
+
+    events = simulate_click_log(80, seed=9).events.sort_values("seq").reset_index(drop=True)
+    tied = events.assign(seq=events.groupby("session_id")["seq"].transform("min"),
+                         **{FRAME_ROW: np.arange(len(events))[::-1]})
+    want = tied.sort_values(["session_id", "seq", FRAME_ROW])
+    with duckdb.connect() as con:
+        con.register("events_frame", tied)
+        chunks = list(session_chunks(con, "events_frame", frame=True, rows=7))
+    assert len(chunks) > 3
+    for column in ("serp_id", "time"):
+        got = np.concatenate([c.table.column(column).to_numpy(zero_copy_only=False)
+                              for c in chunks]).astype(float)
+        np.testing.assert_array_equal(got, want[column].to_numpy(dtype=float))
+
+
 def test_simulated_log_follows_its_parameters():
     """The rank of the first click has the law given by the chain engine: the hidden walk
     with clicking as absorption, ``P(first click at j) = v_j c_j`` with ``v`` the expected

@@ -80,6 +80,7 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
                 raise
             _failed_c_path(f"{type(exc).__name__}: {exc}")
             compiled, path = _python_model(model, init), PYTHON_PATH
+            expanded = Expansions(model, draws)     # the failed run's draws are not these
             continue
         diverged = int(np.asarray(stats["diverging"]).sum())
         if not diverged or options["target_accept"] >= RETRY_TARGET_ACCEPT:
@@ -263,10 +264,10 @@ def _raw_draws(trace):
 
 
 class Expansions:
-    """The named quantities of draws of ``theta``, computed once per draw into arrays that
-    grow with the draws (the checks while sampling see the same draws again, with more
-    after them, as views: with 10^4 documents a copy of every draw at every check held
-    gigabytes).  ``capacity``: the most draws per chain expected; the arrays are reserved
+    """The named quantities (float64) of draws of ``theta``, computed once per draw into
+    arrays that grow with the draws (the checks while sampling see the same draws again,
+    with more after them, as views: with 10^4 documents a copy of every draw at every
+    check held gigabytes).  ``capacity``: the most draws per chain expected; the arrays are reserved
     for it and only the rows written take memory (the operating system maps pages as
     they are written)."""
 
@@ -280,8 +281,7 @@ class Expansions:
         size = max(n, self.capacity, 1)
         if self.arrays and next(iter(self.arrays.values())).shape[1] >= n:
             return
-        grown = {k: np.empty((chains, size) + np.shape(v), dtype=np.asarray(v).dtype)
-                 for k, v in first.items()}
+        grown = {k: np.empty((chains, size) + np.shape(v)) for k, v in first.items()}
         for k, old in self.arrays.items():
             grown[k][:, :self.done] = old[:, :self.done]
         self.arrays = grown
@@ -289,6 +289,9 @@ class Expansions:
     def of(self, theta: np.ndarray) -> dict[str, np.ndarray]:
         """``theta (chain, draw, ndim)`` -> name -> ``(chain, draw, ...)`` (views)."""
         chains, n = theta.shape[:2]
+        if self.arrays and next(iter(self.arrays.values())).shape[0] != chains:
+            raise ValueError(f"draws of {chains} chains after draws of "
+                             f"{next(iter(self.arrays.values())).shape[0]}")
         if not self.arrays:
             self._reserve(chains, n, self.model.expand(theta[0, 0] if n else
                                                        np.zeros(self.model.ndim)))
@@ -328,7 +331,7 @@ def _sample_until(sampler, expanded: Expansions, draws, min_ess, max_rhat, repor
             if report is not None:
                 report(theta.shape[1], draws)
             while next_check < draws and theta.shape[1] >= next_check:
-                ess, rhat = _worst(expanded.of(theta[:, :next_check]), min_ess, max_rhat)
+                ess, rhat = _worst(expanded.of(theta[:, :next_check]))
                 if ess >= min_ess and rhat <= max_rhat:
                     if not finished:
                         sampler.cancel()        # the chains stop; nothing more is read
@@ -355,20 +358,14 @@ def _finished(sampler) -> bool:
         return False
 
 
-def _worst(quantities: dict[str, np.ndarray], min_ess: float = 0.0,
-           max_rhat: float = np.inf) -> tuple[float, float]:
+def _worst(quantities: dict[str, np.ndarray]) -> tuple[float, float]:
     """The smallest bulk ESS and the largest rank R-hat over every quantity (constant
-    quantities, e.g. structural zeros, have no R-hat; non-finite draws give ESS 0).  The
-    quantities are read smallest first, and once one fails ``min_ess`` or ``max_rhat`` the
-    rest are not read (the check fails whatever they say: with 10^4 documents they cost
-    seconds per check, taken from the chains' cores)."""
+    quantities, e.g. structural zeros, have no R-hat; non-finite draws give ESS 0)."""
     from ...posterior.diagnostics import bulk_ess, rank_rhat
 
     ess, rhat = np.inf, 0.0
-    for x in sorted(quantities.values(), key=np.size):
+    for x in quantities.values():
         e, r = bulk_ess(x), rank_rhat(x)
         ess = 0.0 if np.isnan(e).any() else min(ess, float(np.min(e, initial=np.inf)))
         rhat = max(rhat, float(np.nanmax(r, initial=0.0)))
-        if ess < min_ess or rhat > max_rhat:
-            break
     return ess, rhat

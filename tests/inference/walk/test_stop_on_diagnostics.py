@@ -154,3 +154,32 @@ def test_a_fit_whose_draws_diverged_is_sampled_again_with_smaller_steps(monkeypa
     assert post.divergences() == 0
     assert post.attrs["resampled"].startswith(
         f"1 divergent transition at target_accept {DEFAULT_TARGET_ACCEPT}")
+
+
+def test_expanded_draws_are_each_draws_quantities_as_the_draws_grow():
+    """The quantities of the draws so far, read again with more draws after them (past the
+    reserved count too): each row is ``expand`` of its own draw, earlier reads keep theirs,
+    and draws of another number of chains are refused."""
+    from bayeschain.inference.walk.sampler import Expansions
+
+    class Stand:
+        ndim = 3
+
+        @staticmethod
+        def expand(theta):
+            return {"pair": 2.0 * theta[:2], "first": theta[0] > 0, "sum": theta.sum()}
+
+    theta = np.random.default_rng(3).normal(size=(2, 9, 3))
+    expanded = Expansions(Stand(), capacity=4)
+    assert expanded.of(theta[:, :0])["pair"].shape == (2, 0, 2)
+    early = {k: v.copy() for k, v in expanded.of(theta[:, :3]).items()}
+    for n in (3, 5, 9, 6):
+        got = expanded.of(theta[:, :n])
+        for k in ("pair", "first", "sum"):
+            want = np.array([[Stand.expand(theta[c, d])[k] for d in range(n)]
+                             for c in range(2)], dtype=float)
+            np.testing.assert_array_equal(got[k], want)
+    for k, v in early.items():
+        np.testing.assert_array_equal(expanded.of(theta[:, :3])[k], v)
+    with pytest.raises(ValueError, match="chains"):
+        expanded.of(theta[:1, :3])
