@@ -267,9 +267,9 @@ class Expansions:
     """The named quantities (float64) of draws of ``theta``, computed once per draw into
     arrays that grow with the draws (the checks while sampling see the same draws again,
     with more after them, as views: with 10^4 documents a copy of every draw at every
-    check held gigabytes).  ``capacity``: the most draws per chain expected; the arrays are reserved
-    for it and only the rows written take memory (the operating system maps pages as
-    they are written)."""
+    check held gigabytes).  ``capacity``: the most draws per chain expected; the arrays
+    are reserved for it and only the rows written take memory (the operating system maps
+    pages as they are written)."""
 
     def __init__(self, model: WalkModel, capacity: int = 0):
         self.model = model
@@ -277,27 +277,21 @@ class Expansions:
         self.arrays: dict[str, np.ndarray] = {}
         self.done = 0
 
-    def _reserve(self, chains: int, n: int, first: dict[str, np.ndarray]) -> None:
-        size = max(n, self.capacity, 1)
-        if self.arrays and next(iter(self.arrays.values())).shape[1] >= n:
-            return
-        grown = {k: np.empty((chains, size) + np.shape(v)) for k, v in first.items()}
-        for k, old in self.arrays.items():
-            grown[k][:, :self.done] = old[:, :self.done]
-        self.arrays = grown
-
     def of(self, theta: np.ndarray) -> dict[str, np.ndarray]:
         """``theta (chain, draw, ndim)`` -> name -> ``(chain, draw, ...)`` (views)."""
         chains, n = theta.shape[:2]
-        if self.arrays and next(iter(self.arrays.values())).shape[0] != chains:
-            raise ValueError(f"draws of {chains} chains after draws of "
-                             f"{next(iter(self.arrays.values())).shape[0]}")
         if not self.arrays:
-            self._reserve(chains, n, self.model.expand(theta[0, 0] if n else
-                                                       np.zeros(self.model.ndim)))
-        elif n > next(iter(self.arrays.values())).shape[1]:
-            self._reserve(chains, max(n, 2 * self.done),
-                          {k: v[0, 0] for k, v in self.arrays.items()})
+            first = self.model.expand(theta[0, 0] if n else np.zeros(self.model.ndim))
+            self.arrays = {k: np.empty((chains, max(n, self.capacity, 1)) + np.shape(v))
+                           for k, v in first.items()}
+        held = next(iter(self.arrays.values()))
+        if held.shape[0] != chains:
+            raise ValueError(f"draws of {chains} chains after draws of {held.shape[0]}")
+        if n > held.shape[1]:                      # more than reserved: grow, keep the rows
+            more = max(n, 2 * self.done) - self.done
+            self.arrays = {k: np.concatenate([v[:, :self.done],
+                                              np.empty((chains, more) + v.shape[2:])], axis=1)
+                           for k, v in self.arrays.items()}
         for d in range(self.done, n):
             for c in range(chains):
                 for k, v in self.model.expand(theta[c, d]).items():
