@@ -3,6 +3,7 @@
     python3 benchmarks/bench_scale.py [--sizes 10000 100000 1000000 10000000]
                                       [--folder DIR] [--keep]
     python3 benchmarks/bench_scale.py --document-pairs 100000 [--sessions 1000000]
+                                      [--spec walk-document-mode]
 
 For each size, as fresh processes (the CLI as users run it), with wall time and the peak
 resident memory of the command's whole process tree (sampled every 0.1 s with psutil:
@@ -25,7 +26,9 @@ and where it lands at Baidu-ULTR's size (1.2 x 10^9 sessions).  Prints a Markdow
 of its own: about 30 (query, document) pairs per topic), then ``bayeschain fit log
 --results pages -o post.nc`` with the defaults (the pairs recur, so the walk takes
 attractiveness per document; the log is read into memory), reporting the pairs, the
-fit's wall time and peak memory, its R-hat, bulk ESS and divergences.
+fit's wall time and peak memory, its R-hat, bulk ESS and divergences.  ``--spec S`` fits
+spec ``S`` instead (``walk-document-mode``: the documents at their mode, the walk sampled
+given them).
 """
 
 from __future__ import annotations
@@ -80,7 +83,8 @@ def slope(sizes, values) -> float:
     return float(np.polyfit(x, y, 1)[0]) if len(x) > 1 else float("nan")
 
 
-def documents(pairs: int, sessions: int, where: str | None, keep: bool) -> None:
+def documents(pairs: int, sessions: int, where: str | None, keep: bool,
+              spec: str | None = None) -> None:
     """The per-document fit at scale (see the module docstring)."""
     import duckdb
 
@@ -98,16 +102,17 @@ def documents(pairs: int, sessions: int, where: str | None, keep: bool) -> None:
             f"SELECT COUNT(DISTINCT (q.query_id, r.doc_id)) FROM read_parquet('{pages}') r "
             f"JOIN read_parquet('{log}') q ON q.serp_id = r.serp_id AND q.event = 'query'"
         ).fetchone()[0]
-        fit = run(["fit", str(log), "--results", str(pages), "-o", str(post)], folder)
+        fit = run(["fit", str(log), "--results", str(pages), "-o", str(post),
+                   *(["--spec", spec] if spec else [])], folder)
         diagnostics = re.search(r"NUTS: .*", fit[2])
     finally:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
     print(f"\n{machine()}\n")
-    print(table([(f"{sessions:,}", f"{found:,}", f"{sim[0]:.1f} / {sim[1]:,.0f}",
+    print(table([(spec or "walk (default)", f"{sessions:,}", f"{found:,}", f"{sim[0]:.1f} / {sim[1]:,.0f}",
                   f"{fit[0]:.1f} / {fit[1]:,.0f}",
                   diagnostics.group(0) if diagnostics else "(no NUTS line)")],
-                ("sessions", "(query, document) pairs", "simulate s / MB", "fit s / MB",
+                ("spec", "sessions", "(query, document) pairs", "simulate s / MB", "fit s / MB",
                  "diagnostics")))
 
 
@@ -121,9 +126,10 @@ def main() -> None:
                     help="fit attractiveness per document on about this many pairs instead")
     ap.add_argument("--sessions", type=int, default=1_000_000,
                     help="sessions of the --document-pairs log")
+    ap.add_argument("--spec", default=None, help="the --document-pairs fit's spec")
     a = ap.parse_args()
     if a.document_pairs:
-        return documents(a.document_pairs, a.sessions, a.folder, a.keep)
+        return documents(a.document_pairs, a.sessions, a.folder, a.keep, a.spec)
     folder = Path(a.folder or tempfile.mkdtemp(prefix="bench-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
     rows, measured = [], {k: [] for k in ("simulate", "duckdb", "dask", "fit")}
