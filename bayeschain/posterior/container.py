@@ -38,6 +38,12 @@ from .storage import DIGEST_ATTR, check_domain, content_digest, read_tree
 
 #: a variable's attr ``draws`` with this value: exact, independent posterior draws (no MCMC)
 INDEPENDENT_DRAWS = "independent"
+#: ... with this value: each draw is a Markov chain's draw of other quantities (checked
+#: there) plus an independent draw of a Laplace approximation (the documents' effects at
+#: their mode, :mod:`bayeschain.inference.walk.documents`)
+LAPLACE_DRAWS = "laplace"
+#: the values of attr ``draws`` whose variables R-hat and ESS do not diagnose
+UNCHAINED_DRAWS = (INDEPENDENT_DRAWS, LAPLACE_DRAWS)
 
 
 @dataclass
@@ -161,10 +167,12 @@ class Posterior:
         draws of its posterior (attr ``draws = "independent"``, e.g. conjugate holding
         rates beside a NUTS walk), for which R-hat and ESS diagnose nothing (with 2 chains
         of 300 independent draws, the largest R-hat of 49 ranks exceeds 1.01 in about half
-        the cases); ``sampled_only=True`` keeps the MCMC parameters only."""
+        the cases), or independent Laplace draws around quantities of the chain checked
+        in their own variable (attr ``draws = "laplace"``: documents at their mode, whose
+        trend is ``click_trend``); ``sampled_only=True`` keeps the MCMC parameters only."""
         rows = []
         for name, da in self.posterior.data_vars.items():
-            independent = da.attrs.get("draws") == INDEPENDENT_DRAWS
+            independent = da.attrs.get("draws") in UNCHAINED_DRAWS
             if sampled_only and independent:
                 continue
             rows.append({"parameter": name, **self._worst_of(name, da),

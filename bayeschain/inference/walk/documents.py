@@ -1,11 +1,13 @@
 r"""Attractiveness per document at a cost linear in the documents: their effects at the
-posterior mode, the rest of the walk sampled given them.
+posterior mode, the rest of the walk sampled given them, each draw's documents from their
+Laplace approximation there.
 
 With one attractiveness per (query, document) pair the walk's density has tens of
 thousands of coordinates (CLARA2: 41,073 pairs), and NUTS on all of them is slow (CLARA2:
 807 s, R-hat 1.013): its trajectories lengthen with the dimension while each gradient
-costs the same.  The route here, ``documents = "mode"`` (``[examination]``; the default,
-``"sampled"``, keeps full NUTS over every coordinate):
+costs the same.  The route here, ``documents = "mode"`` (``[examination]``, spec
+``walk-document-mode``; the default, ``"sampled"``, keeps full NUTS over every
+coordinate):
 
 1. the joint posterior mode of every coordinate by L-BFGS on the exact log density and its
    gradient (each evaluation linear in the pages' configurations, hence in the documents;
@@ -18,14 +20,22 @@ costs the same.  The route here, ``documents = "mode"`` (``[examination]``; the 
    documents) the joint mode shrinks the spread ``sd`` towards 0 and every document with
    it, the degenerate mode of a hierarchical model.  The spread is set by empirical
    Bayes instead (:func:`posterior_mode`) and held with the ``z``; the trend's intercept
-   and slope are sampled.
+   and slope are sampled;
+3. each draw's documents: ``z_d = zhat_d + e_d / sqrt(h_d)``, ``e_d ~ N(0, 1)``, where
+   ``h_d = -d2 log p / dz_d^2`` at the mode (the diagonal of the Hessian, likelihood and
+   prior, :func:`z_precision`), i.e. the Laplace approximation of each document's
+   conditional posterior, its correlations with the other documents of its query left
+   out, drawn independently of the walk's draw.  The noise of a draw is a function
+   of the draw (seeded by its coordinates), so the stored attractiveness and the pointwise
+   log-likelihood of a draw use the same documents.
 
-This is an empirical-Bayes plug-in for the documents: their own uncertainty is not
-propagated to the walk, and a document's attractiveness varies across draws only with
-the trend's intercept and slope, so its interval is not a credible interval for that
-document (on 30 simulated documents, 57% of the true values fell inside the 99%
-intervals, against 90% or more under full NUTS).  What it changes in the walk's
-parameters and in P@H scores, against full NUTS on a subset of a log, is measured by
+This is an empirical-Bayes plug-in for the documents: their uncertainty is drawn around
+the mode but not propagated to the walk (the walk is sampled given the mode), and the
+spread is a point estimate.  On 30 simulated documents (tests/inference/walk/
+test_documents_at_mode.py) the 99% intervals of attractiveness hold the truth as often as
+full NUTS's do; without step 3 (a document varying only with the trend's intercept and
+slope), 57% of them did.  What the route changes in the walk's parameters and in P@H
+scores, against full NUTS on a subset of a log, is measured by
 ``benchmarks/bench_document_effects.py`` (``RESULTS.md``).  The posterior's attr
 ``document_effects`` says which route made it.
 """
@@ -46,6 +56,12 @@ class DocumentsAtMode:
     population's trend) fixed (see the module docstring): the model a sampler draws,
     whose draws :meth:`full` expands back to the walk's."""
 
+    #: expanded quantities that are not draws of the chain (the documents: the trend's
+    #: draws plus independent Laplace noise), left out of the sampler's checks: with 10^5
+    #: documents their checks cost more than the sampling, and the largest R-hat of 10^5
+    #: independent quantities needs thousands of draws to reach 1.01
+    unchecked = ("click",)
+
     def __init__(self, model: WalkModel, mode: np.ndarray):
         start, n_docs = document_coordinates(model)
         fixed = np.zeros(model.ndim, dtype=bool)
@@ -55,6 +71,8 @@ class DocumentsAtMode:
         self.mode = np.array(mode, dtype=float)
         self.free = np.flatnonzero(~fixed)
         self.ndim = int(self.free.size)
+        self.documents = slice(start + 3, start + 3 + n_docs)
+        self.z_sd = 1.0 / np.sqrt(z_precision(model, self.mode, self.documents))
 
     def full(self, theta: np.ndarray) -> np.ndarray:
         """The walk's coordinates (``(..., model.ndim)``) of draws ``(..., ndim)``."""
@@ -71,17 +89,56 @@ class DocumentsAtMode:
         """The mode's free coordinates, jittered."""
         return self.mode[self.free] + rng.normal(0.0, 0.05, self.ndim)
 
+    def drawn(self, theta: np.ndarray) -> np.ndarray:
+        """The walk's coordinates of one draw ``(ndim,)`` with its documents drawn from
+        their Laplace approximation (step 3 of the module docstring): the noise is seeded
+        by the draw's coordinates, so the same draw gives the same documents."""
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        out = self.full(theta)
+        rng = np.random.default_rng(np.frombuffer(theta.tobytes(), dtype=np.uint32))
+        out[self.documents] += self.z_sd * rng.standard_normal(self.z_sd.size)
+        return out
+
     def expand(self, theta: np.ndarray) -> dict[str, np.ndarray]:
-        return self.model.expand(self.full(theta))
+        return self.model.expand(self.drawn(theta))
 
     def pattern_log_likelihood(self, theta: np.ndarray) -> np.ndarray:
-        return self.model.pattern_log_likelihood(self.full(theta))
+        return self.model.pattern_log_likelihood(self.drawn(theta))
 
 
 def document_coordinates(model: WalkModel) -> tuple[int, int]:
     """``(start, n)``: the click family's first coordinate (its intercept; then slope,
     log sd and the ``n`` documents' z)."""
     return model.click_coordinates()                # the click family comes last
+
+
+def document_colors(model: WalkModel) -> np.ndarray:
+    """Each document's place among its query's documents (0, 1, ...): documents of one
+    colour share no page."""
+    queries = model.data.documents["query_id"]
+    return queries.groupby(queries, sort=False).cumcount().to_numpy()
+
+
+def z_precision(model: WalkModel, theta: np.ndarray, documents: slice,
+                eps: float = 1e-4) -> np.ndarray:
+    """``-d2 log p / dz_d^2`` of every document's ``z`` at ``theta`` (likelihood and its
+    N(0, 1) prior): the diagonal of the Hessian by forward differences of the gradient.
+    A document's logit enters only the pages of its query, so the documents of different
+    queries do not interact: each difference moves one document of every query at once
+    (as many gradients as the most documents a query has, plus one).  Moving every
+    document at once is not enough: on a page, the cross terms of documents the log says
+    little about are as large as their own curvature.  At least the prior's 1."""
+    _, g0 = model.logp(theta)
+    color = document_colors(model)
+    index = np.arange(documents.start, documents.stop)
+    out = np.empty(index.size)
+    for c in range(int(color.max()) + 1 if color.size else 0):
+        moved_docs = index[color == c]
+        moved = np.array(theta, dtype=float)
+        moved[moved_docs] += eps
+        _, g1 = model.logp(moved)
+        out[color == c] = -(g1[moved_docs] - g0[moved_docs]) / eps
+    return np.maximum(out, 1.0)
 
 
 def _mode(model: WalkModel, start: np.ndarray, keep: np.ndarray | None = None):
@@ -120,8 +177,7 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
     spread's prior (the mode of a hierarchical model is not where its mass is), so the
     spread ``tau`` is set as normal-normal empirical Bayes sets it: at the mode, each
     document's likelihood information ``I_d`` about its deviation ``delta_d`` (the
-    diagonal of the Hessian, from one extra gradient with every ``z`` moved by ``eps``:
-    documents on one page interact little), its unshrunk deviation
+    diagonal of the Hessian, :func:`z_precision`), its unshrunk deviation
     ``delta_d (I_d + 1 / tau^2) / I_d``, and ``tau`` maximising
     ``sum_d log N(unshrunk_d; 0, tau^2 + 1 / I_d)``; then the mode again with ``tau``
     held, :data:`SPREAD_ROUNDS` times.  A mode that is not finite is a ParameterError."""
@@ -138,14 +194,9 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
     spreads = []
     for _ in range(SPREAD_ROUNDS if n_docs > 1 else 0):
         sd = float(np.exp(theta[begin + 2]))
-        eps = 1e-4
-        _, g0 = model.logp(theta)
-        moved = theta.copy()
-        moved[docs] += eps
-        _, g1 = model.logp(moved)
-        calls += 2
-        # d2 logL / dz2 (the prior's -1 removed), in deviation units: / sd^2
-        info = np.maximum(-((g1[docs] - g0[docs]) / eps + 1.0) / sd**2, 1e-8)
+        calls += 2 + int(document_colors(model).max())
+        # d2 logL / dz2 (the prior's 1 removed), in deviation units: / sd^2
+        info = np.maximum((z_precision(model, theta, docs) - 1.0) / sd**2, 1e-8)
         delta = sd * theta[docs]
         unshrunk = delta * (info + 1.0 / sd**2) / info
 

@@ -10,7 +10,7 @@ import numpy as np
 import xarray as xr
 
 from ...errors import ParameterError
-from ...posterior.container import Posterior, make_posterior
+from ...posterior.container import LAPLACE_DRAWS, Posterior, make_posterior
 from ...posterior.vocabulary import MOVES
 from ..clicks.data import model_data
 from ..dwell import holding
@@ -95,7 +95,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             route = {"document_effects": (
                 f"at their joint posterior mode (L-BFGS, {info['evaluations']} evaluations"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
-                f"NUTS on the walk, the repeats and the trend given them")}
+                f"NUTS on the walk, the repeats and the trend given them; each draw's "
+                f"documents from their Laplace approximation at the mode")}
         elif clicks == "document":
             route = {"document_effects": "sampled by NUTS with the rest"}
         run = sampler or walk_sampler.sample
@@ -130,6 +131,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         docs = data.documents
         variables["attractiveness"] = xr.DataArray(
             draws["click"], dims=("chain", "draw", "document"),
+            attrs={"draws": LAPLACE_DRAWS} if at_mode else {},
             coords={"query_id": ("document", docs["query_id"].astype(str).to_numpy()),
                     "doc_id": ("document", docs["doc_id"].astype(str).to_numpy()),
                     "impressions": ("document", docs["impressions"].to_numpy()),

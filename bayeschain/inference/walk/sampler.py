@@ -45,7 +45,8 @@ def sample(model: WalkModel, *, draws: int = 1000, tune: int = 500, chains: int 
     chain) is taken while the chains run on, and the first ``k`` draws are checked once
     there are ``k``, for ``k`` a schedule set by the draws alone (``FIRST_CHECK``, then
     what the ESS so far says is needed): sampling stops as soon as every named quantity
-    has rank R-hat <= ``max_rhat`` and bulk ESS >= ``min_ess``
+    (but those the model's ``unchecked`` names: draws not of the chain, e.g. documents
+    drawn around their mode) has rank R-hat <= ``max_rhat`` and bulk ESS >= ``min_ess``
     (:mod:`~bayeschain.posterior.diagnostics`), and the draws returned are exactly those
     checked, the same for the same seed on any machine.  ``report(done, total)`` is
     called with the draws per chain so far.
@@ -324,8 +325,10 @@ def _sample_until(sampler, expanded: Expansions, draws, min_ess, max_rhat, repor
                 wait = max(CHECK_EVERY, LOOK_SHARE * (time.perf_counter() - looked))
             if report is not None:
                 report(theta.shape[1], draws)
+            unchecked = getattr(expanded.model, "unchecked", ())
             while next_check < draws and theta.shape[1] >= next_check:
-                ess, rhat = _worst(expanded.of(theta[:, :next_check]))
+                ess, rhat = _worst({k: v for k, v in expanded.of(theta[:, :next_check]).items()
+                                    if k not in unchecked})
                 if ess >= min_ess and rhat <= max_rhat:
                     if not finished:
                         sampler.cancel()        # the chains stop; nothing more is read
