@@ -88,7 +88,7 @@ def fit(log, route: str, folder: Path):
     t = time.perf_counter()
     post = bc.fit(log, str(spec))
     wall = time.perf_counter() - t
-    d = post.diagnostics()
+    d = post.diagnostics(sampled_only=True)     # the mode route's documents: Laplace draws
     return post, (f"{wall:.1f} s, R-hat {float(d['max_rhat'].max()):.3f}, bulk ESS "
                   f"{float(d['min_ess'].min()):.0f}, {post.divergences()} divergences, "
                   f"{post.posterior['attractiveness'].sizes['document']:,} documents")

@@ -109,8 +109,8 @@ def documents(pairs: int, sessions: int, where: str | None, keep: bool,
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
     print(f"\n{machine()}\n")
-    print(table([(spec or "walk (default)", f"{sessions:,}", f"{found:,}", f"{sim[0]:.1f} / {sim[1]:,.0f}",
-                  f"{fit[0]:.1f} / {fit[1]:,.0f}",
+    print(table([(spec or "walk (default)", f"{sessions:,}", f"{found:,}",
+                  f"{sim[0]:.1f} / {sim[1]:,.0f}", f"{fit[0]:.1f} / {fit[1]:,.0f}",
                   diagnostics.group(0) if diagnostics else "(no NUTS line)")],
                 ("spec", "sessions", "(query, document) pairs", "simulate s / MB", "fit s / MB",
                  "diagnostics")))

@@ -45,7 +45,6 @@ LAW_TOL = 1e-4
 #: regularised (``MASS_MATRIX_GAMMA``); with it, none at seeds 2026 and 1-5 (nutpie
 #: 0.16.8, 2026-11-28), in 2.6-4.5 s against 5.2 s at 400 and 0.95 (seed 2026)
 SAMPLER = {"tune": 250, "min_ess": 400, "target_accept": 0.9, "draws": 3000}
-WALK_SAMPLER = SAMPLER
 
 #: the steps printed by this run, for report.html
 _STEPS: list[str] = []
@@ -244,7 +243,7 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
         if children:
             children[0].wait_for("walk")
         post = fit(log, "walk", seed=args.seed, report=st.update, sampler=sampler,
-                   **WALK_SAMPLER)
+                   **SAMPLER)
     _step(t0, f"fitted the walk P@H scores (spec walk: forward, backward and leave moves and "
               f"click probabilities per rank, examinations hidden; {post.n_draws:,} NUTS "
               f"draws, {post.divergences()} divergences)")

@@ -59,29 +59,36 @@ def test_a_stuck_chain_is_seen():
     assert bulk_ess(_ar1(rng, 2, 400, 0.99)[:, :, None])[0] < 100
 
 
-def _posterior(rng, independent: bool):
+def _posterior(rng, independent: bool, marker: str = "independent"):
     import xarray as xr
 
     from bayeschain.inference.specs import load_spec
-    from bayeschain.posterior.container import INDEPENDENT_DRAWS, make_posterior
+    from bayeschain.posterior.container import make_posterior
 
     spec = load_spec("walk")
-    sampled = xr.DataArray(rng.normal(size=(2, 2_000, 3)), dims=("chain", "draw", "rank"))
+    sampled = xr.DataArray(1.0 / (1.0 + np.exp(-rng.normal(size=(2, 2_000, 3)))),
+                           dims=("chain", "draw", "rank"))          # click probabilities
     # exact draws whose two chains happen to differ (a shift R-hat reads as > 1.01)
     exact = rng.gamma(5.0, 1.0, size=(2, 2_000, 3)) + np.array([0.0, 0.6])[:, None, None]
-    attrs = {"draws": INDEPENDENT_DRAWS} if independent else {}
+    attrs = {"draws": marker} if independent else {}
     holding = xr.DataArray(exact, dims=("chain", "draw", "rank"), attrs=attrs)
     return make_posterior({"click": sampled, "holding_rate": holding},
                           spec=spec, data_digest="test", seed=1, method="nuts (nutpie)")
 
 
-def test_exact_independent_draws_do_not_raise_the_mcmc_warning():
+@pytest.mark.parametrize("marker", ["independent", "laplace"])
+def test_exact_independent_draws_do_not_raise_the_mcmc_warning(marker, tmp_path):
+    """Draws marked as not a chain's (exact independent draws, or documents' Laplace draws
+    around their mode) are left out of the MCMC warning, after a save and load too."""
     import warnings
 
     from bayeschain.inference.sampling import check_diagnostics
+    from bayeschain.posterior.container import Posterior
 
     rng = np.random.default_rng(5)
-    exact = _posterior(rng, independent=True)
+    exact = _posterior(rng, independent=True, marker=marker)
+    exact.save(tmp_path / "post.nc")
+    exact = Posterior.load(tmp_path / "post.nc")
     table = exact.diagnostics()
     assert table.set_index("parameter").loc["holding_rate", "max_rhat"] > 1.01
     assert list(table["independent"]) == [False, True]

@@ -167,6 +167,27 @@ def simulate_document_pages(rng, n_pages, forward, backward, reformulate, stop,
     return out
 
 
+def documents_at_several_ranks(seed, low=0.1, high=0.8, offset=None, n=6, n_docs=30):
+    """A log of 12,000 pages of one query, each a layout (of 200) of ``n`` of ``n_docs``
+    documents with attractiveness uniform in ``[low, high]``, read by the walk with
+    forward moves ``linspace(0.75, 0.6)``, backward 0.1 (none at rank 1), the rest leaving
+    (30% to a next query); ``offset`` as in :func:`simulate_document_pages`.  Returns
+    ``(log, attractiveness, forward, backward)``: documents ``doc<k>`` have
+    ``attractiveness[k]``."""
+    rng = np.random.default_rng(seed)
+    attractive = rng.uniform(low, high, n_docs)
+    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(200)]
+    shown = [layouts[k] for k in rng.integers(0, len(layouts), 12_000)]
+    f = np.linspace(0.75, 0.6, n)
+    b = np.r_[0.0, np.full(n - 1, 0.1)]
+    leave = 1 - f - b
+    pages = simulate_document_pages(rng, len(shown), f, b, 0.3 * leave, 0.7 * leave,
+                                    attractive, shown, offset=offset)
+    log = pages_to_log(pages, n, documents=[[f"doc{d}" for d in s] for s in shown],
+                       queries=["q"] * len(shown))
+    return log, attractive, f, b
+
+
 def walk_paths(rng, n_users, skip, after_click, click):
     """The ranks (0-based, in order) that each of ``n_users`` users examines on one list of
     ``n`` results under the click walk: at every arrival at rank ``i`` they click with

@@ -93,7 +93,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             target = DocumentsAtMode(model, mode)
             options = {} if sampler is not None else {"path": "python"}
             route = {"document_effects": (
-                f"at their joint posterior mode (L-BFGS, {info['evaluations']} evaluations"
+                f"at their joint posterior mode (L-BFGS, "
+                f"{info['evaluations'] + target.evaluations} evaluations"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
                 f"NUTS on the walk, the repeats and the trend given them; each draw's "
                 f"documents from their Laplace approximation at the mode")}

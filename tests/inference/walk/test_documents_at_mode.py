@@ -14,9 +14,7 @@ from bayeschain.inference.walk.documents import DocumentsAtMode, posterior_mode
 from bayeschain.inference.walk.model import WalkModel
 from bayeschain.simulate import simulate_click_log
 from tests.inference.walk.test_fit import interval
-from tests.reference.walk_clicks import pages_to_log, simulate_document_pages
-
-pytest.importorskip("nutpie")
+from tests.reference.walk_clicks import documents_at_several_ranks
 
 SPREAD = 1.0
 
@@ -29,6 +27,7 @@ def log():
 
 
 def test_the_walk_and_the_spread_of_documents_are_recovered(log):
+    pytest.importorskip("nutpie")
     post = bc.fit(log, "walk-document-mode")
     assert post.metadata.click_level == "document"
     assert "joint posterior mode" in post.attrs["document_effects"]
@@ -74,18 +73,9 @@ def test_documents_drawn_at_the_mode_hold_their_true_attractiveness():
     documents' 99% intervals hold the truth for at least 90% of them, as full NUTS's do
     (a document varying only with the trend held 57%), and the forward moves are
     recovered."""
-    rng = np.random.default_rng(13)
-    n, n_docs = 6, 30
-    attractive = rng.uniform(0.1, 0.8, n_docs)
-    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(200)]
-    shown = [layouts[k] for k in rng.integers(0, len(layouts), 12_000)]
-    f = np.linspace(0.75, 0.6, n)
-    b = np.r_[0.0, np.full(n - 1, 0.1)]
-    leave = 1 - f - b
-    pages = simulate_document_pages(rng, len(shown), f, b, 0.3 * leave, 0.7 * leave,
-                                    attractive, shown)
-    log = pages_to_log(pages, n, documents=[[f"doc{d}" for d in s] for s in shown],
-                       queries=["q"] * len(shown))
+    pytest.importorskip("nutpie")
+    log, attractive, f, b = documents_at_several_ranks(13)
+    n = f.size
     post = bc.fit(log, "walk-document-mode", seed=5)
     assert "Laplace" in post.attrs["document_effects"]
     att = post.posterior["attractiveness"]
@@ -126,3 +116,5 @@ def test_a_draws_documents_are_its_own_laplace_draw(log):
     assert np.array_equal(target.pattern_log_likelihood(theta),
                           model.pattern_log_likelihood(one))
     assert np.array_equal(target.expand(theta)["click"], model.expand(one)["click"])
+    with pytest.raises(ValueError, match="one draw at a time"):
+        target.drawn(np.stack([theta, theta]))

@@ -9,7 +9,7 @@ import bayeschain as bc
 from bayeschain.browsing import build_chain
 from bayeschain.inference import expected_visits, fit, walk_parameters
 from tests.inference.walk.test_fit import interval
-from tests.reference.walk_clicks import pages_to_log, simulate_document_pages
+from tests.reference.walk_clicks import documents_at_several_ranks
 
 pytest.importorskip("nutpie")
 
@@ -17,18 +17,8 @@ pytest.importorskip("nutpie")
 def test_attractiveness_per_document_is_told_apart_from_examination():
     """Documents shown at several ranks: their attractiveness and the walk are both
     recovered (99% intervals; most documents inside)."""
-    rng = np.random.default_rng(13)
-    n, n_docs = 6, 30
-    attractive = rng.uniform(0.1, 0.8, n_docs)
-    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(200)]   # result pages
-    shown = [layouts[k] for k in rng.integers(0, len(layouts), 12_000)]
-    f = np.linspace(0.75, 0.6, n)
-    b = np.r_[0.0, np.full(n - 1, 0.1)]
-    leave = 1 - f - b
-    pages = simulate_document_pages(rng, len(shown), f, b, 0.3 * leave, 0.7 * leave,
-                                    attractive, shown)
-    log = pages_to_log(pages, n, documents=[[f"doc{d}" for d in s] for s in shown],
-                       queries=["q"] * len(shown))
+    log, attractive, f, b = documents_at_several_ranks(13)
+    n = f.size
     post = fit(log, seed=5)                               # clicks = "auto": per document
     assert post.attrs["click_level"] == "document"
     att = post.posterior["attractiveness"]
@@ -46,19 +36,9 @@ def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
     """Documents shown at several ranks, clicked less often lower down once examined (a
     logit offset by rank, trust bias): the offsets, the documents' attractiveness, the
     walk's forward moves and E[H] of a 6-result page are recovered (99% intervals)."""
-    rng = np.random.default_rng(17)
-    n, n_docs = 6, 30
-    attractive = rng.uniform(0.15, 0.8, n_docs)
     offset = np.array([0.0, -0.4, -0.6, -0.7, -0.8, -0.9])
-    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(200)]
-    shown = [layouts[k] for k in rng.integers(0, len(layouts), 12_000)]
-    f = np.linspace(0.75, 0.6, n)
-    b = np.r_[0.0, np.full(n - 1, 0.1)]
-    leave = 1 - f - b
-    pages = simulate_document_pages(rng, len(shown), f, b, 0.3 * leave, 0.7 * leave,
-                                    attractive, shown, offset=offset)
-    log = pages_to_log(pages, n, documents=[[f"doc{d}" for d in s] for s in shown],
-                       queries=["q"] * len(shown))
+    log, attractive, f, b = documents_at_several_ranks(17, low=0.15, offset=offset)
+    n = f.size
     spec = bc.inference.parse_spec(bc.load_spec("walk").text.replace(
         "[examination]\n", "[examination]\nrank_offsets = true\n"))
     post = fit(log, spec, seed=5)
