@@ -123,9 +123,11 @@ def _rows_source(con, source) -> str:
                                                             if _parquet(source) else ""))
 
 
-def _fail(source, where, reason):
+def _fail(source, where, reason, rows: str = "row"):
+    """The FormatError naming ``where`` (file, row: Parquet's row number, CSV's seq);
+    ``rows="rows"`` for the rows a CSV seq names when it names two."""
     row = f"row {where[1]}" if _parquet(source) else \
-        f"the row with seq {where[1]}" if where[1] is not None else "a row"
+        f"the {rows} with seq {where[1]}" if where[1] is not None else "a row"
     raise FormatError(f"{row}: {reason}", file=where[0])
 
 
@@ -156,9 +158,7 @@ def tie_error(con, source, session, seq: int) -> None:
               f"a session are ordered by seq, and tied events would be read in an arbitrary "
               f"order; give each event its own seq (in memory tied events keep the file's "
               f"order)")
-    if where is not None and not _parquet(source):      # CSV names rows by seq: both
-        raise FormatError(f"the rows with seq {seq}: {reason}", file=where[0])
-    _fail(source, where or (str(source), None), reason)
+    _fail(source, where or (str(source), None), reason, rows="rows")   # a CSV seq: both
 
 
 #: the first (session, seq) of two events or more (for the Dask backend, whose shuffle

@@ -163,21 +163,23 @@ class Posterior:
         """Rank-normalised R-hat and bulk ESS per parameter
         (:mod:`~bayeschain.posterior.diagnostics`, ArviZ's definitions), and divergences
         (NUTS fits).  Constant parameters (structural zeros) have no R-hat: left out of the
-        maximum.  Column ``independent``: the parameter's draws are exact, independent
-        draws of its posterior (attr ``draws = "independent"``, e.g. conjugate holding
-        rates beside a NUTS walk), for which R-hat and ESS diagnose nothing (with 2 chains
-        of 300 independent draws, the largest R-hat of 49 ranks exceeds 1.01 in about half
-        the cases), or independent Laplace draws around quantities of the chain checked
-        in their own variable (attr ``draws = "laplace"``: documents at their mode, whose
-        trend is ``click_trend``); ``sampled_only=True`` keeps the MCMC parameters only."""
+        maximum.  Column ``draws``: what made the parameter's draws, ``"chain"`` (MCMC)
+        or its attr ``draws``: ``"independent"`` (exact, independent draws of its
+        posterior, e.g. conjugate holding rates beside a NUTS walk; column
+        ``independent`` says so too) or ``"laplace"`` (independent Laplace draws around
+        quantities of the chain checked in their own variable: documents at their mode,
+        whose trend is ``click_trend``).  R-hat and ESS diagnose neither (with 2 chains of
+        300 independent draws, the largest R-hat of 49 ranks exceeds 1.01 in about half
+        the cases); ``sampled_only=True`` keeps the MCMC parameters only."""
         rows = []
         for name, da in self.posterior.data_vars.items():
-            independent = da.attrs.get("draws") in UNCHAINED_DRAWS
-            if sampled_only and independent:
+            made = da.attrs.get("draws", "chain")
+            if sampled_only and made in UNCHAINED_DRAWS:
                 continue
             rows.append({"parameter": name, **self._worst_of(name, da),
-                         "independent": independent})
-        table = pd.DataFrame(rows, columns=["parameter", "max_rhat", "min_ess", "independent"])
+                         "independent": made == INDEPENDENT_DRAWS, "draws": made})
+        table = pd.DataFrame(rows, columns=["parameter", "max_rhat", "min_ess", "independent",
+                                            "draws"])
         table.attrs["divergences"] = self.divergences()
         return table
 

@@ -93,8 +93,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             target = DocumentsAtMode(model, mode)
             options = {} if sampler is not None else {"path": "python"}
             route = {"document_effects": (
-                f"at their joint posterior mode (L-BFGS, "
-                f"{info['evaluations'] + target.evaluations} evaluations"
+                f"at their joint posterior mode (L-BFGS and their curvature: "
+                f"{info['evaluations'] + target.evaluations} evaluations of the density"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
                 f"NUTS on the walk, the repeats and the trend given them; each draw's "
                 f"documents from their Laplace approximation at the mode")}
@@ -132,7 +132,9 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         docs = data.documents
         variables["attractiveness"] = xr.DataArray(
             draws["click"], dims=("chain", "draw", "document"),
-            attrs={"draws": LAPLACE_DRAWS} if at_mode else {},
+            # documents the sampler did not check are the route's Laplace draws
+            attrs={"draws": LAPLACE_DRAWS} if "click" in getattr(target, "unchecked", ())
+            else {},
             coords={"query_id": ("document", docs["query_id"].astype(str).to_numpy()),
                     "doc_id": ("document", docs["doc_id"].astype(str).to_numpy()),
                     "impressions": ("document", docs["impressions"].to_numpy()),
