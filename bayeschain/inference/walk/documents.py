@@ -1,6 +1,6 @@
-r"""Attractiveness per document at a cost linear in the documents: their effects at the
-posterior mode, the rest of the walk sampled given them, each draw's documents from their
-Laplace approximation there.
+r"""Attractiveness per document at a cost linear in the documents: the documents
+integrated out of the walk's density by a Laplace approximation about their mode, NUTS on
+the rest, each draw's documents from their Laplace approximation given the draw.
 
 With one attractiveness per (query, document) pair the walk's density has tens of
 thousands of coordinates (CLARA2: 41,073 pairs), and NUTS on all of them is slow (CLARA2:
@@ -9,42 +9,39 @@ costs the same.  The route here, ``documents = "mode"`` (``[examination]``, spec
 ``walk-document-mode``; the default, ``"sampled"``, keeps full NUTS over every
 coordinate):
 
-1. the joint posterior mode of every coordinate by L-BFGS on the exact log density and its
-   gradient (each evaluation linear in the pages' configurations, hence in the documents;
-   a few hundred evaluations: CLARA2 3.4 s, WSCD 1.0 s);
-2. the document coordinates fixed at that mode, NUTS on the others: the moves, the
-   repeats and the population's trend of attractiveness (intercept, slope in log rank,
-   spread), i.e. the conditional posterior ``p(walk, trend | clicks, documents = mode)``.
-   Every document is parametrised by its standardised deviation ``z`` (its logit
-   ``a + b log rank + sd z``): centred (the logit itself, as full NUTS has well-observed
-   documents) the joint mode shrinks the spread ``sd`` towards 0 and every document with
-   it, the degenerate mode of a hierarchical model.  The spread is set by empirical
-   Bayes instead (:func:`posterior_mode`) and held with the ``z``; the trend's intercept
-   and slope are sampled;
-3. each draw's documents: ``z_d = zhat_d + e_d / sqrt(h_d)``, ``e_d ~ N(0, 1)``, where
-   ``h_d = -d2 log p / dz_d^2`` at the mode (the diagonal of the Hessian, likelihood and
-   prior, :func:`z_precision`), i.e. the Laplace approximation of each document's
-   conditional posterior, its correlations with the other documents of its query left
-   out, drawn independently of the walk's draw.  The noise of a draw is a function
-   of the draw (seeded by its coordinates), so the stored attractiveness and the pointwise
-   log-likelihood of a draw use the same documents.
+1. the point the approximation is taken about (:func:`posterior_mode`): the documents'
+   mode given the rest (Newton steps on their block-diagonal Hessian) and the other
+   coordinates at the maximum of their approximate marginal density, found in rounds as
+   INLA finds its mode (the joint mode of every coordinate is not that point: a
+   hierarchical model's joint mode shrinks the documents' spread towards 0);
+2. the documents integrated out at second order (:mod:`~bayeschain.inference.walk.laplace`):
+   NUTS samples the moves, the repeats and the population's trend (intercept, slope in log
+   rank, spread) from the Laplace approximation of their marginal density, the documents
+   at their mode given each point (``z_hat + R delta``, the linear response measured at
+   the mode) and the log-determinant of their precision linearised there.  Every document
+   is parametrised by its standardised deviation ``z`` (its logit ``a + b log rank + sd
+   z``);
+3. each draw's documents from their Laplace approximation given the draw: ``z_hat + R
+   delta + V Lambda^{-1/2} e``, ``e ~ N(0, I)``, with ``A_q = V Lambda V^T`` the block of
+   the documents' precision (likelihood and prior) of each query, correlations within a
+   query kept.  The noise of a draw is a function of the draw (seeded by its
+   coordinates), so the stored attractiveness and the pointwise log-likelihood of a draw
+   use the same documents.
 
-This is an empirical-Bayes plug-in for the documents: their uncertainty is drawn around
-the mode but not propagated to the walk (the walk is sampled given the mode), the spread
-is a point estimate, and ``1 / h_d`` is a conditional variance (given the walk and the
-other documents), smaller than the marginal one.  On 30 simulated documents of about
-2,400 impressions each (``tests/inference/walk/test_documents_at_mode.py``) 29 of 30 fell
-inside their 90% intervals and 30 inside their 99% intervals, as under full NUTS;
-without step 3 (a document varying only with the trend's intercept and slope), 57% were
-inside their 99% intervals.  The pointwise log-likelihood of a draw (PSIS-LOO, ``bayeschain
-choose``) reads its drawn documents.  On logs simulated from a known walk the route's
-walk is biased at the deep ranks the documents say little about (``benchmarks/
-RESULTS.md``: at 10^5 sessions, 2 of 9 forward moves outside their 99% intervals, none
-under full NUTS): what fixing the documents drops is the Laplace marginal's
-``-1/2 sum_d log h_d(walk)``.  What the route changes in the walk's parameters and in P@H
-scores on a real log, against full NUTS on a subset, is measured by
-``benchmarks/bench_document_effects.py``.  The posterior's attr ``document_effects`` says
-which route made it.
+The derivatives are measured once, at the mode, from differences of the exact gradient
+((2 + 3 x the most documents a query has + the sampled coordinates) gradients): the
+approximation is of second order in the distance from the mode, the determinant's
+curvature left out.  On a log simulated from a known walk (10^5 sessions, 9,993 (query,
+document) pairs; ``benchmarks/RESULTS.md``) it recovers every forward and backward move
+inside its 99% interval, the trend and its spread, with means and interval widths within
+a few thousandths of full NUTS's, in 74 s against 483 s.  Without step 2's corrections
+(the documents fixed at the joint mode, the spread held), the conditional posterior was
+too narrow (the trend's intercept 4 times) and biased at the deep ranks the documents say
+little about.  On 30 simulated documents of about 2,400 impressions each
+(``tests/inference/walk/test_documents_at_mode.py``) the documents' intervals hold their
+true values as full NUTS's do.  The pointwise log-likelihood of a draw (PSIS-LOO,
+``bayeschain choose``) reads its drawn documents.  The posterior's attr
+``document_effects`` says which route made it.
 """
 
 from __future__ import annotations
@@ -53,44 +50,66 @@ import numpy as np
 
 from .model import WalkModel
 
-#: L-BFGS's limits for the mode
+#: L-BFGS's limits for the sampled coordinates' maximum
 MODE_ITERATIONS = 5_000
 MODE_MEMORY = 20
 
 
 class DocumentsAtMode:
-    """The walk's density with its document coordinates (and the spread of the
-    population's trend) fixed (see the module docstring): the model a sampler draws,
-    whose draws :meth:`full` expands back to the walk's."""
+    """The walk's density with its documents integrated out about their mode (see the
+    module docstring): the model a sampler draws, whose draws :meth:`full` expands back to
+    the walk's coordinates."""
 
-    #: expanded quantities that are not draws of the chain (the documents: the trend's
-    #: draws plus independent Laplace noise), left out of the sampler's checks: with 10^5
+    #: expanded quantities that are not draws of the chain (the documents: their mode
+    #: given the draw plus independent Laplace noise), left out of the sampler's checks: with 10^5
     #: documents their checks cost more than the sampling, and the largest R-hat of 10^5
     #: independent quantities needs thousands of draws to reach 1.01
     unchecked = ("click",)
 
     def __init__(self, model: WalkModel, mode: np.ndarray):
+        import pandas as pd
+
+        from .laplace import second_order
+
         self.documents = document_slice(model)
         fixed = np.zeros(model.ndim, dtype=bool)
-        fixed[self.documents.start - 1:self.documents.stop] = True    # log sd and every z
+        fixed[self.documents] = True                 # every z (the spread is sampled)
         self.model = model
         self.data = model.data
         self.mode = np.array(mode, dtype=float)
         self.free = np.flatnonzero(~fixed)
         self.ndim = int(self.free.size)
-        precision, self.evaluations = z_precision(model, self.mode, self.documents)
-        self.z_sd = 1.0 / np.sqrt(precision)
+        queries = pd.factorize(model.data.documents["query_id"])[0]
+        self.laplace = second_order(model, self.mode, self.documents, self.free,
+                                    document_colors(model), queries)
+        self.mode[self.documents] += self.laplace.newton
+        self.evaluations = self.laplace.evaluations
+        self.z_sd = self.laplace.z_sd
 
     def full(self, theta: np.ndarray) -> np.ndarray:
-        """The walk's coordinates (``(..., model.ndim)``) of draws ``(..., ndim)``."""
+        """The walk's coordinates (``(..., model.ndim)``) of draws ``(..., ndim)``, the
+        documents at their mode given the draw, ``z_hat + R (theta - theta_hat)``."""
         theta = np.asarray(theta, dtype=float)
         out = np.broadcast_to(self.mode, theta.shape[:-1] + self.mode.shape).copy()
         out[..., self.free] = theta
+        delta = theta - self.mode[self.free]
+        out[..., self.documents] += np.einsum("dk,...k->...d", self.laplace.response, delta)
         return out
 
     def logp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """The Laplace approximation of the walk's marginal density (documents integrated
+        out, :mod:`~bayeschain.inference.walk.laplace`): the density at the documents'
+        mode given ``theta`` minus half the linearised log-determinant of their
+        precision; its exact gradient.  The products with ``R`` are einsums, not BLAS:
+        threaded BLAS under two chains that share the GIL made a fit of 10^4 documents
+        2.4 times slower."""
+        theta = np.asarray(theta, dtype=float)
+        delta = theta - self.mode[self.free]
         lp, grad = self.model.logp(self.full(theta))
-        return lp, grad[self.free]
+        t = self.laplace.logdet_slope
+        g = (grad[self.free] + np.einsum("dk,d->k", self.laplace.response,
+                                         grad[self.documents]) - 0.5 * t)
+        return lp - 0.5 * float(t @ delta), g
 
     def initial_point(self, rng) -> np.ndarray:
         """The mode's free coordinates, jittered."""
@@ -98,16 +117,17 @@ class DocumentsAtMode:
 
     def drawn(self, theta: np.ndarray) -> np.ndarray:
         """The walk's coordinates of one draw ``(ndim,)`` with its documents drawn from
-        their Laplace approximation (step 3 of the module docstring): the noise is seeded
-        by the draw's coordinates (their bytes, little-endian), so the same draw gives the
-        same documents on any machine.  Two draws of a chain with the same coordinates (a
+        their Laplace approximation given the draw, ``z_hat + R delta + V Lambda^{-1/2}
+        e`` (step 3 of the module docstring): the noise ``e`` is seeded by the draw's
+        coordinates (their bytes, little-endian), so the same draw gives the same
+        documents on any machine.  Two draws of a chain with the same coordinates (a
         trajectory that stayed at its start) share their documents too."""
         theta = np.ascontiguousarray(theta, dtype="<f8")
         if theta.ndim != 1:
             raise ValueError(f"one draw at a time: got coordinates of shape {theta.shape}")
         out = self.full(theta)
         rng = np.random.default_rng(theta.view("<u4"))
-        out[self.documents] += self.z_sd * rng.standard_normal(self.z_sd.size)
+        out[self.documents] += self.laplace.noise @ rng.standard_normal(self.z_sd.size)
         return out
 
     def expand(self, theta: np.ndarray) -> dict[str, np.ndarray]:
@@ -137,116 +157,58 @@ def document_colors(model: WalkModel) -> np.ndarray:
     return queries.groupby(queries, sort=False).cumcount().to_numpy()
 
 
-def z_precision(model: WalkModel, theta: np.ndarray, documents: slice,
-                eps: float = 1e-4) -> tuple[np.ndarray, int]:
-    """``-d2 log p / dz_d^2`` of every document's ``z`` at ``theta`` (likelihood and its
-    N(0, 1) prior) and the gradients it took: the diagonal of the Hessian by one-sided
-    differences of the gradient.  A document's logit enters only the pages of its query,
-    so the documents of different queries do not interact: each difference moves one
-    document of every query at once (as many gradients as the most documents a query
-    has, plus one).  Moving every document at once is not enough: on a page, the cross
-    terms of documents the log says little about are as large as their own curvature.
-    At least the prior's 1 (the likelihood adds a non-negative information).  A step
-    whose density is not finite is taken the other way; both not finite is a
-    ParameterError."""
-    from ...errors import ParameterError
-
-    lp0, g0 = model.logp(theta)
-    if not np.isfinite(lp0):
-        raise ParameterError("the walk's log density is not finite at the documents' mode")
-    color = document_colors(model)
-    index = np.arange(documents.start, documents.stop)
-    out = np.empty(index.size)
-    calls = 1
-    for c in range(int(color.max()) + 1 if color.size else 0):
-        moved_docs = index[color == c]
-        for step in (eps, -eps):
-            moved = np.array(theta, dtype=float)
-            moved[moved_docs] += step
-            lp1, g1 = model.logp(moved)
-            calls += 1
-            if np.isfinite(lp1):
-                out[color == c] = -(g1[moved_docs] - g0[moved_docs]) / step
-                break
-        else:
-            raise ParameterError("the walk's log density is not finite next to the "
-                                 "documents' mode: their curvature cannot be measured")
-    return np.maximum(out, 1.0), calls
-
-
-def _mode(model: WalkModel, start: np.ndarray, keep: np.ndarray | None = None):
-    """L-BFGS-B on ``-logp`` from ``start``, the coordinates ``keep`` (a mask) held."""
-    from scipy.optimize import minimize
-
-    calls = [0]
-    move = np.ones(model.ndim, dtype=bool) if keep is None else ~keep
-
-    def negative(x):
-        calls[0] += 1
-        theta = start.copy()
-        theta[move] = x
-        lp, grad = model.logp(theta)
-        if not np.isfinite(lp):
-            return 1e300, np.zeros_like(x)
-        return -lp, -grad[move]
-
-    result = minimize(negative, start[move], jac=True, method="L-BFGS-B",
-                      options={"maxiter": MODE_ITERATIONS, "maxcor": MODE_MEMORY})
-    theta = start.copy()
-    theta[move] = result.x
-    return theta, calls[0], bool(result.success), str(result.message), float(-result.fun)
-
-
-#: rounds of the empirical-Bayes spread (each: the documents' information, the spread
-#: that maximises the marginal likelihood of their deviations, the mode given it)
-SPREAD_ROUNDS = 3
+#: the most rounds of :func:`posterior_mode`, and the rise of the approximate marginal
+#: log density (nats) below which a round ends it
+MODE_ROUNDS = 12
+MODE_GAIN = 0.05
 
 
 def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict]:
-    """The documents' effects at their mode with the population's spread estimated by
-    empirical Bayes; returns ``(theta, info)``.
+    """The point the Laplace approximation is taken about: the sampled coordinates at the
+    maximum of their Laplace-approximate marginal density, the documents at their mode
+    given them; returns ``(theta, info)``.
 
-    The joint mode over every coordinate shrinks the documents' deviations with the
-    spread's prior (the mode of a hierarchical model is not where its mass is), so the
-    spread ``tau`` is set as normal-normal empirical Bayes sets it: at the mode, each
-    document's likelihood information ``I_d`` about its deviation ``delta_d`` (the
-    diagonal of the Hessian, :func:`z_precision`), its unshrunk deviation
-    ``delta_d (I_d + 1 / tau^2) / I_d``, and ``tau`` maximising
-    ``sum_d log N(unshrunk_d; 0, tau^2 + 1 / I_d)``; then the mode again with ``tau``
-    held, :data:`SPREAD_ROUNDS` times.  A mode that is not finite is a ParameterError."""
-    from scipy.optimize import minimize_scalar
+    The joint mode of every coordinate is not that point (a hierarchical model's joint
+    mode shrinks the documents' spread towards 0), and L-BFGS over 10^5 documents stops
+    short of it.  So, in rounds as INLA finds its mode (Rue, Martino & Chopin 2009):
+    the documents' mode given the rest (:func:`~bayeschain.inference.walk.laplace.documents_mode`,
+    Newton steps on their block-diagonal Hessian), the second-order terms there, and the
+    maximum of the approximate marginal density over the sampled coordinates (L-BFGS on a
+    few tens of them), until a round raises that density by less than :data:`MODE_GAIN`.  A point
+    that is not finite is a ParameterError."""
+    import pandas as pd
+    from scipy.optimize import minimize
 
     from ...errors import ParameterError
+    from .laplace import Layout, documents_mode
 
-    begin, n_docs = document_coordinates(model)
     docs = document_slice(model)
+    queries = pd.factorize(model.data.documents["query_id"])[0]
+    layout = Layout.of(docs, document_colors(model), queries)
     theta = model.initial_point(np.random.default_rng(seed))
-    theta, calls, ok, message, lp = _mode(model, theta)
-    held = np.zeros(model.ndim, dtype=bool)
-    held[begin + 2] = True
-    spreads = []
-    for _ in range(SPREAD_ROUNDS if n_docs > 1 else 0):
-        sd = float(np.exp(theta[begin + 2]))
-        precision, more = z_precision(model, theta, docs)
-        calls += more
-        # d2 logL / dz2 (the prior's 1 removed), in deviation units: / sd^2
-        info = np.maximum((precision - 1.0) / sd**2, 1e-8)
-        delta = sd * theta[docs]
-        unshrunk = delta * (info + 1.0 / sd**2) / info
+    calls, gains, message = 0, [], "rounds exhausted"
+    for _ in range(MODE_ROUNDS):
+        theta, more = documents_mode(model, theta, layout)
+        at = DocumentsAtMode(model, theta)
+        calls += more + at.evaluations
 
-        def negative(log_tau, info=info, unshrunk=unshrunk):
-            var = np.exp(2 * log_tau) + 1.0 / info
-            return 0.5 * np.sum(np.log(var) + unshrunk**2 / var)
+        def negative(x, at=at):
+            lp, grad = at.logp(x)
+            return (-lp, -grad) if np.isfinite(lp) else (1e300, np.zeros_like(x))
 
-        tau = float(np.exp(minimize_scalar(negative, bounds=(np.log(1e-3), np.log(20.0)),
-                                           method="bounded").x))
-        spreads.append(tau)
-        theta[docs] *= sd / tau                     # the same deviations under tau
-        theta[begin + 2] = np.log(tau)
-        theta, more, ok, message, lp = _mode(model, theta, keep=held)
-        calls += more
+        found = minimize(negative, at.mode[at.free], jac=True, method="L-BFGS-B",
+                         options={"maxiter": MODE_ITERATIONS, "maxcor": MODE_MEMORY})
+        calls += int(found.nfev)
+        gains.append(float(negative(at.mode[at.free])[0] - found.fun))
+        theta = at.full(found.x)
+        if gains[-1] < MODE_GAIN:
+            message = "converged"
+            break
+    theta, more = documents_mode(model, theta, layout)
+    calls += more
+    lp = model.logp(theta)[0]
     if not np.all(np.isfinite(theta)) or not np.isfinite(lp):
         raise ParameterError("the walk's posterior mode could not be found (the log density "
-                             "is not finite along L-BFGS's path)")
-    return theta, {"evaluations": calls, "log_density": lp, "converged": ok,
-                   "message": message, "spreads": spreads}
+                             "is not finite along the way)")
+    return theta, {"evaluations": calls, "log_density": lp,
+                   "converged": message == "converged", "message": message, "gains": gains}

@@ -46,25 +46,109 @@ def test_the_walk_and_the_spread_of_documents_are_recovered(log):
     assert float(d["max_rhat"].max()) <= 1.01 and post.divergences() == 0
 
 
-def test_the_sampler_sees_the_walk_and_the_trend_not_the_documents(log):
+@pytest.fixture(scope="module")
+def at_mode(log):
     data = page_data(log, clicks="document")
     model = WalkModel(data, clicks="document", centred_documents=False)
     mode, info = posterior_mode(model, seed=0)
-    target = DocumentsAtMode(model, mode)
-    n_docs = len(data.documents)
-    assert target.ndim == model.ndim - n_docs - 1            # the z and the spread held
+    return model, mode, info, DocumentsAtMode(model, mode)
+
+
+def _documents_mode(model, theta, docs):
+    """The documents' mode given the other coordinates, by L-BFGS on the walk's density
+    over the documents alone (the definition of ``z_hat(theta)``)."""
+    from scipy.optimize import minimize
+
+    def negative(z):
+        x = theta.copy()
+        x[docs] = z
+        lp, grad = model.logp(x)
+        return -lp, -grad[docs]
+
+    found = minimize(negative, theta[docs], jac=True, method="L-BFGS-B",
+                     options={"maxiter": 20_000, "gtol": 1e-12, "ftol": 1e-15})
+    out = theta.copy()
+    out[docs] = found.x
+    return out
+
+
+def _documents_hessian(model, theta, docs, h=1e-4):
+    """``-d2 log p / dz dz'`` of every pair of documents, by central differences of the
+    density's gradient along each document."""
+    index = np.arange(docs.start, docs.stop)
+    out = np.empty((index.size, index.size))
+    for i, k in enumerate(index):
+        e = np.zeros(theta.size)
+        e[k] = h
+        out[:, i] = -(model.logp(theta + e)[1][index] - model.logp(theta - e)[1][index]) / (2 * h)
+    return 0.5 * (out + out.T)
+
+
+def test_the_sampler_sees_the_walk_and_the_trend_not_the_documents(at_mode):
+    model, mode, info, target = at_mode
+    n_docs = len(model.data.documents)
+    assert target.ndim == model.ndim - n_docs                # every z held, the spread not
     theta = target.initial_point(np.random.default_rng(0))
     lp, grad = target.logp(theta)
-    full = target.full(theta)
-    want, want_grad = model.logp(full)
-    assert lp == want and np.array_equal(grad, want_grad[target.free])
+    # the documents follow the draw: at the mode they are the mode's
+    assert np.allclose(target.full(target.mode[target.free]), target.mode)
+    delta = theta - target.mode[target.free]
+    want = model.logp(target.full(theta))[0] - 0.5 * target.laplace.logdet_slope @ delta
+    assert lp == pytest.approx(want, rel=1e-12)
     # the gradient is the density's: central differences on the free coordinates
     for k in (0, target.ndim // 2, target.ndim - 1):
         e = np.zeros(target.ndim)
         e[k] = 1e-6
         numeric = (target.logp(theta + e)[0] - target.logp(theta - e)[0]) / 2e-6
         assert numeric == pytest.approx(grad[k], rel=1e-5, abs=1e-5)
-    assert len(info["spreads"]) == 3 and all(s > 0 for s in info["spreads"])
+    # the point is the documents' mode given the rest, reached in a few rounds
+    assert info["converged"] and info["gains"][-1] < info["gains"][0]
+    assert np.abs(model.logp(mode)[1][target.documents]).max() < 1e-4
+
+
+def test_the_documents_follow_the_walk_as_their_mode_does(at_mode):
+    """``z_hat + R delta`` against the documents' mode found afresh given ``theta_hat +
+    delta``: the error is of second order in ``delta`` (the linear response of the
+    Laplace approximation, Rue, Martino & Chopin 2009)."""
+    model, _, _, target = at_mode
+    docs = target.documents
+    direction = np.random.default_rng(4).normal(0.0, 1.0, target.ndim)
+    errors = []
+    for scale in (0.02, 0.002):
+        theta = target.mode.copy()
+        theta[target.free] += scale * direction
+        found = _documents_mode(model, theta, docs)[docs]
+        linear = target.full(theta[target.free])[docs]
+        moved = np.abs(found - target.mode[docs]).max()
+        errors.append(np.abs(found - linear).max())
+        assert errors[-1] < 0.05 * moved, (scale, moved, errors[-1])
+    assert errors[1] < errors[0] / 20                  # second order: / 100 for / 10
+
+
+def test_the_determinants_slope_is_that_of_the_documents_hessian(at_mode):
+    """The total derivative of ``log det A_zz`` along a direction of the sampled
+    coordinates, against the log-determinants of the documents' Hessian (central
+    differences of the gradient, one query's block at a time) at the documents' mode
+    found afresh on either side."""
+    import pandas as pd
+
+    model, _, _, target = at_mode
+    docs = target.documents
+    query = pd.factorize(model.data.documents["query_id"])[0]
+    v = np.random.default_rng(7).normal(0.0, 1.0, target.ndim)
+    v /= np.linalg.norm(v)
+
+    def logdet(step):
+        theta = target.mode.copy()
+        theta[target.free] += step * v
+        hess = _documents_hessian(model, _documents_mode(model, theta, docs), docs)
+        return sum(np.linalg.slogdet(hess[np.ix_(query == q, query == q)])[1]
+                   for q in np.unique(query))
+
+    eps = 1e-3
+    numeric = (logdet(eps) - logdet(-eps)) / (2 * eps)
+    assert target.laplace.logdet_slope @ v == pytest.approx(numeric, rel=0.05)
+    assert target.laplace.floored == 0
 
 
 def test_documents_drawn_at_the_mode_hold_their_true_attractiveness():
@@ -88,29 +172,29 @@ def test_documents_drawn_at_the_mode_hold_their_true_attractiveness():
     assert np.sum((f[:n - 1] < lo) | (f[:n - 1] > hi)) <= 1
 
 
-def test_a_draws_documents_are_its_own_laplace_draw(log):
-    """Each draw's documents are the mode's plus noise of the Laplace scale
-    ``1 / sqrt(-d2 log p / dz^2)`` (the curvature checked by central differences of the
-    log density along single documents), the same for the same draw, and the pointwise
-    log-likelihood reads the same documents."""
-    data = page_data(log, clicks="document")
-    model = WalkModel(data, clicks="document", centred_documents=False)
-    mode, _ = posterior_mode(model, seed=0)
-    target = DocumentsAtMode(model, mode)
+def test_a_draws_documents_are_its_own_laplace_draw(at_mode):
+    """Each draw's documents are their mode given the draw plus noise of covariance
+    ``A_zz^{-1}`` (the inverse of the documents' Hessian, by central differences of the
+    density's gradient: one query's block checked), the same for the same draw, and the
+    pointwise log-likelihood reads the same documents."""
+    import pandas as pd
+
+    model, mode, _, target = at_mode
     docs = target.documents
-    for k in (docs.start, docs.start + 7, docs.stop - 1):
-        h = 1e-3
-        e = np.zeros(model.ndim)
-        e[k] = h
-        curvature = -(model.logp(mode + e)[0] - 2 * model.logp(mode)[0]
-                      + model.logp(mode - e)[0]) / h**2
-        assert 1.0 / np.sqrt(curvature) == pytest.approx(target.z_sd[k - docs.start],
-                                                         rel=0.05)
+    query = pd.factorize(model.data.documents["query_id"])[0]
+    block = query == query[0]
+    hess = _documents_hessian(model, target.mode, docs)[np.ix_(block, block)]
+    want = np.sqrt(np.diag(np.linalg.inv(hess)))
+    assert target.z_sd[block] == pytest.approx(want, rel=0.02)
+    cov = (target.laplace.noise @ target.laplace.noise.T).toarray()[np.ix_(block, block)]
+    assert cov == pytest.approx(np.linalg.inv(hess), abs=0.02 * want.max() ** 2)
     theta = target.initial_point(np.random.default_rng(1))
     one, again = target.drawn(theta), target.drawn(theta.copy())
     assert np.array_equal(one, again)
-    other = target.drawn(target.initial_point(np.random.default_rng(2)))
-    noise = np.stack([one[docs] - mode[docs], other[docs] - mode[docs]]) / target.z_sd
+    theta2 = target.initial_point(np.random.default_rng(2))
+    other = target.drawn(theta2)
+    noise = np.stack([one[docs] - target.full(theta)[docs],
+                      other[docs] - target.full(theta2)[docs]]) / target.z_sd
     assert not np.array_equal(noise[0], noise[1])
     assert abs(noise.std() - 1.0) < 0.25 and abs(noise.mean()) < 0.25
     assert np.array_equal(target.pattern_log_likelihood(theta),
