@@ -1,11 +1,12 @@
-"""Attractiveness per document: the documents at their mode (the default route) judged
-against full NUTS over every coordinate on a subset of a log.
+"""Attractiveness per document: the documents integrated out by a Laplace approximation
+(``documents = "mode"``) judged against full NUTS over every coordinate on a subset of a
+log.
 
     python3 benchmarks/bench_document_effects.py [--log clara2|wscd] [--fraction 0.1]
 
 Fits the walk with attractiveness per document to a random share of the log's sessions
-(``ClickLog.split``) twice: ``documents = "mode"`` (the documents at their mode, the
-spread by empirical Bayes, NUTS on the rest) and ``documents = "sampled"`` (NUTS on every
+(``ClickLog.split``) twice: ``documents = "mode"`` (the documents integrated out about
+their mode, NUTS on the rest) and ``documents = "sampled"`` (NUTS on every
 coordinate), then reports, per route, the fit time and diagnostics, and between them the
 largest difference of the posterior means and of the 5% and 95% quantiles (the 90%
 interval) of every move probability per rank, of E[H] on a 10-result page, of the click

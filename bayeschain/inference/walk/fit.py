@@ -93,11 +93,12 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             target = DocumentsAtMode(model, mode)
             options = {} if sampler is not None else {"path": "python"}
             route = {"document_effects": (
-                f"at their joint posterior mode (L-BFGS and their curvature: "
+                f"integrated out by a Laplace approximation about their mode ("
+                f"{len(info['gains'])} rounds to the point, its derivatives: "
                 f"{info['evaluations'] + target.evaluations} evaluations of the density"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
-                f"NUTS on the walk, the repeats and the trend given them; each draw's "
-                f"documents from their Laplace approximation at the mode")}
+                f"NUTS on the walk, the repeats and the trend of attractiveness; each "
+                f"draw's documents from their Laplace approximation given the draw")}
         elif clicks == "document":
             route = {"document_effects": "sampled by NUTS with the rest"}
         run = sampler or walk_sampler.sample

@@ -1,8 +1,9 @@
-"""Attractiveness per document by its mode (``documents = "mode"``, spec
-``walk-document-mode``: the documents at their mode, their spread by empirical Bayes, NUTS
-on the rest, each draw's documents from their Laplace approximation): on logs simulated
-with documents of known attractiveness, the walk that made them is recovered, the spread
-and the documents too, and the sampler sees only the walk's and the trend's coordinates."""
+"""Attractiveness per document integrated out by a Laplace approximation about the
+documents' mode (``documents = "mode"``, spec ``walk-document-mode``: NUTS on the walk and
+the trend of attractiveness, each draw's documents from their Laplace approximation given
+the draw): its pieces against their definitions (the documents' mode found afresh, the
+determinant of their Hessian by differences), and on logs simulated with documents of
+known attractiveness the walk that made them, the spread and the documents recovered."""
 
 import numpy as np
 import pytest
@@ -30,7 +31,7 @@ def test_the_walk_and_the_spread_of_documents_are_recovered(log):
     pytest.importorskip("nutpie")
     post = bc.fit(log, "walk-document-mode")
     assert post.metadata.click_level == "document"
-    assert "joint posterior mode" in post.attrs["document_effects"]
+    assert "Laplace approximation about their mode" in post.attrs["document_effects"]
     walk = post.posterior["walk"]
     lo = walk.quantile(0.0005, ("chain", "draw"))
     hi = walk.quantile(0.9995, ("chain", "draw"))
