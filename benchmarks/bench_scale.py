@@ -27,8 +27,8 @@ of its own: about 30 (query, document) pairs per topic), then ``bayeschain fit l
 --results pages -o post.nc`` with the defaults (the pairs recur, so the walk takes
 attractiveness per document; the log is read into memory), reporting the pairs, the
 fit's wall time and peak memory, its R-hat, bulk ESS and divergences.  ``--spec S`` fits
-spec ``S`` instead (``walk-document-mode``: the documents at their mode, the walk sampled
-given them).
+spec ``S`` instead (``walk-document-mode``: the documents integrated out by a Laplace
+approximation, the walk sampled).
 """
 
 from __future__ import annotations

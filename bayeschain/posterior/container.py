@@ -167,8 +167,8 @@ class Posterior:
         or its attr ``draws``: ``"independent"`` (exact, independent draws of its
         posterior, e.g. conjugate holding rates beside a NUTS walk; column
         ``independent`` says so too) or ``"laplace"`` (independent Laplace draws around
-        quantities of the chain checked in their own variable: documents at their mode,
-        whose trend is ``click_trend``).  R-hat and ESS diagnose neither (with 2 chains of
+        quantities of the chain checked in their own variable: documents integrated out by
+        Laplace, whose trend is ``click_trend``).  R-hat and ESS diagnose neither (with 2 chains of
         300 independent draws, the largest R-hat of 49 ranks exceeds 1.01 in about half
         the cases); ``sampled_only=True`` keeps the MCMC parameters only."""
         rows = []

@@ -6,6 +6,8 @@ alongside."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import xarray as xr
 
@@ -87,14 +89,21 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     with interrupt_watch() as seen:
         options = {}
         if at_mode:
-            from .documents import DocumentsAtMode, posterior_mode
+            from .documents import DocumentsAtMode, document_colors, posterior_mode
 
             mode, info = posterior_mode(model, seed=s["seed"])
             target = DocumentsAtMode(model, mode)
+            if not info["converged"] or target.laplace.floored:
+                warnings.warn(
+                    f"the documents' Laplace approximation: "
+                    f"{'' if info['converged'] else 'its point not converged; '}"
+                    f"{target.laplace.floored} eigenvalues of their precision raised to "
+                    f"a floor (not a mode there); its walk may be off", stacklevel=3)
             options = {} if sampler is not None else {"path": "python"}
             route = {"document_effects": (
                 f"integrated out by a Laplace approximation about their mode ("
-                f"{len(info['gains'])} rounds to the point, its derivatives: "
+                f"{len(info['gains'])} rounds to the point, its derivatives, up to "
+                f"{int(document_colors(model).max()) + 1} documents a query: "
                 f"{info['evaluations'] + target.evaluations} evaluations of the density"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
                 f"NUTS on the walk, the repeats and the trend of attractiveness; each "

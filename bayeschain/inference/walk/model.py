@@ -385,7 +385,8 @@ class WalkModel:
     prior_sd, deviation_sd : prior scales of the trend intercepts and of the deviations
     centred_documents : documents with many impressions parametrised by their logit
         (``False``: every document by its standardised deviation ``z``, as the route that
-        fixes them at the joint mode needs: centred, that mode shrinks the spread to 0)
+        integrates them out about their mode needs: its rounds and Newton steps work in
+        ``z``)
     rank_offsets : with attractiveness per document, the click logit of a document shown
         at rank ``i`` is its own logit plus an offset of the rank, ``delta_i`` (``delta_1
         = 0``; ``delta_i = a + b log i + sd z_i`` for ``i >= 2``): the same snippet is
