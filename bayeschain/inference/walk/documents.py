@@ -33,7 +33,7 @@ The derivatives are measured once, at the point, from differences of the exact g
 has: :mod:`~bayeschain.inference.walk.laplace`).  On a log simulated from a known walk
 (10^5 sessions, 9,993 (query, document) pairs; ``benchmarks/RESULTS.md``) it recovers
 every forward and backward move inside its 99% interval and the trend, the moves'
-means within 0.003 of full NUTS's and their 90% bounds within 0.006, in 76 s against
+means within 0.003 of full NUTS's and their 90% bounds within 0.004, in 84 s against
 483 s; the documents' spread comes out a few percent low (0.98 against full NUTS's 1.015;
 at 10^5 pairs 0.965 for a true 1.0), as Laplace approximations of models with binary
 outcomes bias variance components (Breslow & Lin, Biometrika 1995).  Without step 2's
