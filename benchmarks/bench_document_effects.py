@@ -121,8 +121,8 @@ def main() -> None:
         print(f"  {key}: {worst}")
     if a.whole:
         _, line = fit(log, "mode", folder)
-        print(f"whole {a.log} ({log.summary()['pages']:,} pages), documents at their mode: "
-              f"{line}")
+        print(f"whole {a.log} ({log.summary()['pages']:,} pages), documents integrated out "
+              f"by Laplace: {line}")
 
 
 if __name__ == "__main__":

@@ -2,12 +2,13 @@ r"""Attractiveness per document at a cost linear in the documents: the documents
 integrated out of the walk's density by a Laplace approximation about their mode, NUTS on
 the rest, each draw's documents from their Laplace approximation given the draw.
 
-With one attractiveness per (query, document) pair the walk's density has tens of
-thousands of coordinates (CLARA2: 41,073 pairs), and NUTS on all of them is slow (CLARA2:
-807 s, R-hat 1.013): its trajectories lengthen with the dimension while each gradient
-costs the same.  The route here, ``documents = "mode"`` (``[examination]``, spec
-``walk-document-mode``; the default, ``"sampled"``, keeps full NUTS over every
-coordinate):
+With one attractiveness per (query, document) pair the walk's density has up to hundreds
+of thousands of coordinates, and NUTS on all of them is slow (10^4 simulated pairs: 483 s,
+8.9 GB): its trajectories lengthen and the draws its diagnostics need grow with the
+dimension while each gradient costs the same.  (On CLARA2, 41,073 pairs, neither full
+NUTS (807 s, R-hat 1.013) nor this route (over 25 minutes) is fast.)  The route here,
+``documents = "mode"`` (``[examination]``, spec ``walk-document-mode``; the default,
+``"sampled"``, keeps full NUTS over every coordinate):
 
 1. the point the approximation is taken about (:func:`posterior_mode`): the documents'
    mode given the rest (Newton steps on their block-diagonal Hessian) and the other
@@ -19,7 +20,7 @@ coordinate):
    rank, spread) from the Laplace approximation of their marginal density, the documents
    at their mode given each point (``z_hat + R delta``, the linear response measured at
    the point) and the log-determinant of their precision to second order along the
-   trend (to first order along the moves).  Every document is parametrised by its
+   trend (to first order in the moves alone).  Every document is parametrised by its
    standardised deviation ``z`` (its logit ``a + b log rank + sd z``);
 3. each draw's documents from their Laplace approximation: ``z_hat + R delta + V
    Lambda^{-1/2} e``, ``e ~ N(0, I)`` (the mode following the draw, the covariance the
@@ -28,7 +29,8 @@ coordinate):
    of a draw is a function of the draw (seeded by its coordinates), so the stored
    attractiveness and the pointwise log-likelihood of a draw use the same documents.
 
-The derivatives are measured once, at the point, from differences of the exact gradient
+The derivatives are measured at the point (and at six points beside it along the trend,
+for the determinant's curvature), from differences of the exact gradient
 (a few hundred to a few thousand gradients, growing with the most documents a query
 has: :mod:`~bayeschain.inference.walk.laplace`).  On a log simulated from a known walk
 (10^5 sessions, 9,993 (query, document) pairs; ``benchmarks/RESULTS.md``) it recovers
@@ -172,7 +174,7 @@ def document_colors(model: WalkModel) -> np.ndarray:
 
 #: the most rounds of :func:`posterior_mode`, and the rise of the approximate marginal
 #: log density (nats) below which a round ends it
-MODE_ROUNDS = 12
+MODE_ROUNDS = 20
 MODE_GAIN = 0.05
 
 

@@ -93,12 +93,14 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
 
             mode, info = posterior_mode(model, seed=s["seed"])
             target = DocumentsAtMode(model, mode)
-            if not info["converged"] or target.laplace.floored:
-                warnings.warn(
-                    f"the documents' Laplace approximation: "
-                    f"{'' if info['converged'] else 'its point not converged; '}"
-                    f"{target.laplace.floored} eigenvalues of their precision raised to "
-                    f"a floor (not a mode there); its walk may be off", stacklevel=3)
+            troubles = ([] if info["converged"] else
+                        [f"its point did not converge ({info['message']})"])
+            if target.laplace.floored:
+                troubles.append(f"{target.laplace.floored} eigenvalues of the documents' "
+                                f"precision were raised to a floor (not a mode there)")
+            if troubles:
+                warnings.warn(f"the documents' Laplace approximation: {'; '.join(troubles)}:"
+                              f" the walk's posterior may be off", stacklevel=3)
             options = {} if sampler is not None else {"path": "python"}
             route = {"document_effects": (
                 f"integrated out by a Laplace approximation about their mode ("

@@ -1,5 +1,5 @@
 r"""The documents integrated out of the walk's density at second order (Laplace), from
-derivatives measured once about their mode.
+derivatives measured about their mode.
 
 Write ``theta`` for the coordinates NUTS samples (the moves, the repeats, the trend's
 intercept, slope and spread), ``z`` for the documents' standardised deviations,
@@ -44,7 +44,8 @@ From differences of the exact gradient:
 Each draw's documents are then ``z_hat + R delta + V Lambda^{-1/2} e``, ``e ~ N(0, I)``:
 their mode follows the draw, their covariance ``A_zz^{-1}`` is the one at the point,
 correlations within a query kept.  Cost: ``1 + 3 P + (sampled coordinates)`` gradients
-for :func:`second_order` and 6 times that for :func:`logdet_curvature`, each linear in
+for :func:`second_order` and 6 times that (plus the documents' Newton steps at each
+point) for :func:`logdet_curvature`, each linear in
 the pages' configurations, with ``P`` the most documents a query has (places); memory
 ``documents x (sampled coordinates + P)``, and an eigendecomposition of each query's
 block (``O(P^3)``): a log with a query of thousands of documents makes it slow.
