@@ -71,11 +71,10 @@ class DocumentsAtMode:
     unchecked = ("click",)
 
     def __init__(self, model: WalkModel, mode: np.ndarray, *, curvature: bool = True):
-        import pandas as pd
-
         from .laplace import logdet_curvature, second_order
 
         self.documents = document_slice(model)
+        self.layout = document_layout(model)
         fixed = np.zeros(model.ndim, dtype=bool)
         fixed[self.documents] = True                 # every z (the spread is sampled)
         self.model = model
@@ -83,10 +82,7 @@ class DocumentsAtMode:
         self.mode = np.array(mode, dtype=float)
         self.free = np.flatnonzero(~fixed)
         self.ndim = int(self.free.size)
-        queries = pd.factorize(model.data.documents["query_id"])[0]
-        places = document_colors(model)
-        self.laplace = second_order(model, self.mode, self.documents, self.free, places,
-                                    queries)
+        self.laplace = second_order(model, self.mode, self.layout, self.free)
         self.mode[self.documents] += self.laplace.newton
         self.evaluations = self.laplace.evaluations
         self.z_sd = self.laplace.z_sd
@@ -95,8 +91,7 @@ class DocumentsAtMode:
             start = document_coordinates(model)[0]       # the trend: intercept, slope, sd
             along = np.searchsorted(self.free, [start, start + 1, start + 2])
             self.curvature, more = logdet_curvature(
-                model, self.mode, self.documents, self.free, places, queries,
-                self.laplace.response, along)
+                model, self.mode, self.layout, self.free, self.laplace.response, along)
             self.evaluations += more
 
     def full(self, theta: np.ndarray) -> np.ndarray:
@@ -172,6 +167,17 @@ def document_colors(model: WalkModel) -> np.ndarray:
     return queries.groupby(queries, sort=False).cumcount().to_numpy()
 
 
+def document_layout(model: WalkModel):
+    """Where the documents lie in ``theta``, each one's place among its query's documents
+    and its query (:class:`~bayeschain.inference.walk.laplace.Layout`)."""
+    import pandas as pd
+
+    from .laplace import Layout
+
+    queries = pd.factorize(model.data.documents["query_id"])[0]
+    return Layout.of(document_slice(model), document_colors(model), queries)
+
+
 #: the most rounds of :func:`posterior_mode`, and the rise of the approximate marginal
 #: log density (nats) below which a round ends it
 MODE_ROUNDS = 20
@@ -193,15 +199,12 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
     a round whose rise is not under half the last one's halves the step to that maximum
     (the rounds cycled between two points on 10% of WSCD's sessions).  A point
     that is not finite is a ParameterError."""
-    import pandas as pd
     from scipy.optimize import minimize
 
     from ...errors import ParameterError
-    from .laplace import Layout, documents_mode
+    from .laplace import documents_mode
 
-    docs = document_slice(model)
-    queries = pd.factorize(model.data.documents["query_id"])[0]
-    layout = Layout.of(docs, document_colors(model), queries)
+    layout = document_layout(model)
     theta = model.initial_point(np.random.default_rng(seed))
     calls, gains, message, step = 0, [], "rounds exhausted", 1.0
     for _ in range(MODE_ROUNDS):

@@ -89,7 +89,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     with interrupt_watch() as seen:
         options = {}
         if at_mode:
-            from .documents import DocumentsAtMode, document_colors, posterior_mode
+            from .documents import DocumentsAtMode, posterior_mode
 
             mode, info = posterior_mode(model, seed=s["seed"])
             target = DocumentsAtMode(model, mode)
@@ -105,7 +105,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             route = {"document_effects": (
                 f"integrated out by a Laplace approximation about their mode ("
                 f"{len(info['gains'])} rounds to the point, its derivatives, up to "
-                f"{int(document_colors(model).max()) + 1} documents a query: "
+                f"{target.layout.n_places} documents a query: "
                 f"{info['evaluations'] + target.evaluations} evaluations of the density"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
                 f"NUTS on the walk, the repeats and the trend of attractiveness; each "

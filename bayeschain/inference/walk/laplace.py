@@ -179,17 +179,14 @@ def documents_mode(model, theta: np.ndarray, layout: Layout, *, steps: int = 30,
     return theta, calls
 
 
-def second_order(model, theta: np.ndarray, documents: slice, free: np.ndarray,
-                 places: np.ndarray, queries: np.ndarray) -> SecondOrder:
+def second_order(model, theta: np.ndarray, layout: Layout,
+                 free: np.ndarray) -> SecondOrder:
     """Measure ``R``, ``t`` and the blocks' factors at ``theta`` (module docstring; the
-    documents at, or a Newton step from, their mode given the rest).  ``documents``:
-    where ``z`` lies in ``theta``; ``free``: the sampled coordinates' indices;
-    ``places[d]``, ``queries[d]``: document ``d``'s place among its query's documents and
-    its query (codes 0..)."""
+    documents at, or a Newton step from, their mode given the rest).  ``layout``: where
+    the documents lie; ``free``: the sampled coordinates' indices."""
     g0 = _gradient(model, theta)
     if g0 is None:
         raise ParameterError("the walk's log density is not finite at the documents' mode")
-    layout = Layout.of(documents, places, queries)
     index, n_places = layout.index, layout.n_places
     n_docs = index.size
     blocks = layout.blocks(model, theta, g0)
@@ -238,9 +235,8 @@ def second_order(model, theta: np.ndarray, documents: slice, free: np.ndarray,
 CURVATURE_STEP = 2e-2
 
 
-def logdet_curvature(model, theta: np.ndarray, documents: slice, free: np.ndarray,
-                     places: np.ndarray, queries: np.ndarray, response: np.ndarray,
-                     along: np.ndarray) -> tuple[np.ndarray, int]:
+def logdet_curvature(model, theta: np.ndarray, layout: Layout, free: np.ndarray,
+                     response: np.ndarray, along: np.ndarray) -> tuple[np.ndarray, int]:
     """The second derivatives of ``log det A_zz(theta, z_hat(theta))`` in the sampled
     coordinates that ``along`` lists (positions in ``free``: the trend of attractiveness,
     along which it curves most), by central differences of its slope ``t``
@@ -248,7 +244,6 @@ def logdet_curvature(model, theta: np.ndarray, documents: slice, free: np.ndarra
     their mode there; returns the symmetric ``(free, free)`` matrix (zero outside the rows
     and columns of ``along``) and the gradients taken.  Left out, the spread's marginal
     was about 1.2 times too wide on a simulated log of 240 documents."""
-    layout = Layout.of(documents, places, queries)
     columns = np.zeros((free.size, along.size))
     calls = 0
     for j, k in enumerate(along):
@@ -256,9 +251,9 @@ def logdet_curvature(model, theta: np.ndarray, documents: slice, free: np.ndarra
         for s in (CURVATURE_STEP, -CURVATURE_STEP):
             moved = np.array(theta, dtype=float)
             moved[free[k]] += s
-            moved[documents] += s * response[:, k]
+            moved[layout.index] += s * response[:, k]
             moved, more = documents_mode(model, moved, layout)
-            there = second_order(model, moved, documents, free, places, queries)
+            there = second_order(model, moved, layout, free)
             calls += more + there.evaluations
             slopes.append(there.logdet_slope)
         columns[:, j] = (slopes[0] - slopes[1]) / (2 * CURVATURE_STEP)
