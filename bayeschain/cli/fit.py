@@ -274,6 +274,12 @@ def _report_walk(post, log, qrels, args, out) -> None:
             lo, hi = np.quantile(k, [0.025, 0.975])
             print(f"a result clicked before clicks again at a later arrival with kappa = "
                   f"{k.mean():.3f} [{lo:.3f}, {hi:.3f}] times its click probability")
+        if "second_look" in post.posterior:
+            k = post.posterior["second_look"].values.ravel()
+            lo, hi = np.quantile(k, [0.025, 0.975])
+            print(f"a result examined before clicks at a later examination with "
+                  f"second_look = {k.mean():.3f} [{lo:.3f}, {hi:.3f}] times its click "
+                  f"probability (0: the decision made once)")
         if "click_offset" in post.posterior:
             off = post.posterior["click_offset"].stack(s=("chain", "draw")).values
             print("click logit offset by rank (rank 1 = 0), posterior mean: "

@@ -22,7 +22,7 @@ SIMPLEX = {"walk": "move", "walk_skip": "move", "walk_click": "move",
 
 #: variables that are probabilities
 PROBABILITIES = ("walk", "walk_skip", "walk_click", "transition", "jump", "click", "repeat",
-                 "attractiveness", "reclick")
+                 "attractiveness", "reclick", "second_look")
 
 
 #: variables that are positive (rates, scales)
@@ -37,7 +37,7 @@ POSITIVE = ("holding_rate", "log_dwell_sd", "jump_exponent")
 DIMS = {"walk": ("rank", "move"), "walk_skip": ("rank", "move"),
         "walk_click": ("rank", "move"), "click": ("rank",), "repeat": ("rank",),
         "attractiveness": ("document",), "click_trend": ("trend",),
-        "click_offset": ("rank",), "reclick": (),
+        "click_offset": ("rank",), "reclick": (), "second_look": (),
         "transition": ("rank", "category"), "jump": ("rank", "to_rank"),
         "jump_exponent": (), "holding_rate": ("rank",), "log_dwell_mean": ("rank",),
         "log_dwell_sd": ("rank",)}

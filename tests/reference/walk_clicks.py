@@ -66,7 +66,7 @@ def dense_log_likelihood(lengths, f, b, r, s, c, first, none, moves, ends, repea
 
 
 def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click, repeat=None,
-                   after_click=None, reclick=1.0):
+                   after_click=None, reclick=1.0, second_look=1.0):
     """Pages walked by simulated users: ``(clicks, outcome)`` per page, where ``clicks``
     lists the clicked ranks (1-based) in order and ``outcome`` is ``"next_query"`` or
     ``"end"``.  Per-rank moves (length n arrays): at rank i (0-based) the user clicks with
@@ -77,7 +77,9 @@ def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click, re
     and again, until they walk on.  ``after_click = (forward, backward, reformulate,
     stop)``: the moves after a click (the others are then those after an examination
     without a click).  ``reclick``: a result clicked before on the page clicks at a later
-    arrival with ``reclick * click[i]``."""
+    arrival with ``reclick * click[i]``; ``second_look``: a result examined before on the
+    page (clicked or not) clicks at a later examination with ``second_look * click[i]``
+    (the ranks examined so far are kept as a set)."""
     n = len(forward)
     repeat = np.zeros(n) if repeat is None else repeat
     skip = (forward, backward, reformulate, stop)
@@ -86,9 +88,13 @@ def simulate_pages(rng, n_pages, forward, backward, reformulate, stop, click, re
     for _ in range(n_pages):
         i = 0
         clicks = []
+        examined = set()
         while True:
             moves = skip
-            if rng.random() < click[i] * (reclick if i + 1 in clicks else 1.0):
+            chance = click[i] * (reclick if i + 1 in clicks else 1.0) * (
+                second_look if i in examined else 1.0)
+            examined.add(i)
+            if rng.random() < chance:
                 moves = clicked_moves
                 clicks.append(i + 1)
                 while rng.random() < repeat[i]:

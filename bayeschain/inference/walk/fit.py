@@ -62,14 +62,19 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         raise ParameterError(f"spec {spec.name!r} has moves by relevance: pass qrels")
     clicks = exam["clicks"]
     recurrence = log.document_recurrence() if files else document_recurrence(log)
-    if clicks == "auto":
-        clicks = "document" if recurrence >= AUTO_DOCUMENT_RECURRENCE else "pooled"
+    once = exam["reclicks"] == "once"
+    if clicks == "auto":      # the walk that decides once has clicks per rank
+        clicks = "document" if recurrence >= AUTO_DOCUMENT_RECURRENCE and not once \
+            else "pooled"
     damped = exam["reclicks"] == "damped"
     if files:
         if clicks == "document" or exam["by_relevance"]:
             raise ParameterError("a log read out of core is fitted with clicks per rank and "
                                  "moves without relevance classes (its documents "
                                  f"recur {recurrence:.1f} times: read it into memory)")
+        if once:
+            raise ParameterError("the walk that decides once reads its pages' click "
+                                 "sequences in memory: read the log into memory")
         _import_in_background("nutpie")      # seconds of imports while DuckDB counts
         data = log.page_data(spec.ranks, reclicks=damped)
     else:
@@ -112,6 +117,15 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"draw's documents from their Laplace approximation given the draw")}
         elif clicks == "document":
             route = {"document_effects": "sampled by NUTS with the rest"}
+        if once:
+            from .once import DecidedOnce, click_sequences
+
+            target = DecidedOnce(model, click_sequences(log, data))
+            options = {} if sampler is not None else {"path": "python"}
+            route["likelihood"] = (
+                f"the click decision made once (a result examined before clicks with "
+                f"second_look x its probability): a forward recursion over the "
+                f"{target.sequences.size:,} distinct click sequences of the pages")
         run = sampler or walk_sampler.sample
         draws, stats = run(target, draws=s["draws"], tune=s["tune"], chains=s["chains"],
                            seed=s["seed"], progress=progress,
@@ -125,7 +139,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     check_complete(seen, draws.values(), s["chains"], kept)
     groups, ll_attrs = log_likelihood_groups(target, theta) if theta is not None else ({}, {})
     ranks = np.arange(1, data.ranks + 1)
-    walk = draws["walk"]
+    walk = draws["walk"] if "walk" in draws else draws["walk_skip"]
 
     def moves(values):
         if data.classes == 1:
@@ -153,8 +167,9 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                     "median_rank": ("document", docs["median_rank"].to_numpy())})
     variables["repeat"] = xr.DataArray(draws["repeat"], dims=("chain", "draw", "rank"),
                                        coords={"rank": ranks})
-    if "reclick" in draws:
-        variables["reclick"] = xr.DataArray(draws["reclick"], dims=("chain", "draw"))
+    for name in ("reclick", "second_look"):
+        if name in draws:
+            variables[name] = xr.DataArray(draws[name], dims=("chain", "draw"))
     if "click_offset" in draws:
         variables["click_offset"] = xr.DataArray(draws["click_offset"],
                                                  dims=("chain", "draw", "rank"),

@@ -43,9 +43,12 @@ from documents the log shows at several ranks.  ``reclicks = "damped"`` lets a r
 already clicked on the page (other than by the immediate repeat) click at a later arrival
 with ``kappa c_i`` instead of ``c_i`` (``logit kappa ~ N(-1, prior_sd)``): a walk whose
 every arrival is a fresh chance clicks again what it clicked 2-4 times as often as logs
-show.  Without sessions in the log, ``r`` is 0 and ``s`` is the probability of leaving the
-page.  ``by_relevance = true`` (with qrels) gives each relevance class of the examined
-document its own moves (``drwbm``).
+show.  ``reclicks = "once"`` instead damps every later examination of a result, clicked
+or not (the click decision made once, as click models make it; spec ``walk-once``): its
+likelihood is a forward recursion over each page's clicks (:mod:`.once`), not this
+module's per-term counts.  Without sessions in the log, ``r`` is 0 and ``s`` is the
+probability of leaving the page.  ``by_relevance = true`` (with qrels) gives each
+relevance class of the examined document its own moves (``drwbm``).
 
 **Sampling.**  NUTS by nutpie on the exact log density and its gradient, both computed
 here from the page counts (no graph compilation: the only compiled code is the Numba
@@ -81,9 +84,10 @@ CENTRED_CLICK_RANKS = 50
 CLICK_PRIOR_MEAN = -1.0
 #: prior mean of the repeat logit: one click in ten clicked again at once
 REPEAT_PRIOR_MEAN = -2.0
-#: how a result clicked before on the page is clicked at a later arrival: as a fresh
-#: chance, or damped by a learned factor kappa
-RECLICKS = ("fresh", "damped")
+#: how a result is clicked at a later arrival: as a fresh chance; damped by a learned
+#: factor kappa if it was clicked before on the page; or damped by kappa if it was
+#: examined before (the click decision made once: :mod:`.once`)
+RECLICKS = ("fresh", "damped", "once")
 #: prior mean of logit kappa: a result clicked before clicked about a quarter as often
 RECLICK_PRIOR_MEAN = -1.0
 
@@ -397,7 +401,11 @@ class WalkModel:
         before or not) or ``"damped"``: a result clicked before on the page (other than by
         the immediate repeat) clicks at a later arrival with ``kappa`` times its
         probability, ``logit kappa ~ N(-1, prior_sd)``; the page data must keep the
-        positions clicked so far (``page_data(..., reclicks=True)``)
+        positions clicked so far (``page_data(..., reclicks=True)``); or ``"once"``: a
+        result examined before (clicked or not) clicks with ``kappa`` times its
+        probability, clicks per rank; its density is
+        :class:`~bayeschain.inference.walk.once.DecidedOnce`, which reads this model's
+        priors and parametrisation (this model's own :meth:`logp` refuses it)
     """
 
     def __init__(self, data: PageData, *, moves: str = "pooled", clicks: str = "pooled",
@@ -423,6 +431,9 @@ class WalkModel:
         if reclicks == "damped" and click_moves:
             raise ParameterError("damped re-clicks with moves that depend on the click are "
                                  "not supported: the walk over ranks would not be Markov")
+        if reclicks == "once" and (clicks == "document" or data.classes > 1):
+            raise ParameterError("the walk that decides once (reclicks = 'once') has clicks "
+                                 "per rank and moves without relevance classes")
         self.data = data
         self.moves, self.clicks, self.boundary = moves, clicks, boundary
         self.rank_offsets = bool(rank_offsets) and clicks == "document" and data.ranks > 1
@@ -458,7 +469,7 @@ class WalkModel:
         if self.rank_offsets:
             self.families.append(Family("click_offset", True, log_rank[1:], seen[1:]))
         self.reclicks = reclicks
-        if reclicks == "damped":
+        if reclicks != "fresh":
             self.families.append(Family("reclick", False, np.zeros(1), np.zeros(1),
                                         RECLICK_PRIOR_MEAN))
         fams = self.families
@@ -476,7 +487,7 @@ class WalkModel:
         self._click_family = names.index("click")
         self._offset_family = names.index("click_offset") if self.rank_offsets else -1
         self._reclick_coord = int(self._c_start[names.index("reclick")]) \
-            if reclicks == "damped" else -1
+            if reclicks != "fresh" else -1
         self._n_move_coords = int(self._c_start[self._click_family - 1])
         self._combos = click_combinations(data.click_index, self.rank_offsets,
                                            int(self._n_coord[self._click_family]))
@@ -495,6 +506,9 @@ class WalkModel:
         C-contiguous, as the C callback's are: a strided one (a column of the log's
         terms) would make Numba compile a second specialisation of the kernel (12 s on
         a cold cache) instead of loading the one the callback compiled."""
+        if self.reclicks == "once":
+            raise ParameterError("the walk that decides once has its own likelihood "
+                                 "(bayeschain.inference.walk.once.DecidedOnce)")
         if self._arguments is None:
             d = self.data
             args = LogpArguments(self._kind, self._p_start, self._c_start, self._n_coord,
@@ -508,6 +522,12 @@ class WalkModel:
             self._arguments = LogpArguments(*(
                 np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args))
         return self._arguments
+
+    def prior_arguments(self) -> tuple:
+        """The arguments of ``_families_forward`` / ``_families_backward`` after ``theta``
+        (``kind, p_start, c_start, n_coord, x, centred``, then ``a0, prior_sd, dev_sd``)."""
+        return (self._kind, self._p_start, self._c_start, self._n_coord, self._x,
+                self._centred, self._a0, self.prior_sd, self.deviation_sd)
 
     def logp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Log posterior density (up to a constant) and its gradient."""
@@ -562,8 +582,8 @@ class WalkModel:
         return out
 
     def reclick_factor(self, theta) -> float:
-        """``kappa``: how much less often a result clicked before is clicked at a later
-        arrival (1 for fresh re-clicks)."""
+        """``kappa``: how much less often a result clicked (``reclicks = "damped"``) or
+        examined (``"once"``) before is clicked at a later arrival (1 for fresh ones)."""
         if self._reclick_coord < 0:
             return 1.0
         return float(1.0 / (1.0 + np.exp(-self._logits(theta)[self._reclick_coord])))

@@ -1,0 +1,611 @@
+r"""The walk whose click decision is made once: exact likelihood and its gradient.
+
+The examination walk of :mod:`.likelihood` gives every arrival on a rank a fresh click
+chance.  Click models (PBM, UBM, DBN) decide once per result.  In this walk the *first*
+examination of a rank clicks with ``c_i`` and every later one with ``kappa c_i``
+(``kappa`` learned: 1 is the walk of :mod:`.likelihood`, 0 the decision made once).
+After the decision the user moves with the moves after a click, ``(f^c, b^c, r^c, s^c)``,
+or after an examination without one, ``(f^s, b^s, r^s, s^s)`` (the same set twice for
+moves that do not depend on the click); right after a click they click the same result
+again at once with ``rho_i`` (a repeat, as in the walk of :mod:`.likelihood`).
+
+**The chain.**  With moves to neighbouring ranks only, the ranks examined so far are
+``1..d`` (``d`` the deepest), so the state ``(i, d)``, ``1 <= i <= d <= n`` (55 states on
+10 results), says whether an arrival is fresh: forward from ``(d, d)`` reaches
+``(d + 1, d + 1)`` for the first time; every other move re-examines.  A state is the
+user's place *after* the click decision at an arrival.  With ``Q`` (``C``) the arrivals
+without (with) a click along one move set (``Q_s``, ``C_s`` after no click; ``Q_c``,
+``C_c`` after a click), ``L_o`` the leave vectors of outcome ``o`` (next query ``r``,
+end ``s``, or ``r + s`` when the log cannot tell) and ``N = (I - Q_s)^{-1}``, the clicks
+form a Markov chain over the states of the click:
+
+* first click: ``g = c_1 e_{11} + (1 - c_1) e_{11}^T N C_s``; no click and outcome ``o``:
+  ``z_o = (1 - c_1) e_{11}^T N L_{s,o}``;
+* next click: ``K = diag(rho) + diag(1 - rho) (C_c + Q_c N C_s)``; leaving after a
+  click: ``E_o = (1 - rho) (L_{c,o} + Q_c N L_{s,o})``.
+
+The depth is hidden, so a page's likelihood is a forward recursion over its ordered
+clicks ``j_1 .. j_m``: ``alpha_1 = g * [rank = j_1]``, ``alpha_t = (alpha_{t-1} K) *
+[rank = j_t]``, ``P = alpha_m . E_o`` (``z_o`` for a page without a click), not a product
+of per-rank terms: pages enter by their distinct click sequences
+(:class:`ClickSequences`), each with its count.  The forward pass is scaled
+(``alpha_t = c_t hat alpha_t``), and the backward pass ``hat beta_m = E_o / e``,
+``hat beta_{t-1} = K ([rank = j_t] * hat beta_t) / c_t`` gives the exact gradient:
+``d log P / dK = sum_t hat alpha_{t-1} hat beta_t^T / c_t``, ``d log P / dg =
+hat beta_1 / c_1``, ``d log P / dE_o = hat alpha_m / e``; the matrices' adjoints then
+follow by matrix calculus (``dN = N dQ_s N``).  A page of ``n`` results has its
+boundary at rank ``n`` as in :mod:`.likelihood` (:func:`~.likelihood.boundary_grad`).
+
+Tested against pages simulated directly from the walk's definition and against finite
+differences (``tests/inference/walk/test_decided_once.py``).  The study that led here,
+with held-out clicks and a mixture of readers, is ``benchmarks/bench_decision_once.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from ...chains.jit import jit
+from ...errors import ParameterError
+from . import likelihood as walk_likelihood
+from .likelihood import OUTCOMES
+
+#: the longest page this walk takes: its states grow as n (n + 1) / 2 and each gradient
+#: factorises a dense matrix of them (55 states on 10 results, 210 on 20)
+MAX_LENGTH = 20
+
+
+@dataclass(frozen=True)
+class StateLayout:
+    """The states ``(i, d)`` of a page of ``n`` results (0-based), ``d``-major."""
+
+    n: int
+    rank: np.ndarray         # (S,) the rank of each state
+    of_rank: np.ndarray      # (n, n) the state (j, j + k) at [j, k]; -1 beyond
+    width: np.ndarray        # (n,) states at each rank: n - j
+    src_f: np.ndarray        # forward moves: from, to, whether the arrival is fresh
+    tgt_f: np.ndarray
+    fresh_f: np.ndarray
+    src_b: np.ndarray        # backward moves: from, to (never fresh)
+    tgt_b: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.rank.size)
+
+
+@lru_cache(maxsize=64)
+def state_layout(n: int) -> StateLayout:
+    """The layout of the states of a page of ``n`` results."""
+    states = [(i, d) for d in range(n) for i in range(d + 1)]
+    index = {s: k for k, s in enumerate(states)}
+    of_rank = np.full((n, n), -1, dtype=np.int64)
+    for (i, d), k in index.items():
+        of_rank[i, d - i] = k
+    fwd = [(index[(i, d)], index[(i + 1, max(d, i + 1))], float(i == d))
+           for i, d in states if i < n - 1]
+    bwd = [(index[(i, d)], index[(i - 1, d)]) for i, d in states if i > 0]
+    ints = lambda v: np.array(v, dtype=np.int64)      # noqa: E731
+    return StateLayout(n, ints([i for i, _ in states]), of_rank, ints(n - np.arange(n)),
+                       ints([a for a, _, _ in fwd]), ints([b for _, b, _ in fwd]),
+                       np.array([f for _, _, f in fwd]), ints([a for a, _ in bwd]),
+                       ints([b for _, b in bwd]))
+
+
+@dataclass(frozen=True)
+class ClickSequences:
+    """The distinct pages of a log as this walk sees them: (page length, outcome, ordered
+    clicked ranks), each with its count, grouped by page length.
+
+    ``groups``: ``length -> (ptr (U + 1,), ranks (0-based, flat), outcome (U,), counts
+    (U,), sequence (U,))`` (``sequence``: the global index of each); ``page_sequence
+    (P,)``: the sequence of each page (in the order of the page data's ``page_ids``);
+    ``pages (U,)``: the pages of each sequence."""
+
+    groups: dict
+    page_sequence: np.ndarray
+    pages: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.pages.size)
+
+    @classmethod
+    def of(cls, length, outcome, per_page, ranks) -> ClickSequences:
+        """From each page's length, outcome code (:data:`~.likelihood.OUTCOMES`) and number
+        of clicks, and the clicked ranks (0-based) of every page in turn."""
+        length, outcome = np.asarray(length, np.int64), np.asarray(outcome, np.int64)
+        per_page, ranks = np.asarray(per_page, np.int64), np.asarray(ranks, np.int64)
+        ptr = np.r_[0, np.cumsum(per_page)]
+        keys = [np.r_[length[p], outcome[p], ranks[ptr[p]:ptr[p + 1]]].tobytes()
+                for p in range(length.size)]
+        codes, _ = pd.factorize(pd.Index(keys, dtype=object))
+        first = np.unique(codes, return_index=True)[1]
+        counts = np.bincount(codes, minlength=first.size).astype(float)
+        groups = {}
+        for n in np.unique(length[first]):
+            mine = np.flatnonzero(length[first] == n)
+            lens = per_page[first[mine]]
+            flat = np.concatenate([ranks[ptr[p]:ptr[p + 1]] for p in first[mine]])
+            groups[int(n)] = (np.r_[0, np.cumsum(lens)].astype(np.int64),
+                              flat.astype(np.int64), outcome[first[mine]], counts[mine],
+                              mine.astype(np.int64))
+        return cls(groups, codes.astype(np.int64), counts.astype(np.int64))
+
+
+def click_sequences(log, data) -> ClickSequences:
+    """The click sequences of the pages of ``data`` (:func:`~.data.page_data` of ``log``,
+    clicks per rank): repeats kept, in click order."""
+    longest = int(data.lengths.max())
+    if longest > MAX_LENGTH:
+        long = int((data.lengths[data.page_config] > MAX_LENGTH).sum())
+        raise ParameterError(
+            f"the walk that decides once takes pages of at most {MAX_LENGTH} results (its "
+            f"states, (rank, deepest rank examined), grow with the square of the page's "
+            f"length); {long} of the log's {data.page_ids.size} pages have more, up to "
+            f"{longest}; the walks without reclicks = 'once' (spec walk, walk-reclick) take "
+            f"pages of any length")
+    obs, pages, _ = log.observations()
+    page_ids = data.page_ids
+    clicks = obs[obs["serp_id"].isin(page_ids)].sort_values(["serp_id", "k"], kind="stable")
+    page_of = pd.Index(page_ids).get_indexer(clicks["serp_id"].to_numpy())
+    code = {o: i for i, o in enumerate(OUTCOMES)}
+    outcome = pages.set_index("serp_id")["outcome"].reindex(page_ids).map(code)
+    return ClickSequences.of(data.lengths[data.page_config], outcome.to_numpy(dtype=np.int64),
+                             np.bincount(page_of, minlength=page_ids.size),
+                             clicks["rank"].to_numpy(dtype=np.int64) - 1)
+
+
+def bounded(rows: np.ndarray, n: int, rescale: bool) -> np.ndarray:
+    """The move rows ``(f, b, r, s)`` of a page of ``n`` results: at rank ``n`` the forward
+    mass leaves the page (split between ``r`` and ``s``), or is spread over the other moves
+    (``rescale``), as :mod:`.likelihood` does."""
+    out = np.array(rows[:n], dtype=float)
+    f, b, r, s = out[n - 1]
+    if rescale:
+        rest = b + r + s
+        out[n - 1] = (0.0, b / rest, r / rest, s / rest)
+    else:
+        total = r + s + f
+        out[n - 1] = (0.0, b, r * total / (r + s), s * total / (r + s))
+    return out
+
+
+class _Moves:
+    """One move set's arrivals as sparse entries at the layout's moves (forward entries,
+    then backward): without a click ``q``, with one ``k``; and its leave vectors
+    ``L (3, S)`` for the outcomes ``r, s, r + s``."""
+
+    def __init__(self, lay: StateLayout, rows, pc):
+        self.w = np.r_[rows[lay.rank[lay.src_f], 0], rows[lay.rank[lay.src_b], 1]]
+        self.q, self.k = self.w * (1.0 - pc), self.w * pc
+        r, s = rows[lay.rank, 2], rows[lay.rank, 3]
+        self.L = np.stack([r, s, r + s])
+
+
+@dataclass
+class Chain:
+    """``g, z, K, E`` of the module docstring for one page length, on the states ``V`` of
+    the ranks its sequences click (``g``, ``K``, ``E`` restricted to them: the recursion
+    reads nothing else), and what their adjoint needs."""
+
+    lay: StateLayout
+    V: np.ndarray            # the states of the clicked ranks
+    local: np.ndarray        # (S,) each state's place in V, -1 outside
+    g: np.ndarray            # (|V|,)
+    z: np.ndarray            # (3,)
+    K: np.ndarray            # (|V|, |V|)
+    E: np.ndarray            # (3, |V|)
+    parts: tuple
+
+
+def lu_factor_kernel(m):
+    """``m = L U`` in place (``L`` unit lower), without pivoting: ``I - Q`` with ``Q``
+    substochastic by rows is diagonally dominant, and Gaussian elimination keeps it so."""
+    n = m.shape[0]
+    for k in range(n):
+        pivot = m[k, k]
+        for i in range(k + 1, n):
+            if m[i, k] != 0.0:
+                m[i, k] /= pivot
+                f = m[i, k]
+                for j in range(k + 1, n):
+                    m[i, j] -= f * m[k, j]
+
+
+def lu_solve_kernel(m, b, trans):
+    """``b <- (L U)^{-1} b`` (``trans``: ``(L U)^{-T} b``) in place, ``b`` of shape
+    ``(n, k)``."""
+    n, k = b.shape
+    if not trans:
+        for i in range(n):                       # L y = b
+            for j in range(i):
+                f = m[i, j]
+                if f != 0.0:
+                    for c in range(k):
+                        b[i, c] -= f * b[j, c]
+        for i in range(n - 1, -1, -1):           # U x = y
+            for j in range(i + 1, n):
+                f = m[i, j]
+                if f != 0.0:
+                    for c in range(k):
+                        b[i, c] -= f * b[j, c]
+            for c in range(k):
+                b[i, c] /= m[i, i]
+    else:
+        for i in range(n):                       # U^T y = b
+            for j in range(i):
+                f = m[j, i]
+                if f != 0.0:
+                    for c in range(k):
+                        b[i, c] -= f * b[j, c]
+            for c in range(k):
+                b[i, c] /= m[i, i]
+        for i in range(n - 1, -1, -1):           # L^T x = y
+            for j in range(i + 1, n):
+                f = m[j, i]
+                if f != 0.0:
+                    for c in range(k):
+                        b[i, c] -= f * b[j, c]
+
+
+class _Solver:
+    """``(I - Q)^{-1} B`` and ``(I - Q)^{-T} B`` for the arrivals ``Q`` without a click
+    (entries ``q`` at the layout's moves), by a dense LU in compiled loops (at most 210
+    states, :data:`MAX_LENGTH`): no threaded BLAS, which under nutpie's chains (one
+    thread each) would oversubscribe the cores."""
+
+    def __init__(self, lay: StateLayout, q):
+        m = np.eye(lay.size)
+        m[np.r_[lay.src_f, lay.src_b], np.r_[lay.tgt_f, lay.tgt_b]] -= q
+        _kernels()[1](m)
+        self.factor = m
+
+    def solve(self, b, trans: bool = False):
+        out = np.array(b, dtype=float, order="C")
+        if out.shape[1]:
+            _kernels()[2](self.factor, out, bool(trans))
+        return out
+
+
+def _rows_times(lay: StateLayout, values, local, B):
+    """``Q[V] @ B`` for a sparse ``Q`` with ``values`` at the layout's moves (rows in
+    ``V``: ``local >= 0``)."""
+    src, tgt = np.r_[lay.src_f, lay.src_b], np.r_[lay.tgt_f, lay.tgt_b]
+    keep = local[src] >= 0
+    out = np.zeros((int((local >= 0).sum()), B.shape[1]))
+    np.add.at(out, local[src[keep]], values[keep, None] * B[tgt[keep]])
+    return out
+
+
+def _columns(lay: StateLayout, values, rows, local):
+    """``C[rows][:, V]`` dense for a sparse ``C`` with ``values`` at the layout's moves
+    (``rows``: each state's row, -1 for rows left out)."""
+    src, tgt = np.r_[lay.src_f, lay.src_b], np.r_[lay.tgt_f, lay.tgt_b]
+    keep = (rows[src] >= 0) & (local[tgt] >= 0)
+    out = np.zeros((int((rows >= 0).sum()), int((local >= 0).sum())))
+    out[rows[src[keep]], local[tgt[keep]]] = values[keep]
+    return out
+
+
+def chain(lay: StateLayout, skip, click_rows, c, kappa: float, rho,
+          clicked_ranks: np.ndarray) -> Chain:
+    """The click chain of a page of ``lay.n`` results from its bounded move rows after no
+    click (``skip``) and after a click, click probabilities ``c``, ``kappa`` and repeats
+    ``rho`` (per rank), on the states of ``clicked_ranks``: ``N = (I - Q_s)^{-1}`` applied
+    to the columns of ``C_s`` at ``V`` only."""
+    S, R = lay.size, lay.rank
+    V = np.flatnonzero(np.isin(R, clicked_ranks))
+    local = np.full(S, -1, dtype=np.int64)
+    local[V] = np.arange(V.size)
+    every = np.arange(S)
+    factor_f = np.where(lay.fresh_f > 0, 1.0, kappa)
+    pc = np.r_[c[R[lay.tgt_f]] * factor_f, c[R[lay.tgt_b]] * kappa]
+    ms, mc = _Moves(lay, skip, pc), _Moves(lay, click_rows, pc)
+    lu = _Solver(lay, ms.q)
+    A = lu.solve(_columns(lay, ms.k, every, local))                           # N C_s[:, V]
+    X = lu.solve(np.ascontiguousarray(ms.L.T))                               # (S, 3)
+    r = rho[R[V]]
+    M = _columns(lay, mc.k, local, local) + _rows_times(lay, mc.q, local, A)
+    W = mc.L[:, V] + _rows_times(lay, mc.q, local, X).T
+    g = (1.0 - c[0]) * A[0]
+    if local[0] >= 0:
+        g[local[0]] += c[0]
+    z = (1.0 - c[0]) * X[0]
+    K = (1.0 - r)[:, None] * M
+    K[np.arange(V.size), np.arange(V.size)] += r
+    E = (1.0 - r)[None, :] * W
+    return Chain(lay, V, local, g, z, K, E, (factor_f, pc, ms, mc, lu, A, X, r, M, W))
+
+
+def chain_adjoint(ch: Chain, skip, click_rows, c, kappa, Gg, Gz, GK, GE):
+    """The gradients with respect to the bounded move rows ``(n, 4)`` after no click and
+    after a click, ``c``, ``kappa`` and ``rho`` from those with respect to ``g, z, K, E``
+    (reverse mode of :func:`chain`: ``dN = N dQ_s N``, so ``G_{Q_s} = N^T G_A A^T +
+    N^T G_X X^T`` and ``G_{C_s} = N^T G_A``, read at the moves' entries only)."""
+    lay, V, local = ch.lay, ch.V, ch.local
+    factor_f, pc, ms, mc, lu, A, X, r, M, W = ch.parts
+    n, R = lay.n, lay.rank
+    src = np.r_[lay.src_f, lay.src_b]
+    tgt = np.r_[lay.tgt_f, lay.tgt_b]
+    G_r = np.diag(GK) - (GK * M).sum(1) - (GE * W).sum(0)
+    GM = (1.0 - r)[:, None] * GK
+    GW = (1.0 - r)[None, :] * GE
+    # Q_c[V]^T applied to GM and GW^T: each move from a state of V adds to its target's row
+    keep = local[src] >= 0
+    G_A = np.zeros((lay.size, V.size))
+    np.add.at(G_A, tgt[keep], mc.q[keep, None] * GM[local[src[keep]]])
+    G_X = np.zeros((lay.size, 3))
+    np.add.at(G_X, tgt[keep], mc.q[keep, None] * GW.T[local[src[keep]]])
+    G_c0 = -Gg @ A[0] - Gz @ X[0] + (Gg[local[0]] if local[0] >= 0 else 0.0)
+    G_A[0] += (1.0 - c[0]) * Gg
+    G_X[0] += (1.0 - c[0]) * Gz
+    lam = lu.solve(G_A, trans=True)                                          # N^T G_A
+    lam_x = lu.solve(G_X, trans=True)                                        # N^T G_X
+    # the moves' entries of each adjoint (zero where the source or target is outside V)
+    inside_t, inside_s = local[tgt] >= 0, local[src] >= 0
+    t_loc, s_loc = np.maximum(local[tgt], 0), np.maximum(local[src], 0)
+    g_qs = np.einsum("mk,mk->m", lam[src], A[tgt]) + np.einsum("mo,mo->m", lam_x[src],
+                                                                X[tgt])
+    g_cs = np.where(inside_t, lam[src, t_loc], 0.0)
+    g_qc = np.where(inside_s, np.einsum("mk,mk->m", GM[s_loc], A[tgt])
+                    + np.einsum("om,mo->m", GW[:, s_loc], X[tgt]), 0.0)
+    g_cc = np.where(inside_s & inside_t, GM[s_loc, t_loc], 0.0)
+    G_Lc = np.zeros((3, lay.size))
+    G_Lc[:, V] = GW
+    nf = lay.src_f.size
+    g_pc = np.zeros(pc.size)
+    grads = []
+    for moves, gq, gc, GL in ((ms, g_qs, g_cs, lam_x.T), (mc, g_qc, g_cc, G_Lc)):
+        g_w = gq * (1.0 - pc) + gc * pc
+        g_pc += moves.w * (gc - gq)
+        g_rows = np.zeros((n, 4))
+        g_rows[:, 0] = np.bincount(R[lay.src_f], weights=g_w[:nf], minlength=n)
+        g_rows[:, 1] = np.bincount(R[lay.src_b], weights=g_w[nf:], minlength=n)
+        g_rows[:, 2] = np.bincount(R, weights=GL[0] + GL[2], minlength=n)
+        g_rows[:, 3] = np.bincount(R, weights=GL[1] + GL[2], minlength=n)
+        grads.append(g_rows)
+    g_c = np.bincount(R[lay.tgt_f], weights=g_pc[:nf] * factor_f, minlength=n)
+    g_c += np.bincount(R[lay.tgt_b], weights=g_pc[nf:] * kappa, minlength=n)
+    g_c[0] += G_c0
+    g_kappa = float((g_pc[:nf] * c[R[lay.tgt_f]] * (1.0 - lay.fresh_f)).sum()
+                    + (g_pc[nf:] * c[R[lay.tgt_b]]).sum())
+    g_rho = np.bincount(R[V], weights=G_r, minlength=n)
+    return grads[0], grads[1], g_c, g_kappa, g_rho
+
+
+def sequences_kernel(of_rank, width, g, z, K, E, ptr, ranks, outcome, counts, Gg, Gz, GK,
+                     GE, seq_ll):
+    """The scaled forward-backward recursion of the module docstring over the sequences
+    ``ptr, ranks, outcome, counts`` of one page length: their log-likelihood (each
+    sequence's into ``seq_ll``, weighted sum returned) and the gradients *added* into
+    ``Gg, Gz, GK, GE``.  ``-inf`` when an observed sequence has probability 0."""
+    n = of_rank.shape[0]
+    longest = 1
+    for u in range(ptr.size - 1):
+        longest = max(longest, ptr[u + 1] - ptr[u])
+    alpha = np.zeros((longest, n))
+    scale = np.zeros(longest)
+    beta = np.zeros(n)
+    nb = np.zeros(n)
+    total = 0.0
+    for u in range(ptr.size - 1):
+        lo, hi = ptr[u], ptr[u + 1]
+        m, o, w = hi - lo, outcome[u], counts[u]
+        if m == 0:
+            p = z[o]
+            if not p > 0.0:
+                return -math.inf
+            seq_ll[u] = math.log(p)
+            total += w * seq_ll[u]
+            Gz[o] += w / p
+            continue
+        j = ranks[lo]
+        s = 0.0
+        for k in range(width[j]):
+            alpha[0, k] = g[of_rank[j, k]]
+            s += alpha[0, k]
+        if not s > 0.0:
+            return -math.inf
+        scale[0] = s
+        for k in range(width[j]):
+            alpha[0, k] /= s
+        ll = math.log(s)
+        for t in range(1, m):
+            jp, jt = ranks[lo + t - 1], ranks[lo + t]
+            s = 0.0
+            for k2 in range(width[jt]):
+                col = of_rank[jt, k2]
+                acc = 0.0
+                for k1 in range(width[jp]):
+                    acc += alpha[t - 1, k1] * K[of_rank[jp, k1], col]
+                alpha[t, k2] = acc
+                s += acc
+            if not s > 0.0:
+                return -math.inf
+            scale[t] = s
+            for k2 in range(width[jt]):
+                alpha[t, k2] /= s
+            ll += math.log(s)
+        jm = ranks[hi - 1]
+        e = 0.0
+        for k in range(width[jm]):
+            e += alpha[m - 1, k] * E[o, of_rank[jm, k]]
+        if not e > 0.0:
+            return -math.inf
+        ll += math.log(e)
+        seq_ll[u] = ll
+        total += w * ll
+        for k in range(width[jm]):
+            beta[k] = E[o, of_rank[jm, k]] / e
+            GE[o, of_rank[jm, k]] += w * alpha[m - 1, k] / e
+        for t in range(m - 1, 0, -1):
+            jp, jt = ranks[lo + t - 1], ranks[lo + t]
+            for k1 in range(width[jp]):
+                row = of_rank[jp, k1]
+                acc = 0.0
+                for k2 in range(width[jt]):
+                    col = of_rank[jt, k2]
+                    GK[row, col] += w * alpha[t - 1, k1] * beta[k2] / scale[t]
+                    acc += K[row, col] * beta[k2]
+                nb[k1] = acc / scale[t]
+            for k1 in range(width[jp]):
+                beta[k1] = nb[k1]
+        for k in range(width[j]):
+            Gg[of_rank[j, k]] += w * beta[k] / scale[0]
+    return total
+
+
+_KERNELS: list = []
+
+
+def _kernels():
+    """The compiled recursion, LU factorisation and LU solve."""
+    if not _KERNELS:
+        _KERNELS.extend(jit(f, nogil=True, error_model="numpy") for f in
+                        (sequences_kernel, lu_factor_kernel, lu_solve_kernel))
+    return _KERNELS
+
+
+def log_likelihood(seqs: ClickSequences, skip, click_rows, c, kappa: float, rho, *,
+                   rescale: bool = False, gradient: bool = True):
+    """The log-likelihood of the sequences ``seqs`` under the walk of the module docstring:
+    move rows ``(ranks, 4)`` ``(f, b, r, s)`` after no click (``skip``) and after a click,
+    click probabilities ``c``, ``kappa`` and repeats ``rho`` per rank.
+
+    Returns ``(ll, seq_ll, grads)``: ``seq_ll (U,)`` each sequence's log-probability,
+    ``grads`` the gradients with respect to ``skip, click_rows, c, kappa, rho`` (None
+    without ``gradient``).  ``ll = -inf`` when an observed sequence is impossible."""
+    ranks = skip.shape[0]
+    skip, click_rows = np.asarray(skip, float), np.asarray(click_rows, float)
+    c, rho = np.asarray(c, float), np.asarray(rho, float)
+    out = [np.zeros((ranks, 4)), np.zeros((ranks, 4)), np.zeros(ranks), 0.0, np.zeros(ranks)]
+    seq_ll = np.full(seqs.size, np.nan)
+    total = 0.0
+    kernel = _kernels()[0]
+    boundary_grad = getattr(walk_likelihood.boundary_grad, "py_func",
+                            walk_likelihood.boundary_grad)      # views: no specialisation
+    for n, (ptr, flat, outcome, counts, which) in seqs.groups.items():
+        lay = state_layout(n)
+        s_n, c_n = bounded(skip, n, rescale), bounded(click_rows, n, rescale)
+        ch = chain(lay, s_n, c_n, c[:n], kappa, rho[:n], np.unique(flat))
+        Gg, Gz = np.zeros(ch.V.size), np.zeros(3)
+        GK, GE = np.zeros((ch.V.size, ch.V.size)), np.zeros((3, ch.V.size))
+        mine = np.full(which.size, np.nan)
+        of_rank = np.where(lay.of_rank >= 0, ch.local[lay.of_rank], -1)
+        ll = kernel(of_rank, lay.width, ch.g, ch.z, ch.K, ch.E, ptr, flat, outcome,
+                    counts, Gg, Gz, GK, GE, mine)
+        seq_ll[which] = mine
+        if ll == -math.inf:
+            return -math.inf, seq_ll, None
+        total += ll
+        if not gradient:
+            continue
+        g_skip, g_click, g_c, g_kappa, g_rho = chain_adjoint(ch, s_n, c_n, c[:n], kappa,
+                                                             Gg, Gz, GK, GE)
+        for rows, g_rows, into in ((skip, g_skip, out[0]), (click_rows, g_click, out[1])):
+            f, b, r, s = rows[n - 1]
+            boundary_grad(n, g_rows[:, 0], g_rows[:, 1], g_rows[:, 2],
+                                          g_rows[:, 3], f, b, r, s, rescale)
+            into[:n] += g_rows
+        out[2][:n] += g_c
+        out[3] += g_kappa
+        out[4][:n] += g_rho
+    return total, seq_ll, (tuple(out) if gradient else None)
+
+
+class DecidedOnce:
+    """The density the sampler draws for a :class:`~.model.WalkModel` built with
+    ``reclicks = "once"``: its priors and parametrisation (the same families, ``kappa``
+    its ``reclick`` coordinate) with the likelihood of this module over the log's click
+    sequences.  Sampled through nutpie's Python callback; the posterior keeps the walk's
+    moves, clicks and repeats as the default walk's and ``second_look`` (``kappa``).  The
+    moves do not depend on the click, so the walk over ranks is the default walk's chain
+    and P@H scores it as it is.  With moves that depend on the click (``click_moves``) the
+    posterior keeps them (``walk_skip``, ``walk_click``) and no ``walk``: whether an
+    arrival clicks then depends on the ranks examined before, so the walk over ranks with
+    the clicks marginalised is not Markov and P@H does not score it.  The pointwise
+    log-likelihood is kept per distinct click sequence (:class:`ClickSequences`), for
+    LOO."""
+
+    unchecked: tuple = ()
+
+    def __init__(self, model, sequences: ClickSequences):
+        import dataclasses
+
+        from .data import PagePatterns
+
+        self.model = model
+        self.sequences = sequences
+        self.ndim = model.ndim
+        self.data = dataclasses.replace(model.data, patterns=PagePatterns(
+            None, sequences.pages, sequences.page_sequence))
+        data = model.data
+        # the click coordinate of each rank (clicks per rank: the same at every page)
+        widest = int(np.argmax(data.lengths))
+        index, combo_click, _ = model._combos
+        self._click_at = combo_click[index[widest, :data.ranks]]
+
+    def initial_point(self, rng) -> np.ndarray:
+        return self.model.initial_point(rng)
+
+    def _parts(self, theta):
+        m = self.model
+        logits = m._logits(theta)
+        tables = m.move_tables(theta)
+        n_move = m._n_move_coords
+        first = n_move + m.data.ranks
+        click = 1.0 / (1.0 + np.exp(-logits[first + self._click_at]))
+        return logits, tables, click, m.repeat_table(theta), m.reclick_factor(theta)
+
+    def _likelihood(self, theta, gradient: bool):
+        logits, tables, click, rho, kappa = self._parts(theta)
+        return (logits, tables, click, rho, kappa) + log_likelihood(
+            self.sequences, tables[0, 0], tables[-1, 0], click, kappa, rho,
+            rescale=self.model.boundary == "rescale", gradient=gradient)
+
+    def logp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Log posterior density (up to a constant) and its gradient."""
+        from .model import compiled
+
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        m = self.model
+        logits, tables, click, rho, kappa, ll, _, grads = self._likelihood(theta, True)
+        if not np.isfinite(ll):
+            return -np.inf, np.zeros_like(theta)
+        g_skip, g_click, g_c, g_kappa, g_rho = grads
+        ranks = m.data.ranks
+        g_rows = np.zeros((m.n_sets * ranks, 4))
+        g_rows[:ranks] += g_skip
+        g_rows[(m.n_sets - 1) * ranks:] += g_click
+        g_logits = np.zeros(logits.size)
+        compiled("_move_rows_grad")(np.ascontiguousarray(tables.reshape(-1, 4)), g_rows,
+                                     m.n_sets, ranks, m.free, g_logits)
+        n_move = m._n_move_coords
+        g_logits[n_move:n_move + ranks] = g_rho * rho * (1.0 - rho)
+        np.add.at(g_logits, n_move + ranks + self._click_at, g_c * click * (1.0 - click))
+        if m._reclick_coord >= 0:
+            g_logits[m._reclick_coord] = g_kappa * kappa * (1.0 - kappa)
+        grad = np.zeros_like(theta)
+        kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd = \
+            m.prior_arguments()
+        lp = compiled("_families_backward")(theta, kind, p_start, c_start, n_coord, x,
+                                            centred, a0, prior_sd, dev_sd, g_logits, grad)
+        return float(ll + lp), grad
+
+    def pattern_log_likelihood(self, theta: np.ndarray) -> np.ndarray:
+        """``(U,)`` the log-likelihood of each distinct click sequence at ``theta``."""
+        return self._likelihood(np.asarray(theta, dtype=float), False)[6]
+
+    def expand(self, theta: np.ndarray) -> dict[str, np.ndarray]:
+        """The named quantities of one draw (see the class)."""
+        out = self.model.expand(theta)
+        out["second_look"] = out.pop("reclick")
+        if self.model.n_sets == 2:      # moves by the click: no walk over ranks alone
+            out.pop("walk")
+        return out
