@@ -1,7 +1,8 @@
 """Held-out click prediction: the fitted walk against the classic click models.
 
     python3 benchmarks/bench_click_models.py [--logs trec clara2 wscd] [--pyclick PATH]
-        [--specs walk walk-reclick walk-document-mode] [--clicks auto pooled document]
+        [--specs walk walk-reclick walk-document-mode walk-once]
+        [--clicks auto pooled document]
         [--all-test-pages]
 
 On each log (TREC Session 2013, bundled; CLARA2; WSCD = PyClick's trainSample +
@@ -128,7 +129,8 @@ def main() -> None:
                     help="the walk's click model: auto (the default spec), pooled (per "
                          "rank) or document (attractiveness per query-document pair)")
     ap.add_argument("--specs", nargs="+", default=["walk"],
-                    choices=["walk", "walk-click", "walk-reclick", "walk-document-mode"],
+                    choices=["walk", "walk-click", "walk-reclick", "walk-document-mode",
+                             "walk-once"],
                     help="the walk specs fitted (default: the default spec walk)")
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out page of 10 results, not only those whose "

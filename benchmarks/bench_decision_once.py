@@ -23,9 +23,11 @@ click: first click ``g = c_1 e_{11} + (1 - c_1) e_{11}^T N C_s``, no click at al
 ``K = diag(rho) + diag(1 - rho) (C_c + Q_c N C_s)``, leaving after a click
 ``E = (1 - rho) (L_c + Q_c N L_s)``.  The depth is hidden, so a page's likelihood is a
 forward recursion over its ordered clicks (``alpha_{t+1} = (alpha_t K) * [rank = j_{t+1}]``),
-not a product of per-rank terms: this is why the variant is studied here before it becomes
-a spec (bayeschain's likelihood is a sum over per-rank click-to-click terms, which this
-walk breaks).  ``--check`` tests the recursion and the clicked-set probabilities against
+not a product of per-rank terms (bayeschain's default likelihood is a sum over per-rank
+click-to-click terms, which this walk breaks).  The walk with moves that do not depend on
+the click is now the spec ``walk-once`` (``bayeschain/inference/walk/once.py``: the same
+chain, its exact gradient by hand, sampled by NUTS); this study keeps what the spec does
+not fit: moves that depend on the click, at the mode, and mixtures of readers.  ``--check`` tests the recursion and the clicked-set probabilities against
 a direct simulation of the walk (200,000 pages, random parameters).
 
 **Fit and scores.**  Clicks per rank, moves per rank (softmax of forward and backward

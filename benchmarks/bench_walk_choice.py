@@ -1,7 +1,9 @@
 """Which walk the logs support: the default walk against the walk whose moves depend on
-the click (``walk-click``), by PSIS-LOO and by held-out click prediction.
+the click (``walk-click``) or the other walk specs named, by PSIS-LOO and by held-out
+click prediction.
 
     python3 benchmarks/bench_walk_choice.py [--logs trec clara2 wscd]
+        [--specs walk walk-click walk-once ...]
 
 On each log, ``bayeschain.inference.choose.choose_walks`` (what ``bayeschain
 choose`` prints): both specs with their default settings fitted to the sessions outside
@@ -99,6 +101,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--logs", nargs="+", default=["trec", "clara2", "wscd"],
                     choices=["trec", "clara2", "wscd"])
+    ap.add_argument("--specs", nargs="+", default=["walk", "walk-click"],
+                    help="the walk specs compared (default: walk and walk-click)")
     ap.add_argument("--prior-scales", action="store_true",
                     help="only E[H] of the default walk on TREC Session by prior scale")
     ap.add_argument("--profile", nargs="+", metavar="POSTERIOR.nc",
@@ -111,7 +115,7 @@ def main() -> None:
     if args.profile:
         examination_profile(args.profile)
         return
-    specs = [bc.load_spec("walk"), bc.load_spec("walk-click")]
+    specs = [bc.load_spec(name) for name in args.specs]
     for name in args.logs:
         if name == "trec":
             log = bc.read_clicks(TREC)

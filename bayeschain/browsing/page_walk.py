@@ -67,8 +67,8 @@ def compiled(name: str):
     return _KERNELS[name]
 
 
-def _walk_pages(move_index, click_index, moves, moves_click, click, repeat, reclick, rescale,
-                rng, max_steps, c_page, c_rank, c_step, p_steps, p_outcome):
+def _walk_pages(move_index, click_index, moves, moves_click, click, repeat, reclick, second,
+                rescale, rng, max_steps, c_page, c_rank, c_step, p_steps, p_outcome):
     """Walk every page; clicks go to ``c_*`` (grown by the caller when full: the return
     value is the number of clicks, or ``-needed`` when the buffers are too small)."""
     n_pages, width = move_index.shape
@@ -82,18 +82,22 @@ def _walk_pages(move_index, click_index, moves, moves_click, click, repeat, recl
     rc = np.empty(width)
     sc = np.empty(width)
     done = np.zeros(width, dtype=np.bool_)     # positions clicked so far on the page
+    seen = np.zeros(width, dtype=np.bool_)     # positions examined so far
     k = 0
     cap = c_page.size
     for pg in range(n_pages):
         page_rows(pg, move_index, click_index, moves_click, click, rescale, fc, bc, rc, sc, c)
         page_rows(pg, move_index, click_index, moves, click, rescale, f, b, r, s, c)
         done[:] = False
+        seen[:] = False
         i = 0
         steps = 0
         outcome = -1
         while steps < max_steps:
             steps += 1
-            clicked = rng.random() < (c[i] * reclick if done[i] else c[i])
+            chance = c[i] * reclick if done[i] else c[i]
+            clicked = rng.random() < (chance * second if seen[i] else chance)
+            seen[i] = True
             if clicked:
                 done[i] = True
                 while True:                    # a click, then maybe the same result again
@@ -147,8 +151,9 @@ class WalkedPages:
 
 
 def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
-               moves_click=None, reclick: float = 1.0, boundary: str = "leave",
-               seed: int = 0, max_steps: int = 100_000) -> WalkedPages:
+               moves_click=None, reclick: float = 1.0, second_look: float = 1.0,
+               boundary: str = "leave", seed: int = 0,
+               max_steps: int = 100_000) -> WalkedPages:
     """Simulate one user on each page.
 
     Parameters
@@ -163,6 +168,8 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
     moves_click : (M, 4) the moves after a click (``moves`` when None)
     reclick : a result clicked before on the page clicks at a later arrival with ``reclick``
         times its probability (1: every arrival a fresh click chance)
+    second_look : a result examined before on the page (clicked or not) clicks at a later
+        arrival with ``second_look`` times its probability (spec ``walk-once``)
     boundary : ``"leave"`` or ``"rescale"`` (the walk's rule at the last rank)
     """
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
@@ -182,7 +189,7 @@ def walk_pages(lengths, move_index, click_index, moves, click, *, repeat=None,
     while True:
         buffers = [np.empty(cap, dtype=np.int64) for _ in range(3)]
         k = _kernel()(move_index, click_index, moves, moves_click, click, repeat,
-                      float(reclick), boundary == "rescale",
+                      float(reclick), float(second_look), boundary == "rescale",
                       np.random.default_rng(seed), int(max_steps), *buffers, steps, outcome)
         if k >= 0:
             return WalkedPages(*(buf[:k] for buf in buffers), steps, outcome)

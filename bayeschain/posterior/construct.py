@@ -32,6 +32,9 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
       after a click on it;
     * ``reclick``: ``(draws,)`` the factor ``kappa`` of a result clicked before on the
       page (damped re-clicks, spec ``walk-reclick``);
+    * ``second_look``: ``(draws,)`` the factor ``kappa`` of a result examined before on
+      the page (the click decision made once, spec ``walk-once``), with moves that do not
+      depend on the click;
     * ``holding_rate``: ``(draws, ranks)``;
     * ``jump_exponent``: ``(draws,)`` exponents ``g >= 0`` of the ``jump_family`` (``"ID"``,
       the default, or ``"LID"``) distance decay, as the spec ``jumps-id`` learns them;
@@ -115,11 +118,16 @@ def posterior_from_parameters(parameters: Mapping[str, np.ndarray], *,
             raise ParameterError("repeat and click must have the same draws and ranks")
         variables["repeat"] = xr.DataArray(rho[None], dims=("chain", "draw", "rank"),
                                            coords={"rank": np.arange(1, rho.shape[1] + 1)})
-    if "reclick" in parameters:
-        k = np.asarray(parameters["reclick"], dtype=float)
+    for name in ("reclick", "second_look"):
+        if name not in parameters:
+            continue
+        k = np.asarray(parameters[name], dtype=float)
         if k.ndim != 1 or np.any((k < 0) | (k > 1)):
-            raise ParameterError("reclick must be (draws,) factors in [0, 1]")
-        variables["reclick"] = xr.DataArray(k[None], dims=("chain", "draw"))
+            raise ParameterError(f"{name} must be (draws,) factors in [0, 1]")
+        variables[name] = xr.DataArray(k[None], dims=("chain", "draw"))
+    if "second_look" in variables and ("reclick" in variables or split):
+        raise ParameterError("second_look goes with moves that do not depend on the click "
+                             "and without reclick")
     family = _jump_variables(parameters, jump_family, variables)
     kind = "walk" if "walk" in variables else "click-to-click" if family else "dwell"
     tree = xr.DataTree.from_dict({"posterior": xr.Dataset(variables)})

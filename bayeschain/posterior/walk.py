@@ -199,6 +199,9 @@ class PageTables(NamedTuple):
     click_index: np.ndarray     # (G, N) the entry of ``click`` at each position
     reclick: np.ndarray         # (draws,) kappa: a result clicked before clicks again
                                 # with kappa times its probability (1: fresh chances)
+    second_look: np.ndarray | None = None   # (draws,) a result examined before clicks
+                                # with this times its probability (walk-once; 1 or None:
+                                # fresh chances)
 
 
 def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
@@ -245,12 +248,15 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
         repeat = np.zeros(moves.shape[:2])
     reclick = draws_of(posterior, "reclick")[rows] if "reclick" in post else \
         np.ones(len(rows))
+    second = draws_of(posterior, "second_look")[rows] if "second_look" in post else \
+        np.ones(len(rows))
     if data.documents is None:
         if "click" not in post:
             raise ParameterError("the posterior has attractiveness per document: build the "
                                  "pages with clicks='document'")
         click = extend_ranks(draws_of(posterior, "click")[rows], data.ranks)
-        return PageTables(moves, moves_click, repeat, click, data.click_index, reclick)
+        return PageTables(moves, moves_click, repeat, click, data.click_index, reclick,
+                          second)
     if "attractiveness" not in post:
         raise ParameterError("the posterior has click probabilities per rank: build the "
                              "pages with clicks='rank'")
@@ -268,7 +274,8 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
     click = np.where(where[None, :] >= 0, alpha[:, np.maximum(where, 0)],
                      1.0 / (1.0 + np.exp(-new)))
     if "click_offset" not in post:
-        return PageTables(moves, moves_click, repeat, click, data.click_index, reclick)
+        return PageTables(moves, moves_click, repeat, click, data.click_index, reclick,
+                          second)
     from ..browsing.page_walk import click_combinations
 
     index, doc, position = click_combinations(data.click_index, True, click.shape[1])
@@ -277,7 +284,7 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
         logit = np.log(click[:, doc]) - np.log1p(-click[:, doc])
     shift = np.where(position >= 0, offset[:, np.maximum(position + 1, 0)], 0.0)
     return PageTables(moves, moves_click, repeat, 1.0 / (1.0 + np.exp(-(logit + shift))),
-                      index, reclick)
+                      index, reclick, second)
 
 
 def _stack_moves(w: np.ndarray, ranks: int) -> np.ndarray:
@@ -362,6 +369,9 @@ def expected_clicks(posterior, length: int = 10) -> np.ndarray:
     repeat = extend_ranks(draws_of(posterior, "repeat"), length) if "repeat" in post \
         else 0.0
     reached = visits * (1.0 - back)                                 # h_i
+    if "second_look" in post:    # the first arrival clicks with c_i, every later one kappa c_i
+        look = draws_of(posterior, "second_look")[:, None]
+        return c * (reached + look * (visits - reached)) / (1.0 - repeat)
     arrivals = kappa * c * visits + (1.0 - kappa) * c * reached / (1.0 - back * (1.0 - c))
     return arrivals / (1.0 - repeat)
 

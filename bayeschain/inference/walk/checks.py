@@ -238,6 +238,8 @@ def predictive_walk_checks(posterior, log, *, qrels=None, max_draws: int | None 
         walked = walk_pages(lengths, move_index, click_index, tables.moves[d],
                             tables.click[d], repeat=tables.repeat[d],
                             reclick=float(tables.reclick[d]),
+                            second_look=1.0 if tables.second_look is None else
+                            float(tables.second_look[d]),
                             moves_click=tables.moves_click[d], boundary=boundary,
                             seed=int(rng.integers(2**32)))
         if np.any(walked.outcome < 0):

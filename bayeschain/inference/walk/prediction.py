@@ -26,6 +26,18 @@ of the click vector).  With damped re-clicks (``kappa``) these are unchanged: a 
 ``S`` is never clicked before the walk leaves, so its chance stays ``c_i``, and elsewhere
 ``kappa`` changes how often a result is clicked again, not whether the walk clicks it nor
 (moves that do not depend on the click) where it goes.
+
+**The click decision made once** (spec ``walk-once``: a result examined before clicks
+with ``kappa c_i``; moves that do not depend on the click).  An arrival at ``i`` in ``S``
+then does not click with ``1 - c_i`` when it is the first examination of ``i`` and
+``1 - kappa c_i`` otherwise; arrivals elsewhere do not matter (the moves do not depend on
+the click).  The ranks examined so far are ``1..d``, so ``Q(S)`` is the value at the
+start of the chain over ``(i, d)`` (:mod:`~bayeschain.inference.walk.once`):
+``U(i, d) = l_i + f_i a_{i+1} U(i+1, max(d, i+1)) + b_i a_{i-1} U(i-1, d)`` with
+``a_j`` the no-click factor of the arrival, ``Q(S) = a_1 U(1, 1)``.  Since ``d`` never
+decreases, the blocks of one ``d`` (a birth-death chain over ranks ``1..d``) are solved
+from the deepest up, each a tridiagonal solve whose right-hand side at ``i = d`` takes the
+fresh arrival at ``(d + 1, d + 1)`` from the block below: ``O(n^2)`` per ``Q(S)``.
 """
 
 from __future__ import annotations
@@ -61,11 +73,34 @@ def _no_click(n, f, b, lv, fc, bc, lvc, c, mask, lo, up, cp, inv, rhs, y):
     return y[0]
 
 
-def _predict(move_index, click_index, moves, moves_click, click, rescale, clicked, upto,
-             uncond, joint):
+def _no_click_once(n, f, b, lv, c, kappa, mask, lo, up, cp, inv, rhs, y):
+    """``Q(S)`` when a result examined before clicks with ``kappa c_i`` and the moves do
+    not depend on the click (see the module docstring)."""
+    below = 0.0                                # U(d + 1, d + 1), the fresh arrival below
+    for d in range(n - 1, -1, -1):
+        for i in range(d + 1):
+            rhs[i] = lv[i]
+            lo[i] = 0.0
+            up[i] = 0.0
+            if i > 0:
+                lo[i] = -b[i] * ((1.0 - kappa * c[i - 1]) if mask[i - 1] else 1.0)
+            if i < d:
+                up[i] = -f[i] * ((1.0 - kappa * c[i + 1]) if mask[i + 1] else 1.0)
+        if d < n - 1:
+            rhs[d] += f[d] * ((1.0 - c[d + 1]) if mask[d + 1] else 1.0) * below
+        thomas_factor(lo, up, d + 1, cp, inv)
+        thomas_solve(lo, cp, inv, rhs, y, d + 1)
+        below = y[d]
+    return ((1.0 - c[0]) if mask[0] else 1.0) * below
+
+
+def _predict(move_index, click_index, moves, moves_click, click, second, rescale, clicked,
+             upto, uncond, joint):
     """Per page row: ``uncond[p, r] = P(C_r = 1)``, ``joint[p, r] = P(C_1..C_r as
     observed)`` for ``r <= upto`` (``joint[p, 0] = 1``; NaN when more than
-    :data:`MAX_CLICKED` ranks of the prefix are clicked)."""
+    :data:`MAX_CLICKED` ranks of the prefix are clicked).  ``second < 1``: a result
+    examined before clicks with ``second`` times its probability (moves that do not
+    depend on the click)."""
     n_rows, width = move_index.shape
     f = np.empty(width)
     b = np.empty(width)
@@ -97,8 +132,11 @@ def _predict(move_index, click_index, moves, moves_click, click, rescale, clicke
             mask[i] = False
         for i in range(n):
             mask[i] = True
-            uncond[p, i] = 1.0 - _no_click(n, f, b, lv, fc, bc, lvc, c, mask, lo, up, cp,
-                                           inv, rhs, y)
+            if second < 1.0:
+                q = _no_click_once(n, f, b, lv, c, second, mask, lo, up, cp, inv, rhs, y)
+            else:
+                q = _no_click(n, f, b, lv, fc, bc, lvc, c, mask, lo, up, cp, inv, rhs, y)
+            uncond[p, i] = 1.0 - q
             mask[i] = False
         joint[p, 0] = 1.0
         k = 0                                         # clicked positions so far
@@ -120,8 +158,11 @@ def _predict(move_index, click_index, moves, moves_click, click, rescale, clicke
                     if subset >> j & 1:
                         mask[ones[j]] = True
                         sign = -sign
-                total += sign * _no_click(n, f, b, lv, fc, bc, lvc, c, mask, lo, up, cp, inv,
-                                          rhs, y)
+                if second < 1.0:
+                    q = _no_click_once(n, f, b, lv, c, second, mask, lo, up, cp, inv, rhs, y)
+                else:
+                    q = _no_click(n, f, b, lv, fc, bc, lvc, c, mask, lo, up, cp, inv, rhs, y)
+                total += sign * q
             joint[p, rr + 1] = total
         for i in range(n):
             mask[i] = False
@@ -135,7 +176,7 @@ def _kernel():
     if _COMPILED is None:
         page_walk.compiled("page_rows")
         g = globals()
-        for name in ("thomas_factor", "thomas_solve", "_no_click"):    # callees first
+        for name in ("thomas_factor", "thomas_solve", "_no_click", "_no_click_once"):
             g[name] = jit(g[name], nogil=True, error_model="numpy")
         _COMPILED = jit(_predict, nogil=True, error_model="numpy")
     return _COMPILED
@@ -180,6 +221,11 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     post = posterior.posterior
     rows = draw_indices(int(post.sizes["chain"] * post.sizes["draw"]), max_draws, seed)
     tables = page_tables(posterior, data, rows, seed=seed)    # repeats: the same C_r
+    second = np.ones(rows.size) if tables.second_look is None else tables.second_look
+    if "walk" not in post:
+        raise ParameterError("held-out clicks of a walk whose click decision is made once "
+                             "with moves that depend on the click are not computed: fit "
+                             "walk-once (moves that do not depend on the click)")
     click_index = np.ascontiguousarray(tables.click_index[cfg])
     rescale = posterior.metadata.boundary == "rescale"
     width = data.ranks
@@ -192,7 +238,8 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     for d in range(rows.size):
         kernel(move_index, click_index, np.ascontiguousarray(tables.moves[d]),
                np.ascontiguousarray(tables.moves_click[d]),
-               np.ascontiguousarray(tables.click[d]), rescale, pattern, upto, u, j)
+               np.ascontiguousarray(tables.click[d]), float(second[d]), rescale, pattern,
+               upto, u, j)
         uncond += u
         joint += j
     uncond /= rows.size

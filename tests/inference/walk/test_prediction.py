@@ -55,13 +55,24 @@ def simulated_damped():
     return pages, pages_to_log(pages, N), post
 
 
+@pytest.fixture(scope="module")
+def simulated_once():
+    rng = np.random.default_rng(24)
+    pages = simulate_pages(rng, 60_000, F, B, 0.4 * LEAVE, 0.6 * LEAVE, C, second_look=0.2)
+    walk = np.stack([F, B, 0.4 * LEAVE, 0.6 * LEAVE], axis=1)[None]
+    post = posterior_from_parameters({"walk": walk, "click": C[None],
+                                      "second_look": np.array([0.2])})
+    return pages, pages_to_log(pages, N), post
+
+
 @pytest.mark.parametrize("user", ["simulated", "simulated_click_dependent",
-                                  "simulated_damped"])
+                                  "simulated_damped", "simulated_once"])
 def test_click_probabilities_match_simulated_pages(user, request):
     """P(C_r = 1) and P(C_r = c_r | C_1..C_{r-1}) of the exact walk against the
     frequencies among 60,000 pages walked by the independent simulator (5 standard
     errors; conditionals on every prefix seen 2,000 times or more), for users whose
-    moves do not and do depend on the click, and who click a result again less often."""
+    moves do not and do depend on the click, who click a result again less often, and
+    who decide once (a result examined before clicks with 0.2 of its chance)."""
     pages, log, post = request.getfixturevalue(user)
     pred = predict_clicks(post, log)
     clicked = np.zeros((len(pages), N), dtype=bool)
