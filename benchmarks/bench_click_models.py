@@ -55,6 +55,9 @@ def walk_spec(clicks: str, name: str = "walk"):
     spec = bc.load_spec(name)
     if clicks == "auto":
         return spec
+    if 'clicks = "auto"' not in spec.text:
+        raise SystemExit(f"--clicks {clicks}: spec {name} fixes its clicks; fit it with "
+                         f"--clicks auto")
     return bc.inference.parse_spec(spec.text.replace('clicks = "auto"',
                                                      f'clicks = "{clicks}"'))
 

@@ -27,8 +27,10 @@ not a product of per-rank terms (bayeschain's default likelihood is a sum over p
 click-to-click terms, which this walk breaks).  The walk with moves that do not depend on
 the click is now the spec ``walk-once`` (``bayeschain/inference/walk/once.py``: the same
 chain, its exact gradient by hand, sampled by NUTS); this study keeps what the spec does
-not fit: moves that depend on the click, at the mode, and mixtures of readers.  ``--check`` tests the recursion and the clicked-set probabilities against
-a direct simulation of the walk (200,000 pages, random parameters).
+not fit: moves that depend on the click (which the spec refuses: its walk over ranks
+would not be Markov), at the mode, and mixtures of readers.  ``--check`` tests the
+recursion and the clicked-set probabilities against a direct simulation of the walk
+(200,000 pages, random parameters).
 
 **Fit and scores.**  Clicks per rank, moves per rank (softmax of forward and backward
 against leaving; rank 1 has no backward move, rank 10 no forward one), logits with

@@ -37,8 +37,8 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
         exam = spec.section("examination")
         if exam is None or exam["by_relevance"]:
             raise ParameterError(f"spec {spec.name!r} is not a walk fitted to clicks alone: "
-                                 f"choose compares the walk specs (walk, walk-click, walk-reclick, "
-                                 f"walk-shared, or files like them)")
+                                 f"choose compares the walk specs (walk, walk-click, "
+                                 f"walk-reclick, walk-once, walk-shared, or files like them)")
     if len({s.name for s in specs}) != len(specs):
         raise ParameterError("give each spec once")
     train, test = log.split(heldout, seed=seed)

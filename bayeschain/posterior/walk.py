@@ -214,7 +214,8 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
     walk's moves do not depend on the click), ``repeat (draws, classes * ranks)``
     (clicking a result again right after clicking it; 0 when the posterior has none)
     indexed by ``data.move_index``, ``reclick (draws,)`` (``kappa`` of damped re-clicks,
-    1 without), and ``click (draws, C)`` indexed by its
+    1 without), ``second_look (draws,)`` (``kappa`` of the decision made once, 1
+    without), and ``click (draws, C)`` indexed by its
     ``click_index (G, N)`` (``data.click_index``; with click offsets by rank, one entry
     per (document, rank) shown, whose logit is the document's plus the rank's offset).
     Ranks deeper than the fitted ones take the last fitted rank's values.  With
@@ -341,7 +342,10 @@ def expected_clicks(posterior, length: int = 10) -> np.ndarray:
 
     and each such click is followed by repeats of the same result with probability
     ``rho_i`` each (geometric: ``1 / (1 - rho_i)`` clicks per clicking arrival).  With
-    ``kappa = 1`` and no repeats this is ``E[N_i] c_i``.  ``c_i`` is the posterior's
+    ``kappa = 1`` and no repeats this is ``E[N_i] c_i``.  When the click decision is made
+    once (``second_look``, spec ``walk-once``) the first arrival clicks with ``c_i`` and
+    every later one with ``kappa c_i``, clicked before or not, so the clicking arrivals are
+    ``c_i (h_i + kappa (E[N_i] - h_i))``.  ``c_i`` is the posterior's
     ``click`` per rank; with attractiveness per document the clicks depend on the
     documents a page shows, and :func:`~bayeschain.inference.predict_clicks` gives them
     per page.  Tested against the frequencies of pages simulated from the walk's

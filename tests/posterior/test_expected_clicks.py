@@ -73,3 +73,14 @@ def test_moves_after_a_click_with_damped_re_clicks_are_refused():
     with pytest.raises(ParameterError, match="reclick"):
         posterior_from_parameters({"walk_skip": moves, "walk_click": moves,
                                    "click": CLICK[None], "reclick": np.array([0.5])})
+
+
+def test_a_second_look_with_damped_re_clicks_or_moves_after_a_click_is_refused():
+    """The decision made once goes with moves that do not depend on the click and without
+    ``reclick``: the pair is not a model the fit makes."""
+    moves = np.stack([FORWARD, BACKWARD, 0.6 * LEAVE, 0.4 * LEAVE], axis=-1)[None]
+    for extra in ({"walk": moves, "reclick": np.array([0.5])},
+                  {"walk_skip": moves, "walk_click": moves}):
+        with pytest.raises(ParameterError, match="second_look"):
+            posterior_from_parameters({"click": CLICK[None], "second_look": np.array([0.5]),
+                                       **extra})

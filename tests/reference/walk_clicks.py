@@ -287,3 +287,54 @@ def damped_page_counts(clicks, outcome):
     return ClickCounts.from_terms(np.zeros(len(rows)), [k[0] for k in rows],
                                   [k[2] for k in rows], [terms[k] for k in rows], 1,
                                   [k[1] for k in rows])
+
+
+def once_sequence_probability(clicks, outcome, skip, after, c, kappa, rho, rescale=False):
+    """The probability of a page's ordered clicks (0-based ranks) and its outcome (0 next
+    query, 1 end, 2 unknown) under the walk whose *first* examination of a rank clicks
+    with ``c_i`` and every later one with ``kappa c_i``, written from the definition: a
+    linear system over (rank, the set of ranks examined so far, clicks matched so far,
+    just clicked or not), with no use of the deepest rank.  ``skip``, ``after``: ``(n, 4)``
+    moves (forward, backward, next query, end) after no click and after a click, before the
+    boundary (at the last rank the forward mass leaves, split between next query and end
+    in their proportion, or with ``rescale`` is spread over the other moves); ``rho``: the
+    repeat of a click right after it."""
+    n, m = len(c), len(clicks)
+
+    def bounded(rows):
+        rows = np.array(rows, dtype=float)
+        f, b, r, s = rows[n - 1]
+        rows[n - 1] = (0.0, b / (1 - f), r / (1 - f), s / (1 - f)) if rescale else \
+            (0.0, b, r + f * r / (r + s), s + f * s / (r + s))
+        return rows
+
+    skip, after = bounded(skip), bounded(after)
+    index = {}
+    for i in range(n):
+        for seen in range(1 << n):
+            for t in range(m + 1):
+                index[("arrive", i, seen, t)] = len(index)
+                for just in (0, 1):
+                    index[("after", i, seen, t, just)] = len(index)
+    a = np.eye(len(index))
+    rhs = np.zeros(len(index))
+    for key, row in index.items():
+        if key[0] == "arrive":
+            _, i, seen, t = key
+            p = c[i] * (kappa if seen >> i & 1 else 1.0)
+            now = seen | (1 << i)
+            if t < m and clicks[t] == i:
+                a[row, index[("after", i, now, t + 1, 1)]] -= p
+            a[row, index[("after", i, now, t, 0)]] -= 1 - p
+            continue
+        _, i, seen, t, just = key
+        rows, w = (after, 1 - rho[i]) if just else (skip, 1.0)
+        if just and t < m and clicks[t] == i:
+            a[row, index[("after", i, seen, t + 1, 1)]] -= rho[i]
+        if t == m:
+            rhs[row] += w * (rows[i, 2], rows[i, 3], rows[i, 2] + rows[i, 3])[outcome]
+        if i + 1 < n:
+            a[row, index[("arrive", i + 1, seen, t)]] -= w * rows[i, 0]
+        if i > 0:
+            a[row, index[("arrive", i - 1, seen, t)]] -= w * rows[i, 1]
+    return float(np.linalg.solve(a, rhs)[index[("arrive", 0, 0, 0)]])

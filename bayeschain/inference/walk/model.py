@@ -88,7 +88,8 @@ REPEAT_PRIOR_MEAN = -2.0
 #: factor kappa if it was clicked before on the page; or damped by kappa if it was
 #: examined before (the click decision made once: :mod:`.once`)
 RECLICKS = ("fresh", "damped", "once")
-#: prior mean of logit kappa: a result clicked before clicked about a quarter as often
+#: prior mean of logit kappa (``N(-1, prior_sd)``): a result clicked before (or, with
+#: ``reclicks = "once"``, examined before) clicked about a quarter as often
 RECLICK_PRIOR_MEAN = -1.0
 
 
@@ -431,9 +432,11 @@ class WalkModel:
         if reclicks == "damped" and click_moves:
             raise ParameterError("damped re-clicks with moves that depend on the click are "
                                  "not supported: the walk over ranks would not be Markov")
-        if reclicks == "once" and (clicks == "document" or data.classes > 1):
+        if reclicks == "once" and (clicks == "document" or data.classes > 1 or click_moves):
             raise ParameterError("the walk that decides once (reclicks = 'once') has clicks "
-                                 "per rank and moves without relevance classes")
+                                 "per rank and moves that depend neither on the click nor "
+                                 "on relevance classes (the walk over ranks would not be "
+                                 "Markov)")
         self.data = data
         self.moves, self.clicks, self.boundary = moves, clicks, boundary
         self.rank_offsets = bool(rank_offsets) and clicks == "document" and data.ranks > 1

@@ -29,10 +29,11 @@ clicks ``j_1 .. j_m``: ``alpha_1 = g * [rank = j_1]``, ``alpha_t = (alpha_{t-1} 
 [rank = j_t]``, ``P = alpha_m . E_o`` (``z_o`` for a page without a click), not a product
 of per-rank terms: pages enter by their distinct click sequences
 (:class:`ClickSequences`), each with its count.  The forward pass is scaled
-(``alpha_t = c_t hat alpha_t``), and the backward pass ``hat beta_m = E_o / e``,
-``hat beta_{t-1} = K ([rank = j_t] * hat beta_t) / c_t`` gives the exact gradient:
-``d log P / dK = sum_t hat alpha_{t-1} hat beta_t^T / c_t``, ``d log P / dg =
-hat beta_1 / c_1``, ``d log P / dE_o = hat alpha_m / e``; the matrices' adjoints then
+(``alpha_t = u_t hat alpha_t``, ``u_t`` the running product of the scales), and the
+backward pass ``hat beta_m = E_o / e``, ``hat beta_{t-1} = K ([rank = j_t] * hat beta_t)
+/ s_t`` (``s_t`` the scale of step ``t``) gives the exact gradient: ``d log P / dK =
+sum_t hat alpha_{t-1} hat beta_t^T / s_t``, ``d log P / dg = hat beta_1 / s_1``,
+``d log P / dE_o = hat alpha_m / e``; the matrices' adjoints then
 follow by matrix calculus (``dN = N dQ_s N``).  A page of ``n`` results has its
 boundary at rank ``n`` as in :mod:`.likelihood` (:func:`~.likelihood.boundary_grad`).
 
@@ -44,6 +45,7 @@ with held-out clicks and a mixture of readers, is ``benchmarks/bench_decision_on
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -148,8 +150,8 @@ def click_sequences(log, data) -> ClickSequences:
             f"the walk that decides once takes pages of at most {MAX_LENGTH} results (its "
             f"states, (rank, deepest rank examined), grow with the square of the page's "
             f"length); {long} of the log's {data.page_ids.size} pages have more, up to "
-            f"{longest}; the walks without reclicks = 'once' (spec walk, walk-reclick) take "
-            f"pages of any length")
+            f"{longest}; the default walk (spec walk) takes pages of any length, walk-reclick "
+            f"pages of up to 62")
     obs, pages, _ = log.observations()
     page_ids = data.page_ids
     clicks = obs[obs["serp_id"].isin(page_ids)].sort_values(["serp_id", "k"], kind="stable")
@@ -462,13 +464,16 @@ def sequences_kernel(of_rank, width, g, z, K, E, ptr, ranks, outcome, counts, Gg
 
 
 _KERNELS: list = []
+_KERNELS_LOCK = threading.Lock()
 
 
 def _kernels():
-    """The compiled recursion, LU factorisation and LU solve."""
-    if not _KERNELS:
-        _KERNELS.extend(jit(f, nogil=True, error_model="numpy") for f in
-                        (sequences_kernel, lu_factor_kernel, lu_solve_kernel))
+    """The compiled recursion, LU factorisation and LU solve (built once, under a lock:
+    nutpie's chains make their first calls at the same time)."""
+    with _KERNELS_LOCK:
+        if not _KERNELS:
+            _KERNELS.extend(jit(f, nogil=True, error_model="numpy") for f in
+                            (sequences_kernel, lu_factor_kernel, lu_solve_kernel))
     return _KERNELS
 
 
@@ -525,11 +530,11 @@ class DecidedOnce:
     its ``reclick`` coordinate) with the likelihood of this module over the log's click
     sequences.  Sampled through nutpie's Python callback; the posterior keeps the walk's
     moves, clicks and repeats as the default walk's and ``second_look`` (``kappa``).  The
-    moves do not depend on the click, so the walk over ranks is the default walk's chain
-    and P@H scores it as it is.  With moves that depend on the click (``click_moves``) the
-    posterior keeps them (``walk_skip``, ``walk_click``) and no ``walk``: whether an
-    arrival clicks then depends on the ranks examined before, so the walk over ranks with
-    the clicks marginalised is not Markov and P@H does not score it.  The pointwise
+    moves do not depend on the click (the model refuses ``click_moves`` with it: whether
+    an arrival clicks depends on the ranks examined before, so the walk over ranks with
+    the clicks marginalised would not be Markov), so the walk over ranks is the default
+    walk's chain and P@H scores it as it is.  The likelihood of this module takes moves
+    after a click apart (``bench_decision_once.py`` fits them at the mode).  The pointwise
     log-likelihood is kept per distinct click sequence (:class:`ClickSequences`), for
     LOO."""
 
@@ -606,6 +611,4 @@ class DecidedOnce:
         """The named quantities of one draw (see the class)."""
         out = self.model.expand(theta)
         out["second_look"] = out.pop("reclick")
-        if self.model.n_sets == 2:      # moves by the click: no walk over ranks alone
-            out.pop("walk")
         return out

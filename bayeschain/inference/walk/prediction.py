@@ -222,10 +222,6 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     rows = draw_indices(int(post.sizes["chain"] * post.sizes["draw"]), max_draws, seed)
     tables = page_tables(posterior, data, rows, seed=seed)    # repeats: the same C_r
     second = np.ones(rows.size) if tables.second_look is None else tables.second_look
-    if "walk" not in post:
-        raise ParameterError("held-out clicks of a walk whose click decision is made once "
-                             "with moves that depend on the click are not computed: fit "
-                             "walk-once (moves that do not depend on the click)")
     click_index = np.ascontiguousarray(tables.click_index[cfg])
     rescale = posterior.metadata.boundary == "rescale"
     width = data.ranks

@@ -22,6 +22,7 @@ from bayeschain.posterior.walk import expected_visits
 from tests.reference.walk_clicks import (
     dense_log_likelihood,
     dense_page_counts,
+    once_sequence_probability,
     pages_to_log,
     simulate_pages,
 )
@@ -130,31 +131,66 @@ def small_log():
     rng = np.random.default_rng(4)
     pages = simulate_pages(rng, 2_000, F, B, 0.4 * LEAVE, 0.6 * LEAVE, C, repeat=RHO,
                            second_look=0.3)
-    return pages_to_log(pages, N)
+    return pages_to_log(pages, N), pages      # a page's serp_id is its index in pages
 
 
-@pytest.mark.parametrize("click_moves", [False, True])
-def test_density_gradient_is_its_finite_difference(small_log, click_moves):
+def _rows(rng, n):
+    rows = rng.dirichlet(np.ones(4), size=n)
+    rows[0, 1] = 0.0                       # no backward move from rank 1
+    return rows / rows.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("rescale", [False, True], ids=["leave", "rescale"])
+@pytest.mark.parametrize("n", [3, 5])
+def test_sequence_probabilities_are_the_examined_sets_exact_answer(n, rescale):
+    """Against a linear system over the *sets* of ranks examined (not the deepest rank),
+    written from the definition: moves after a click apart, repeats, every outcome,
+    ``kappa`` 0.37, to rounding."""
+    rng = np.random.default_rng(n)
+    skip, after = _rows(rng, n), _rows(rng, n)
+    c, rho = rng.uniform(0.1, 0.7, n), rng.uniform(0.0, 0.3, n)
+    cases = [((), 0), ((), 2), ((0,), 1), ((1,), 0), ((0, 0), 1), ((2, 0), 2),
+             ((0, 2, 1), 0), ((n - 1,), 1), ((1, 1, 0, 1), 2), ((n - 1, 0, n - 1), 0)]
+    seqs = ClickSequences.of([n] * len(cases), [o for _, o in cases],
+                             [len(cl) for cl, _ in cases], [r for cl, _ in cases for r in cl])
+    mine = log_likelihood(seqs, skip, after, c, 0.37, rho, rescale=rescale,
+                          gradient=False)[1]
+    exact = [np.log(once_sequence_probability(cl, o, skip, after, c, 0.37, rho, rescale))
+             for cl, o in cases]
+    np.testing.assert_allclose(mine, exact, rtol=1e-10)
+
+
+def test_density_gradient_is_its_finite_difference(small_log):
     """The sampled density (priors, the walk's parametrisation, this likelihood) and its
-    gradient with respect to every coordinate."""
+    gradient with respect to every coordinate; each page's pointwise log-likelihood is
+    its own clicks' exact probability (the pages as the simulator walked them)."""
+    small_log, pages = small_log
     data = page_data(small_log, clicks="rank", default_length=N)
-    target = DecidedOnce(WalkModel(data, click_moves=click_moves, reclicks="once"),
-                         click_sequences(small_log, data))
+    target = DecidedOnce(WalkModel(data, reclicks="once"), click_sequences(small_log, data))
     theta = target.initial_point(np.random.default_rng(0))
     lp, grad = target.logp(theta)
     h = 1e-6
     fd = np.array([(target.logp(theta + h * e)[0] - target.logp(theta - h * e)[0]) / (2 * h)
                    for e in np.eye(theta.size)])
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-5 * np.abs(fd).max())
-    # the pointwise log-likelihood (per distinct sequence) sums to the log-likelihood
-    seq = target.sequences
-    ll_pages = target.pattern_log_likelihood(theta)[seq.page_sequence].sum()
     m = target.model
-    tables = m.move_tables(theta)
-    total = log_likelihood(seq, tables[0, 0], tables[-1, 0], m.click_table(theta),
-                           m.reclick_factor(theta), m.repeat_table(theta),
-                           gradient=False)[0]
-    assert ll_pages == pytest.approx(total)
+    rows = m.move_tables(theta)[0, 0]
+    per_page = target.pattern_log_likelihood(theta)[target.sequences.page_sequence]
+    for p in np.random.default_rng(1).choice(len(pages), 12, replace=False):
+        clicks, outcome = pages[data.page_ids[p]]
+        exact = once_sequence_probability([r - 1 for r in clicks], OUTCOME[outcome], rows,
+                                          rows, m.click_table(theta), m.reclick_factor(theta),
+                                          m.repeat_table(theta))
+        assert per_page[p] == pytest.approx(np.log(exact), rel=1e-10)
+
+
+def test_moves_after_a_click_are_refused_with_the_decision_made_once(small_log):
+    """Whether an arrival clicks would then depend on the ranks examined before, so the
+    walk over ranks with the clicks marginalised is not Markov: refused, not fitted."""
+    small_log = small_log[0]
+    data = page_data(small_log, clicks="rank", default_length=N)
+    with pytest.raises(bayeschain.ParameterError, match="walk over ranks"):
+        WalkModel(data, click_moves=True, reclicks="once")
 
 
 def test_fit_recovers_the_simulated_reader():

@@ -45,24 +45,25 @@ def simulated_click_dependent():
     return pages, pages_to_log(pages, N), post
 
 
-@pytest.fixture(scope="module")
-def simulated_damped():
-    rng = np.random.default_rng(23)
-    pages = simulate_pages(rng, 60_000, F, B, 0.4 * LEAVE, 0.6 * LEAVE, C, reclick=0.1)
+def _damped_user(seed, name, kappa):
+    """Pages of users who click a result clicked before (``reclick``) or examined before
+    (``second_look``) with ``kappa`` of its chance, and the posterior of that truth."""
+    rng = np.random.default_rng(seed)
+    pages = simulate_pages(rng, 60_000, F, B, 0.4 * LEAVE, 0.6 * LEAVE, C, **{name: kappa})
     walk = np.stack([F, B, 0.4 * LEAVE, 0.6 * LEAVE], axis=1)[None]
     post = posterior_from_parameters({"walk": walk, "click": C[None],
-                                      "reclick": np.array([0.1])})
+                                      name: np.array([kappa])})
     return pages, pages_to_log(pages, N), post
+
+
+@pytest.fixture(scope="module")
+def simulated_damped():
+    return _damped_user(23, "reclick", 0.1)
 
 
 @pytest.fixture(scope="module")
 def simulated_once():
-    rng = np.random.default_rng(24)
-    pages = simulate_pages(rng, 60_000, F, B, 0.4 * LEAVE, 0.6 * LEAVE, C, second_look=0.2)
-    walk = np.stack([F, B, 0.4 * LEAVE, 0.6 * LEAVE], axis=1)[None]
-    post = posterior_from_parameters({"walk": walk, "click": C[None],
-                                      "second_look": np.array([0.2])})
-    return pages, pages_to_log(pages, N), post
+    return _damped_user(24, "second_look", 0.2)
 
 
 @pytest.mark.parametrize("user", ["simulated", "simulated_click_dependent",
