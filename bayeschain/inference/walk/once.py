@@ -33,12 +33,16 @@ of per-rank terms: pages enter by their distinct click sequences
 backward pass ``hat beta_m = E_o / e``, ``hat beta_{t-1} = K ([rank = j_t] * hat beta_t)
 / s_t`` (``s_t`` the scale of step ``t``) gives the exact gradient: ``d log P / dK =
 sum_t hat alpha_{t-1} hat beta_t^T / s_t``, ``d log P / dg = hat beta_1 / s_1``,
-``d log P / dE_o = hat alpha_m / e``; the matrices' adjoints then
-follow by matrix calculus (``dN = N dQ_s N``).  A page of ``n`` results has its
-boundary at rank ``n`` as in :mod:`.likelihood` (:func:`~.likelihood.boundary_grad`).
+``d log P / dE_o = hat alpha_m / e``; the matrices' adjoints then follow by matrix
+calculus (``dN = N dQ_s N``), on the states of the clicked ranks only.  ``I - Q_s`` is
+factorised in band storage (a backward move goes one state back, a forward one at most
+``n + 1`` on).  Every loop is compiled (Numba, without the GIL: nutpie's chains sample
+side by side).  A page of ``n`` results has its boundary at rank ``n`` as in
+:mod:`.likelihood` (:func:`~.likelihood.boundary_grad`).
 
-Tested against pages simulated directly from the walk's definition and against finite
-differences (``tests/inference/walk/test_decided_once.py``).  The study that led here,
+Tested against an exact linear system over the *sets* of ranks examined, pages simulated
+directly from the walk's definition, and finite differences
+(``tests/inference/walk/test_decided_once.py``).  The study that led here,
 with held-out clicks and a mixture of readers, is ``benchmarks/bench_decision_once.py``.
 """
 
@@ -57,8 +61,9 @@ from ...errors import ParameterError
 from . import likelihood as walk_likelihood
 from .likelihood import OUTCOMES
 
-#: the longest page this walk takes: its states grow as n (n + 1) / 2 and each gradient
-#: factorises a dense matrix of them (55 states on 10 results, 210 on 20)
+#: the longest page this walk takes: its states grow as n (n + 1) / 2 (55 on 10 results,
+#: 210 on 20) and a gradient's cost as the states times n times the states of the clicked
+#: ranks (TREC Session's one page of 47 results clicked at 30 ranks: 22 ms a gradient)
 MAX_LENGTH = 20
 
 
@@ -79,6 +84,14 @@ class StateLayout:
     @property
     def size(self) -> int:
         return int(self.rank.size)
+
+    @property
+    def moves(self) -> tuple:
+        """Every move, forward ones first: ``(src, tgt, fresh, forward)``."""
+        nb = self.src_b.size
+        return (np.r_[self.src_f, self.src_b], np.r_[self.tgt_f, self.tgt_b],
+                np.r_[self.fresh_f > 0, np.zeros(nb, dtype=bool)],
+                np.r_[np.ones(self.src_f.size, dtype=bool), np.zeros(nb, dtype=bool)])
 
 
 @lru_cache(maxsize=64)
@@ -178,207 +191,195 @@ def bounded(rows: np.ndarray, n: int, rescale: bool) -> np.ndarray:
     return out
 
 
-class _Moves:
-    """One move set's arrivals as sparse entries at the layout's moves (forward entries,
-    then backward): without a click ``q``, with one ``k``; and its leave vectors
-    ``L (3, S)`` for the outcomes ``r, s, r + s``."""
-
-    def __init__(self, lay: StateLayout, rows, pc):
-        self.w = np.r_[rows[lay.rank[lay.src_f], 0], rows[lay.rank[lay.src_b], 1]]
-        self.q, self.k = self.w * (1.0 - pc), self.w * pc
-        r, s = rows[lay.rank, 2], rows[lay.rank, 3]
-        self.L = np.stack([r, s, r + s])
-
-
-@dataclass
-class Chain:
-    """``g, z, K, E`` of the module docstring for one page length, on the states ``V`` of
-    the ranks its sequences click (``g``, ``K``, ``E`` restricted to them: the recursion
-    reads nothing else), and what their adjoint needs."""
-
-    lay: StateLayout
-    V: np.ndarray            # the states of the clicked ranks
-    local: np.ndarray        # (S,) each state's place in V, -1 outside
-    g: np.ndarray            # (|V|,)
-    z: np.ndarray            # (3,)
-    K: np.ndarray            # (|V|, |V|)
-    E: np.ndarray            # (3, |V|)
-    parts: tuple
-
-
 def lu_factor_kernel(m):
-    """``m = L U`` in place (``L`` unit lower), without pivoting: ``I - Q`` with ``Q``
-    substochastic by rows is diagonally dominant, and Gaussian elimination keeps it so."""
-    n = m.shape[0]
-    for k in range(n):
-        pivot = m[k, k]
-        for i in range(k + 1, n):
-            if m[i, k] != 0.0:
-                m[i, k] /= pivot
-                f = m[i, k]
-                for j in range(k + 1, n):
-                    m[i, j] -= f * m[k, j]
+    """``I - Q_s = L U`` in place, in band storage: ``m[i, j - i + 1]`` holds entry
+    ``(i, j)`` for ``i - 1 <= j <= i + w`` (``w = m.shape[1] - 2``).  In the states'
+    order (``d``-major) a backward move goes one place back, a forward one at most ``n + 1``
+    places on, so ``L`` is unit lower bidiagonal and ``U`` keeps the upper band.  No
+    pivoting: ``I - Q`` with ``Q`` substochastic by rows is diagonally dominant, and
+    Gaussian elimination keeps it so."""
+    n, w = m.shape[0], m.shape[1] - 2
+    for k in range(n - 1):
+        f = m[k + 1, 0] / m[k, 1]
+        m[k + 1, 0] = f
+        if f != 0.0:
+            for j in range(k + 1, min(n, k + w + 1)):
+                m[k + 1, j - k] -= f * m[k, j - k + 1]
 
 
 def lu_solve_kernel(m, b, trans):
     """``b <- (L U)^{-1} b`` (``trans``: ``(L U)^{-T} b``) in place, ``b`` of shape
-    ``(n, k)``."""
+    ``(n, k)``, for the band factors of :func:`lu_factor_kernel`."""
     n, k = b.shape
+    w = m.shape[1] - 2
     if not trans:
-        for i in range(n):                       # L y = b
-            for j in range(i):
-                f = m[i, j]
-                if f != 0.0:
-                    for c in range(k):
-                        b[i, c] -= f * b[j, c]
+        for i in range(1, n):                    # L y = b
+            f = m[i, 0]
+            if f != 0.0:
+                for c in range(k):
+                    b[i, c] -= f * b[i - 1, c]
         for i in range(n - 1, -1, -1):           # U x = y
-            for j in range(i + 1, n):
-                f = m[i, j]
+            for j in range(i + 1, min(n, i + w + 1)):
+                f = m[i, j - i + 1]
                 if f != 0.0:
                     for c in range(k):
                         b[i, c] -= f * b[j, c]
             for c in range(k):
-                b[i, c] /= m[i, i]
+                b[i, c] /= m[i, 1]
     else:
         for i in range(n):                       # U^T y = b
-            for j in range(i):
-                f = m[j, i]
+            for j in range(max(0, i - w), i):
+                f = m[j, i - j + 1]
                 if f != 0.0:
                     for c in range(k):
                         b[i, c] -= f * b[j, c]
             for c in range(k):
-                b[i, c] /= m[i, i]
-        for i in range(n - 1, -1, -1):           # L^T x = y
-            for j in range(i + 1, n):
-                f = m[j, i]
-                if f != 0.0:
-                    for c in range(k):
-                        b[i, c] -= f * b[j, c]
+                b[i, c] /= m[i, 1]
+        for i in range(n - 2, -1, -1):           # L^T x = y
+            f = m[i + 1, 0]
+            if f != 0.0:
+                for c in range(k):
+                    b[i, c] -= f * b[i + 1, c]
 
 
-class _Solver:
-    """``(I - Q)^{-1} B`` and ``(I - Q)^{-T} B`` for the arrivals ``Q`` without a click
-    (entries ``q`` at the layout's moves), by a dense LU in compiled loops (at most 210
-    states, :data:`MAX_LENGTH`): no threaded BLAS, which under nutpie's chains (one
-    thread each) would oversubscribe the cores."""
-
-    def __init__(self, lay: StateLayout, q):
-        m = np.eye(lay.size)
-        m[np.r_[lay.src_f, lay.src_b], np.r_[lay.tgt_f, lay.tgt_b]] -= q
-        _kernels()[1](m)
-        self.factor = m
-
-    def solve(self, b, trans: bool = False):
-        out = np.array(b, dtype=float, order="C")
-        if out.shape[1]:
-            _kernels()[2](self.factor, out, bool(trans))
-        return out
-
-
-def _rows_times(lay: StateLayout, values, local, B):
-    """``Q[V] @ B`` for a sparse ``Q`` with ``values`` at the layout's moves (rows in
-    ``V``: ``local >= 0``)."""
-    src, tgt = np.r_[lay.src_f, lay.src_b], np.r_[lay.tgt_f, lay.tgt_b]
-    keep = local[src] >= 0
-    out = np.zeros((int((local >= 0).sum()), B.shape[1]))
-    np.add.at(out, local[src[keep]], values[keep, None] * B[tgt[keep]])
-    return out
-
-
-def _columns(lay: StateLayout, values, rows, local):
-    """``C[rows][:, V]`` dense for a sparse ``C`` with ``values`` at the layout's moves
-    (``rows``: each state's row, -1 for rows left out)."""
-    src, tgt = np.r_[lay.src_f, lay.src_b], np.r_[lay.tgt_f, lay.tgt_b]
-    keep = (rows[src] >= 0) & (local[tgt] >= 0)
-    out = np.zeros((int((rows >= 0).sum()), int((local >= 0).sum())))
-    out[rows[src[keep]], local[tgt[keep]]] = values[keep]
-    return out
-
-
-def chain(lay: StateLayout, skip, click_rows, c, kappa: float, rho,
-          clicked_ranks: np.ndarray) -> Chain:
-    """The click chain of a page of ``lay.n`` results from its bounded move rows after no
-    click (``skip``) and after a click, click probabilities ``c``, ``kappa`` and repeats
-    ``rho`` (per rank), on the states of ``clicked_ranks``: ``N = (I - Q_s)^{-1}`` applied
-    to the columns of ``C_s`` at ``V`` only."""
-    S, R = lay.size, lay.rank
-    V = np.flatnonzero(np.isin(R, clicked_ranks))
-    local = np.full(S, -1, dtype=np.int64)
-    local[V] = np.arange(V.size)
-    every = np.arange(S)
-    factor_f = np.where(lay.fresh_f > 0, 1.0, kappa)
-    pc = np.r_[c[R[lay.tgt_f]] * factor_f, c[R[lay.tgt_b]] * kappa]
-    ms, mc = _Moves(lay, skip, pc), _Moves(lay, click_rows, pc)
-    lu = _Solver(lay, ms.q)
-    A = lu.solve(_columns(lay, ms.k, every, local))                           # N C_s[:, V]
-    X = lu.solve(np.ascontiguousarray(ms.L.T))                               # (S, 3)
-    r = rho[R[V]]
-    M = _columns(lay, mc.k, local, local) + _rows_times(lay, mc.q, local, A)
-    W = mc.L[:, V] + _rows_times(lay, mc.q, local, X).T
-    g = (1.0 - c[0]) * A[0]
+def chain_kernel(src, tgt, fresh, forward, rank, V, local, skip, after, c, kappa, rho, m,
+                 pc, A, X, g, z, K, E, M, W):
+    """The click chain of one page length on the states ``V`` (see the module docstring),
+    written into ``A = N C_s[:, V]``, ``X = N L_s^T``, ``g, z, K, E`` and the parts of
+    ``K`` and ``E`` before the repeats (``M = C_c[V, V] + Q_c[V] A``, ``W = L_c[:, V] +
+    (Q_c[V] X)^T``); ``m`` ``(S, n + 3)`` receives the band LU factors of ``I - Q_s``.
+    Moves ``mv`` go from ``src`` to ``tgt`` (``forward``: a forward move; ``fresh``: the
+    first arrival at its target); ``pc`` receives each move's click probability there."""
+    S, nv = rank.size, V.size
+    for i in range(S):
+        for j in range(m.shape[1]):
+            m[i, j] = 1.0 if j == 1 else 0.0
+        for j in range(nv):
+            A[i, j] = 0.0
+        X[i, 0] = skip[rank[i], 2]
+        X[i, 1] = skip[rank[i], 3]
+        X[i, 2] = skip[rank[i], 2] + skip[rank[i], 3]
+    for mv in range(src.size):
+        pc[mv] = c[rank[tgt[mv]]] * (1.0 if fresh[mv] else kappa)
+        w = skip[rank[src[mv]], 0 if forward[mv] else 1]
+        m[src[mv], tgt[mv] - src[mv] + 1] -= w * (1.0 - pc[mv])
+        if local[tgt[mv]] >= 0:
+            A[src[mv], local[tgt[mv]]] += w * pc[mv]
+    lu_factor_kernel(m)
+    lu_solve_kernel(m, A, False)
+    lu_solve_kernel(m, X, False)
+    for v in range(nv):
+        r = after[rank[V[v]], 2]
+        s = after[rank[V[v]], 3]
+        W[0, v] = r
+        W[1, v] = s
+        W[2, v] = r + s
+        for u in range(nv):
+            M[v, u] = 0.0
+    for mv in range(src.size):
+        v = local[src[mv]]
+        if v < 0:
+            continue
+        w = after[rank[src[mv]], 0 if forward[mv] else 1]
+        q = w * (1.0 - pc[mv])
+        if local[tgt[mv]] >= 0:
+            M[v, local[tgt[mv]]] += w * pc[mv]
+        for u in range(nv):
+            M[v, u] += q * A[tgt[mv], u]
+        for o in range(3):
+            W[o, v] += q * X[tgt[mv], o]
+    for v in range(nv):
+        g[v] = (1.0 - c[0]) * A[0, v]
+        r = rho[rank[V[v]]]
+        for u in range(nv):
+            K[v, u] = (1.0 - r) * M[v, u]
+        K[v, v] += r
+        for o in range(3):
+            E[o, v] = (1.0 - r) * W[o, v]
     if local[0] >= 0:
         g[local[0]] += c[0]
-    z = (1.0 - c[0]) * X[0]
-    K = (1.0 - r)[:, None] * M
-    K[np.arange(V.size), np.arange(V.size)] += r
-    E = (1.0 - r)[None, :] * W
-    return Chain(lay, V, local, g, z, K, E, (factor_f, pc, ms, mc, lu, A, X, r, M, W))
+    for o in range(3):
+        z[o] = (1.0 - c[0]) * X[0, o]
 
 
-def chain_adjoint(ch: Chain, skip, click_rows, c, kappa, Gg, Gz, GK, GE):
-    """The gradients with respect to the bounded move rows ``(n, 4)`` after no click and
-    after a click, ``c``, ``kappa`` and ``rho`` from those with respect to ``g, z, K, E``
-    (reverse mode of :func:`chain`: ``dN = N dQ_s N``, so ``G_{Q_s} = N^T G_A A^T +
-    N^T G_X X^T`` and ``G_{C_s} = N^T G_A``, read at the moves' entries only)."""
-    lay, V, local = ch.lay, ch.V, ch.local
-    factor_f, pc, ms, mc, lu, A, X, r, M, W = ch.parts
-    n, R = lay.n, lay.rank
-    src = np.r_[lay.src_f, lay.src_b]
-    tgt = np.r_[lay.tgt_f, lay.tgt_b]
-    G_r = np.diag(GK) - (GK * M).sum(1) - (GE * W).sum(0)
-    GM = (1.0 - r)[:, None] * GK
-    GW = (1.0 - r)[None, :] * GE
-    # Q_c[V]^T applied to GM and GW^T: each move from a state of V adds to its target's row
-    keep = local[src] >= 0
-    G_A = np.zeros((lay.size, V.size))
-    np.add.at(G_A, tgt[keep], mc.q[keep, None] * GM[local[src[keep]]])
-    G_X = np.zeros((lay.size, 3))
-    np.add.at(G_X, tgt[keep], mc.q[keep, None] * GW.T[local[src[keep]]])
-    G_c0 = -Gg @ A[0] - Gz @ X[0] + (Gg[local[0]] if local[0] >= 0 else 0.0)
-    G_A[0] += (1.0 - c[0]) * Gg
-    G_X[0] += (1.0 - c[0]) * Gz
-    lam = lu.solve(G_A, trans=True)                                          # N^T G_A
-    lam_x = lu.solve(G_X, trans=True)                                        # N^T G_X
-    # the moves' entries of each adjoint (zero where the source or target is outside V)
-    inside_t, inside_s = local[tgt] >= 0, local[src] >= 0
-    t_loc, s_loc = np.maximum(local[tgt], 0), np.maximum(local[src], 0)
-    g_qs = np.einsum("mk,mk->m", lam[src], A[tgt]) + np.einsum("mo,mo->m", lam_x[src],
-                                                                X[tgt])
-    g_cs = np.where(inside_t, lam[src, t_loc], 0.0)
-    g_qc = np.where(inside_s, np.einsum("mk,mk->m", GM[s_loc], A[tgt])
-                    + np.einsum("om,mo->m", GW[:, s_loc], X[tgt]), 0.0)
-    g_cc = np.where(inside_s & inside_t, GM[s_loc, t_loc], 0.0)
-    G_Lc = np.zeros((3, lay.size))
-    G_Lc[:, V] = GW
-    nf = lay.src_f.size
-    g_pc = np.zeros(pc.size)
-    grads = []
-    for moves, gq, gc, GL in ((ms, g_qs, g_cs, lam_x.T), (mc, g_qc, g_cc, G_Lc)):
-        g_w = gq * (1.0 - pc) + gc * pc
-        g_pc += moves.w * (gc - gq)
-        g_rows = np.zeros((n, 4))
-        g_rows[:, 0] = np.bincount(R[lay.src_f], weights=g_w[:nf], minlength=n)
-        g_rows[:, 1] = np.bincount(R[lay.src_b], weights=g_w[nf:], minlength=n)
-        g_rows[:, 2] = np.bincount(R, weights=GL[0] + GL[2], minlength=n)
-        g_rows[:, 3] = np.bincount(R, weights=GL[1] + GL[2], minlength=n)
-        grads.append(g_rows)
-    g_c = np.bincount(R[lay.tgt_f], weights=g_pc[:nf] * factor_f, minlength=n)
-    g_c += np.bincount(R[lay.tgt_b], weights=g_pc[nf:] * kappa, minlength=n)
-    g_c[0] += G_c0
-    g_kappa = float((g_pc[:nf] * c[R[lay.tgt_f]] * (1.0 - lay.fresh_f)).sum()
-                    + (g_pc[nf:] * c[R[lay.tgt_b]]).sum())
-    g_rho = np.bincount(R[V], weights=G_r, minlength=n)
-    return grads[0], grads[1], g_c, g_kappa, g_rho
+def adjoint_kernel(src, tgt, fresh, forward, rank, V, local, skip, after, c, kappa, rho, m,
+                   pc, A, X, M, W, Gg, Gz, GK, GE, g_skip, g_after, g_c, g_kappa, g_rho):
+    """Reverse mode of :func:`chain_kernel`: from the gradients with respect to ``g, z, K,
+    E`` to those with respect to the bounded move rows after no click (``g_skip``) and
+    after a click (``g_after``), ``c``, ``kappa`` (``g_kappa[0]``) and ``rho``, *added*.
+    ``dN = N dQ_s N``, so ``G_{Q_s} = N^T G_A A^T + N^T G_X X^T`` and ``G_{C_s} = N^T G_A``,
+    read at the moves' entries only."""
+    S, nv = rank.size, V.size
+    GM = np.empty((nv, nv))
+    GW = np.empty((3, nv))
+    for v in range(nv):
+        r = rho[rank[V[v]]]
+        acc = GK[v, v]
+        for u in range(nv):
+            acc -= GK[v, u] * M[v, u]
+            GM[v, u] = (1.0 - r) * GK[v, u]
+        for o in range(3):
+            acc -= GE[o, v] * W[o, v]
+            GW[o, v] = (1.0 - r) * GE[o, v]
+        g_rho[rank[V[v]]] += acc
+        # the leave probabilities after a click (L_c at V)
+        g_after[rank[V[v]], 2] += GW[0, v] + GW[2, v]
+        g_after[rank[V[v]], 3] += GW[1, v] + GW[2, v]
+    GA = np.zeros((S, nv))
+    GX = np.zeros((S, 3))
+    for mv in range(src.size):
+        v = local[src[mv]]
+        if v < 0:
+            continue
+        q = after[rank[src[mv]], 0 if forward[mv] else 1] * (1.0 - pc[mv])
+        for u in range(nv):
+            GA[tgt[mv], u] += q * GM[v, u]
+        for o in range(3):
+            GX[tgt[mv], o] += q * GW[o, v]
+    gc0 = 0.0
+    for v in range(nv):
+        gc0 -= Gg[v] * A[0, v]
+        GA[0, v] += (1.0 - c[0]) * Gg[v]
+    for o in range(3):
+        gc0 -= Gz[o] * X[0, o]
+        GX[0, o] += (1.0 - c[0]) * Gz[o]
+    if local[0] >= 0:
+        gc0 += Gg[local[0]]
+    g_c[0] += gc0
+    lu_solve_kernel(m, GA, True)                       # N^T G_A
+    lu_solve_kernel(m, GX, True)                       # N^T G_X
+    for i in range(S):                                 # the leave probabilities (L_s)
+        g_skip[rank[i], 2] += GX[i, 0] + GX[i, 2]
+        g_skip[rank[i], 3] += GX[i, 1] + GX[i, 2]
+    for mv in range(src.size):
+        a, b = src[mv], tgt[mv]
+        col = 0 if forward[mv] else 1
+        p = pc[mv]
+        gq = 0.0                                        # without a click, after no click
+        for u in range(nv):
+            gq += GA[a, u] * A[b, u]
+        for o in range(3):
+            gq += GX[a, o] * X[b, o]
+        gk = GA[a, local[b]] if local[b] >= 0 else 0.0  # with a click, after no click
+        w = skip[rank[a], col]
+        g_skip[rank[a], col] += gq * (1.0 - p) + gk * p
+        g_p = w * (gk - gq)
+        v = local[a]
+        if v >= 0:                                      # the moves after a click
+            gq = 0.0
+            for u in range(nv):
+                gq += GM[v, u] * A[b, u]
+            for o in range(3):
+                gq += GW[o, v] * X[b, o]
+            gk = GM[v, local[b]] if local[b] >= 0 else 0.0
+            w = after[rank[a], col]
+            g_after[rank[a], col] += gq * (1.0 - p) + gk * p
+            g_p += w * (gk - gq)
+        if fresh[mv]:
+            g_c[rank[b]] += g_p
+        else:
+            g_c[rank[b]] += g_p * kappa
+            g_kappa[0] += g_p * c[rank[b]]
 
 
 def sequences_kernel(of_rank, width, g, z, K, E, ptr, ranks, outcome, counts, Gg, Gz, GK,
@@ -463,17 +464,22 @@ def sequences_kernel(of_rank, width, g, z, K, E, ptr, ranks, outcome, counts, Gg
     return total
 
 
-_KERNELS: list = []
+_KERNELS: dict = {}
 _KERNELS_LOCK = threading.Lock()
+_JITTED = ("lu_factor_kernel", "lu_solve_kernel", "chain_kernel", "adjoint_kernel",
+           "sequences_kernel")
 
 
-def _kernels():
-    """The compiled recursion, LU factorisation and LU solve (built once, under a lock:
-    nutpie's chains make their first calls at the same time)."""
+def _kernels() -> dict:
+    """This module's kernels compiled by Numba (callees first, bound as the globals their
+    callers compile against), or plain Python without it; built once, under a lock:
+    nutpie's chains make their first calls at the same time."""
     with _KERNELS_LOCK:
         if not _KERNELS:
-            _KERNELS.extend(jit(f, nogil=True, error_model="numpy") for f in
-                            (sequences_kernel, lu_factor_kernel, lu_solve_kernel))
+            g = globals()
+            for name in _JITTED:
+                g[name] = jit(g[name], nogil=True, error_model="numpy")
+                _KERNELS[name] = g[name]
     return _KERNELS
 
 
@@ -488,40 +494,56 @@ def log_likelihood(seqs: ClickSequences, skip, click_rows, c, kappa: float, rho,
     without ``gradient``).  ``ll = -inf`` when an observed sequence is impossible."""
     ranks = skip.shape[0]
     skip, click_rows = np.asarray(skip, float), np.asarray(click_rows, float)
-    c, rho = np.asarray(c, float), np.asarray(rho, float)
-    out = [np.zeros((ranks, 4)), np.zeros((ranks, 4)), np.zeros(ranks), 0.0, np.zeros(ranks)]
+    c, rho = np.ascontiguousarray(c, float), np.ascontiguousarray(rho, float)
+    out = [np.zeros((ranks, 4)), np.zeros((ranks, 4)), np.zeros(ranks), np.zeros(1),
+           np.zeros(ranks)]
     seq_ll = np.full(seqs.size, np.nan)
     total = 0.0
-    kernel = _kernels()[0]
+    k = _kernels()
     boundary_grad = getattr(walk_likelihood.boundary_grad, "py_func",
                             walk_likelihood.boundary_grad)      # views: no specialisation
     for n, (ptr, flat, outcome, counts, which) in seqs.groups.items():
         lay = state_layout(n)
+        S = lay.size
+        src, tgt, fresh, forward = lay.moves
+        V = np.flatnonzero(np.isin(lay.rank, flat))
+        local = np.full(S, -1, dtype=np.int64)
+        local[V] = np.arange(V.size)
+        nv = V.size
         s_n, c_n = bounded(skip, n, rescale), bounded(click_rows, n, rescale)
-        ch = chain(lay, s_n, c_n, c[:n], kappa, rho[:n], np.unique(flat))
-        Gg, Gz = np.zeros(ch.V.size), np.zeros(3)
-        GK, GE = np.zeros((ch.V.size, ch.V.size)), np.zeros((3, ch.V.size))
+        m, pc, A, X = np.empty((S, n + 3)), np.empty(src.size), np.empty((S, nv)), \
+            np.empty((S, 3))
+        g, z, K, E = np.empty(nv), np.empty(3), np.empty((nv, nv)), np.empty((3, nv))
+        M, W = np.empty((nv, nv)), np.empty((3, nv))
+        args = (src, tgt, fresh, forward, lay.rank, V, local, s_n, c_n, c[:n], float(kappa),
+                rho[:n], m, pc, A, X)
+        k["chain_kernel"](*args, g, z, K, E, M, W)
+        Gg, Gz = np.zeros(nv), np.zeros(3)
+        GK, GE = np.zeros((nv, nv)), np.zeros((3, nv))
         mine = np.full(which.size, np.nan)
-        of_rank = np.where(lay.of_rank >= 0, ch.local[lay.of_rank], -1)
-        ll = kernel(of_rank, lay.width, ch.g, ch.z, ch.K, ch.E, ptr, flat, outcome,
-                    counts, Gg, Gz, GK, GE, mine)
+        of_rank = np.where(lay.of_rank >= 0, local[lay.of_rank], -1)
+        ll = k["sequences_kernel"](of_rank, lay.width, g, z, K, E, ptr, flat, outcome,
+                                   counts, Gg, Gz, GK, GE, mine)
         seq_ll[which] = mine
         if ll == -math.inf:
             return -math.inf, seq_ll, None
         total += ll
         if not gradient:
             continue
-        g_skip, g_click, g_c, g_kappa, g_rho = chain_adjoint(ch, s_n, c_n, c[:n], kappa,
-                                                             Gg, Gz, GK, GE)
+        g_skip, g_click = np.zeros((n, 4)), np.zeros((n, 4))
+        g_c, g_rho = np.zeros(n), np.zeros(n)
+        k["adjoint_kernel"](*args, M, W, Gg, Gz, GK, GE, g_skip, g_click, g_c, out[3],
+                            g_rho)
         for rows, g_rows, into in ((skip, g_skip, out[0]), (click_rows, g_click, out[1])):
             f, b, r, s = rows[n - 1]
-            boundary_grad(n, g_rows[:, 0], g_rows[:, 1], g_rows[:, 2],
-                                          g_rows[:, 3], f, b, r, s, rescale)
+            boundary_grad(n, g_rows[:, 0], g_rows[:, 1], g_rows[:, 2], g_rows[:, 3],
+                          f, b, r, s, rescale)
             into[:n] += g_rows
         out[2][:n] += g_c
-        out[3] += g_kappa
         out[4][:n] += g_rho
-    return total, seq_ll, (tuple(out) if gradient else None)
+    if not gradient:
+        return total, seq_ll, None
+    return total, seq_ll, (out[0], out[1], out[2], float(out[3][0]), out[4])
 
 
 class DecidedOnce:
