@@ -210,15 +210,15 @@ def _fits_out_of_core(args, spec, files) -> bool:
     when asked (``--out-of-core``, ``--memory-limit``) or for a glob (then
     :func:`_log_files` and the fit refuse what cannot run out of core, saying why), and
     otherwise only where the fit can run out of core (a walk spec with clicks per rank and
-    moves without relevance classes, no ``--heldout``): a large single file is read into
-    memory for the others, as any log."""
+    moves without relevance classes, not deciding once, no ``--heldout``): a large single
+    file is read into memory for the others, as any log."""
     from .arguments import is_glob
 
     if args.out_of_core or args.memory_limit or is_glob(args.log):
         return True
     exam = spec.section("examination")
     if exam is None or exam["by_relevance"] or args.heldout is not None or \
-            exam["clicks"] == "document":
+            exam["clicks"] == "document" or exam["reclicks"] == "once":
         return False
     if exam["clicks"] == "auto" and args.results:
         from ..inference.walk.fit import AUTO_DOCUMENT_RECURRENCE

@@ -74,7 +74,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                                  f"recur {recurrence:.1f} times: read it into memory)")
         if once:
             raise ParameterError("the walk that decides once reads its pages' click "
-                                 "sequences in memory: read the log into memory")
+                                 "sequences in memory: give the log as one file, without "
+                                 "--out-of-core or --memory-limit")
         _import_in_background("nutpie")      # seconds of imports while DuckDB counts
         data = log.page_data(spec.ranks, reclicks=damped)
     else:
@@ -139,7 +140,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     check_complete(seen, draws.values(), s["chains"], kept)
     groups, ll_attrs = log_likelihood_groups(target, theta) if theta is not None else ({}, {})
     ranks = np.arange(1, data.ranks + 1)
-    walk = draws["walk"] if "walk" in draws else draws["walk_skip"]
+    walk = draws["walk"]
 
     def moves(values):
         if data.classes == 1:

@@ -85,15 +85,18 @@ def test_out_of_core_refuses_what_it_cannot_do(tmp_path, capsys):
     write_click_log(log, 200, seed=1)
     for args, message in ((["--heldout", "0.2"], "--heldout splits a log in memory"),
                           (["--spec", "clicks-conjugate"], "only the walk's specs"),
+                          (["--spec", "walk-once"], "decides once reads its pages"),
                           (["--memory-limit", "a lot"], "must be a size")):
         assert main(["fit", str(log), "--out-of-core", *args]) == 2
         assert message in capsys.readouterr().err
 
 
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics")     # 100 draws: the point is the route
 def test_a_large_file_is_read_into_memory_for_what_cannot_run_out_of_core(tmp_path, capsys,
                                                                          monkeypatch):
     """Over the size threshold, a single file goes out of core only where the fit can run
-    there: a spec fitted in memory and --heldout read it into memory, as any log."""
+    there: a spec fitted in memory (the click-to-click sections, the walk that decides
+    once) and --heldout read it into memory, as any log."""
     from bayeschain.cli import arguments
 
     log = tmp_path / "log.parquet"
@@ -102,6 +105,8 @@ def test_a_large_file_is_read_into_memory_for_what_cannot_run_out_of_core(tmp_pa
     assert main(["fit", str(log), "--spec", "clicks-conjugate", "--quiet", "-o",
                  str(tmp_path / "conjugate.nc")]) == 0
     assert main(["fit", str(log), "--heldout", "0.2", "--draws", "100", "--quiet"]) == 0
+    assert main(["fit", str(log), "--spec", "walk-once", "--draws", "100", "--quiet", "-o",
+                 str(tmp_path / "once.nc")]) == 0
     assert "out of core" not in capsys.readouterr().out
 
 
