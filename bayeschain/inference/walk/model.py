@@ -58,6 +58,7 @@ kernel of the likelihood, cached on disk): :mod:`~bayeschain.inference.walk.samp
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -298,19 +299,33 @@ _JITTED = ("_families_forward", "_families_backward", "_move_rows", "_move_rows_
            "logp_kernel")
 
 
+_COMPILED_LOCK = threading.Lock()
+
+
 def compiled(name: str):
     """Functions of this module compiled by Numba (the likelihood's table driver bound as
-    their callee), or plain Python without Numba."""
-    if not _COMPILED:
-        g = globals()
-        g["table_loglik_kernel"] = walk_likelihood.compiled("table_loglik_kernel")
-        for k in _JITTED:
-            g[k] = jit(g[k], nogil=True, error_model="numpy")
-            _COMPILED[k] = g[k]
+    their callee), or plain Python without Numba; bound once, under a lock (a density
+    sampled through nutpie's Python callback makes its first calls from both chains at
+    once: a half-filled table could raise a KeyError in one of them)."""
+    with _COMPILED_LOCK:
+        if not _COMPILED:
+            g = globals()
+            g["table_loglik_kernel"] = walk_likelihood.compiled("table_loglik_kernel")
+            for k in _JITTED:
+                g[k] = jit(g[k], nogil=True, error_model="numpy")
+                _COMPILED[k] = g[k]
     return _COMPILED[name]
 
 
 # --------------------------------------------------------------------------- model
+def logistic(x):
+    """``1 / (1 + exp(-x))`` without overflow warnings at the far logits NUTS may try
+    (SciPy's ``expit``)."""
+    from scipy.special import expit
+
+    return expit(x)
+
+
 #: how a pooled family's coordinate is parametrised
 NON_CENTRED, CENTRED, OWN = 0, 1, 2
 
@@ -573,7 +588,7 @@ class WalkModel:
         with ``rank_offsets``)."""
         first = self._n_move_coords + self.data.ranks
         n = int(self._n_coord[self._click_family])
-        return 1.0 / (1.0 + np.exp(-self._logits(theta)[first:first + n]))
+        return logistic(self._logits(theta)[first:first + n])
 
     def offset_table(self, theta) -> np.ndarray:
         """``(ranks,)`` the click logit's offset at each rank (0 at rank 1; all 0 without
@@ -589,12 +604,12 @@ class WalkModel:
         examined (``"once"``) before is clicked at a later arrival (1 for fresh ones)."""
         if self._reclick_coord < 0:
             return 1.0
-        return float(1.0 / (1.0 + np.exp(-self._logits(theta)[self._reclick_coord])))
+        return float(logistic(self._logits(theta)[self._reclick_coord]))
 
     def repeat_table(self, theta) -> np.ndarray:
         """Probability of clicking a result again right after clicking it, per rank."""
         logits = self._logits(theta)[self._n_move_coords:self._n_move_coords + self.data.ranks]
-        return 1.0 / (1.0 + np.exp(-logits))
+        return logistic(logits)
 
     # ------------------------------------------------------------------ draws
     def initial_point(self, rng) -> np.ndarray:

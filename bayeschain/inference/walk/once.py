@@ -577,17 +577,23 @@ class DecidedOnce:
         widest = int(np.argmax(data.lengths))
         index, combo_click, _ = model._combos
         self._click_at = combo_click[index[widest, :data.ranks]]
+        # compile (or load) every kernel now, in this thread: nutpie's chains make their
+        # first calls at once (before this, the same seed sampled 609 and 900 draws in
+        # two runs of one log; a race on the kernels' first use the likely cause)
+        self.logp(model.initial_point(np.random.default_rng(0)))
 
     def initial_point(self, rng) -> np.ndarray:
         return self.model.initial_point(rng)
 
     def _parts(self, theta):
+        from .model import logistic
+
         m = self.model
         logits = m._logits(theta)
         tables = m.move_tables(theta)
         n_move = m._n_move_coords
         first = n_move + m.data.ranks
-        click = 1.0 / (1.0 + np.exp(-logits[first + self._click_at]))
+        click = logistic(logits[first + self._click_at])
         return logits, tables, click, m.repeat_table(theta), m.reclick_factor(theta)
 
     def _likelihood(self, theta, gradient: bool):
