@@ -93,7 +93,6 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                       reclicks=exam["reclicks"])
     target, route = model, {}
     with interrupt_watch() as seen:
-        options = {}
         if at_mode:
             from .documents import DocumentsAtMode, posterior_mode
 
@@ -107,7 +106,6 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             if troubles:
                 warnings.warn(f"the documents' Laplace approximation: {'; '.join(troubles)}:"
                               f" the walk's posterior may be off", stacklevel=3)
-            options = {} if sampler is not None else {"path": "python"}
             route = {"document_effects": (
                 f"integrated out by a Laplace approximation about their mode ("
                 f"{len(info['gains'])} rounds to the point, its derivatives, up to "
@@ -122,7 +120,6 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             from .once import DecidedOnce, click_sequences
 
             target = DecidedOnce(model, click_sequences(log, data))
-            options = {} if sampler is not None else {"path": "python"}
             route["likelihood"] = (
                 f"the click decision made once (a result examined before clicks with "
                 f"second_look x its probability): a forward recursion over the "
@@ -131,7 +128,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         draws, stats = run(target, draws=s["draws"], tune=s["tune"], chains=s["chains"],
                            seed=s["seed"], progress=progress,
                            target_accept=s["target_accept"], min_ess=s["min_ess"],
-                           report=report, **options)
+                           report=report)
     if "resampled" in stats.attrs:
         route["resampled"] = stats.attrs["resampled"]
     theta = draws.pop("theta", None)      # a stand-in sampler may give the quantities only

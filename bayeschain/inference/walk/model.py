@@ -541,6 +541,12 @@ class WalkModel:
                 np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args))
         return self._arguments
 
+    @property
+    def has_c_density(self) -> bool:
+        """Whether :func:`logp_kernel` is this model's density (what nutpie's C callback
+        calls); not for the walk that decides once (:mod:`.once`)."""
+        return self.reclicks != "once"
+
     def prior_arguments(self) -> tuple:
         """The arguments of ``_families_forward`` / ``_families_backward`` after ``theta``
         (``kind, p_start, c_start, n_coord, x, centred``, then ``a0, prior_sd, dev_sd``)."""
@@ -573,14 +579,15 @@ class WalkModel:
                                        self._n_coord, self._x, self._centred, logits)
         return logits
 
-    def move_tables(self, theta) -> np.ndarray:
+    def move_tables(self, theta, logits=None) -> np.ndarray:
         """``(sets, classes, ranks, 4)`` probabilities of forward, backward, reformulate,
         stop: after an examination without a click, then (second set, with click
-        moves) after a click."""
+        moves) after a click.  ``logits``: those of ``theta`` when the caller has them
+        (so for :meth:`reclick_factor` and :meth:`repeat_table`)."""
         d = self.data
         rows = np.empty((self.n_sets * d.classes * d.ranks, 4))
-        compiled("_move_rows")(self._logits(theta), self.n_sets * d.classes, d.ranks,
-                               self.free, rows)
+        compiled("_move_rows")(self._logits(theta) if logits is None else logits,
+                               self.n_sets * d.classes, d.ranks, self.free, rows)
         return rows.reshape(self.n_sets, d.classes, d.ranks, 4)
 
     def click_table(self, theta) -> np.ndarray:
@@ -599,17 +606,18 @@ class WalkModel:
             out[1:] = self._logits(theta)[start:start + self.data.ranks - 1]
         return out
 
-    def reclick_factor(self, theta) -> float:
+    def reclick_factor(self, theta, logits=None) -> float:
         """``kappa``: how much less often a result clicked (``reclicks = "damped"``) or
         examined (``"once"``) before is clicked at a later arrival (1 for fresh ones)."""
         if self._reclick_coord < 0:
             return 1.0
-        return float(logistic(self._logits(theta)[self._reclick_coord]))
+        logits = self._logits(theta) if logits is None else logits
+        return float(logistic(logits[self._reclick_coord]))
 
-    def repeat_table(self, theta) -> np.ndarray:
+    def repeat_table(self, theta, logits=None) -> np.ndarray:
         """Probability of clicking a result again right after clicking it, per rank."""
-        logits = self._logits(theta)[self._n_move_coords:self._n_move_coords + self.data.ranks]
-        return logistic(logits)
+        logits = self._logits(theta) if logits is None else logits
+        return logistic(logits[self._n_move_coords:self._n_move_coords + self.data.ranks])
 
     # ------------------------------------------------------------------ draws
     def initial_point(self, rng) -> np.ndarray:

@@ -56,6 +56,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from ...browsing import page_walk
 from ...chains.jit import jit
 from ...errors import ParameterError
 from . import likelihood as walk_likelihood
@@ -75,23 +76,14 @@ class StateLayout:
     rank: np.ndarray         # (S,) the rank of each state
     of_rank: np.ndarray      # (n, n) the state (j, j + k) at [j, k]; -1 beyond
     width: np.ndarray        # (n,) states at each rank: n - j
-    src_f: np.ndarray        # forward moves: from, to, whether the arrival is fresh
-    tgt_f: np.ndarray
-    fresh_f: np.ndarray
-    src_b: np.ndarray        # backward moves: from, to (never fresh)
-    tgt_b: np.ndarray
+    src: np.ndarray          # every move (forward ones first): from, to,
+    tgt: np.ndarray
+    fresh: np.ndarray        # whether it is the first arrival at its target,
+    forward: np.ndarray      # whether it is a forward move
 
     @property
     def size(self) -> int:
         return int(self.rank.size)
-
-    @property
-    def moves(self) -> tuple:
-        """Every move, forward ones first: ``(src, tgt, fresh, forward)``."""
-        nb = self.src_b.size
-        return (np.r_[self.src_f, self.src_b], np.r_[self.tgt_f, self.tgt_b],
-                np.r_[self.fresh_f > 0, np.zeros(nb, dtype=bool)],
-                np.r_[np.ones(self.src_f.size, dtype=bool), np.zeros(nb, dtype=bool)])
 
 
 @lru_cache(maxsize=64)
@@ -102,14 +94,42 @@ def state_layout(n: int) -> StateLayout:
     of_rank = np.full((n, n), -1, dtype=np.int64)
     for (i, d), k in index.items():
         of_rank[i, d - i] = k
-    fwd = [(index[(i, d)], index[(i + 1, max(d, i + 1))], float(i == d))
+    fwd = [(index[(i, d)], index[(i + 1, max(d, i + 1))], i == d)
            for i, d in states if i < n - 1]
     bwd = [(index[(i, d)], index[(i - 1, d)]) for i, d in states if i > 0]
-    ints = lambda v: np.array(v, dtype=np.int64)      # noqa: E731
-    return StateLayout(n, ints([i for i, _ in states]), of_rank, ints(n - np.arange(n)),
-                       ints([a for a, _, _ in fwd]), ints([b for _, b, _ in fwd]),
-                       np.array([f for _, _, f in fwd]), ints([a for a, _ in bwd]),
-                       ints([b for _, b in bwd]))
+    moves = [(a, b, fresh, True) for a, b, fresh in fwd] + \
+        [(a, b, False, False) for a, b in bwd]
+    column = lambda k, kind: np.array([mv[k] for mv in moves], dtype=kind)  # noqa: E731
+    return StateLayout(n, np.array([i for i, _ in states], dtype=np.int64), of_rank,
+                       (n - np.arange(n)).astype(np.int64), column(0, np.int64),
+                       column(1, np.int64), column(2, bool), column(3, bool))
+
+
+@dataclass(frozen=True)
+class SequenceGroup:
+    """The distinct sequences of the pages of one length ``n``: ``ptr (U + 1,)`` into the
+    clicked ranks ``ranks`` (0-based, flat), ``outcome (U,)``, ``counts (U,)``, ``which
+    (U,)`` their global index; and what the chain needs of them, fixed by the log: ``V``
+    the states of the ranks they click, ``local (S,)`` each state's place in ``V`` (-1
+    outside), ``of_rank (n, n)`` the layout's states of each rank as places in ``V``."""
+
+    ptr: np.ndarray
+    ranks: np.ndarray
+    outcome: np.ndarray
+    counts: np.ndarray
+    which: np.ndarray
+    V: np.ndarray
+    local: np.ndarray
+    of_rank: np.ndarray
+
+    @classmethod
+    def of(cls, n: int, ptr, ranks, outcome, counts, which) -> SequenceGroup:
+        lay = state_layout(n)
+        V = np.flatnonzero(np.isin(lay.rank, ranks))
+        local = np.full(lay.size, -1, dtype=np.int64)
+        local[V] = np.arange(V.size)
+        return cls(ptr, ranks, outcome, counts, which, V, local,
+                   np.where(lay.of_rank >= 0, local[lay.of_rank], -1))
 
 
 @dataclass(frozen=True)
@@ -117,10 +137,9 @@ class ClickSequences:
     """The distinct pages of a log as this walk sees them: (page length, outcome, ordered
     clicked ranks), each with its count, grouped by page length.
 
-    ``groups``: ``length -> (ptr (U + 1,), ranks (0-based, flat), outcome (U,), counts
-    (U,), sequence (U,))`` (``sequence``: the global index of each); ``page_sequence
-    (P,)``: the sequence of each page (in the order of the page data's ``page_ids``);
-    ``pages (U,)``: the pages of each sequence."""
+    ``groups``: ``length ->`` :class:`SequenceGroup`; ``page_sequence (P,)``: the sequence
+    of each page (in the order of the page data's ``page_ids``); ``pages (U,)``: the pages
+    of each sequence."""
 
     groups: dict
     page_sequence: np.ndarray
@@ -147,9 +166,9 @@ class ClickSequences:
             mine = np.flatnonzero(length[first] == n)
             lens = per_page[first[mine]]
             flat = np.concatenate([ranks[ptr[p]:ptr[p + 1]] for p in first[mine]])
-            groups[int(n)] = (np.r_[0, np.cumsum(lens)].astype(np.int64),
-                              flat.astype(np.int64), outcome[first[mine]], counts[mine],
-                              mine.astype(np.int64))
+            groups[int(n)] = SequenceGroup.of(
+                int(n), np.r_[0, np.cumsum(lens)].astype(np.int64), flat.astype(np.int64),
+                outcome[first[mine]], counts[mine], mine.astype(np.int64))
         return cls(groups, codes.astype(np.int64), counts.astype(np.int64))
 
 
@@ -177,18 +196,12 @@ def click_sequences(log, data) -> ClickSequences:
 
 
 def bounded(rows: np.ndarray, n: int, rescale: bool) -> np.ndarray:
-    """The move rows ``(f, b, r, s)`` of a page of ``n`` results: at rank ``n`` the forward
-    mass leaves the page (split between ``r`` and ``s``), or is spread over the other moves
-    (``rescale``), as :mod:`.likelihood` does."""
-    out = np.array(rows[:n], dtype=float)
-    f, b, r, s = out[n - 1]
-    if rescale:
-        rest = b + r + s
-        out[n - 1] = (0.0, b / rest, r / rest, s / rest)
-    else:
-        total = r + s + f
-        out[n - 1] = (0.0, b, r * total / (r + s), s * total / (r + s))
-    return out
+    """The move rows ``(f, b, r, s)`` of a page of ``n`` results with the walk's boundary
+    rule at rank ``n`` (:func:`~bayeschain.browsing.page_walk.boundary`, the rule of the
+    likelihood and the simulators)."""
+    f, b, r, s = (np.array(rows[:n, k], dtype=float) for k in range(4))
+    page_walk.boundary(n, f, b, r, s, rescale)
+    return np.stack([f, b, r, s], axis=1)
 
 
 def lu_factor_kernel(m):
@@ -502,29 +515,23 @@ def log_likelihood(seqs: ClickSequences, skip, click_rows, c, kappa: float, rho,
     k = _kernels()
     boundary_grad = getattr(walk_likelihood.boundary_grad, "py_func",
                             walk_likelihood.boundary_grad)      # views: no specialisation
-    for n, (ptr, flat, outcome, counts, which) in seqs.groups.items():
+    for n, grp in seqs.groups.items():
         lay = state_layout(n)
-        S = lay.size
-        src, tgt, fresh, forward = lay.moves
-        V = np.flatnonzero(np.isin(lay.rank, flat))
-        local = np.full(S, -1, dtype=np.int64)
-        local[V] = np.arange(V.size)
-        nv = V.size
+        S, nv = lay.size, grp.V.size
         s_n, c_n = bounded(skip, n, rescale), bounded(click_rows, n, rescale)
-        m, pc, A, X = np.empty((S, n + 3)), np.empty(src.size), np.empty((S, nv)), \
+        m, pc, A, X = np.empty((S, n + 3)), np.empty(lay.src.size), np.empty((S, nv)), \
             np.empty((S, 3))
         g, z, K, E = np.empty(nv), np.empty(3), np.empty((nv, nv)), np.empty((3, nv))
         M, W = np.empty((nv, nv)), np.empty((3, nv))
-        args = (src, tgt, fresh, forward, lay.rank, V, local, s_n, c_n, c[:n], float(kappa),
-                rho[:n], m, pc, A, X)
+        args = (lay.src, lay.tgt, lay.fresh, lay.forward, lay.rank, grp.V, grp.local, s_n,
+                c_n, c[:n], float(kappa), rho[:n], m, pc, A, X)
         k["chain_kernel"](*args, g, z, K, E, M, W)
         Gg, Gz = np.zeros(nv), np.zeros(3)
         GK, GE = np.zeros((nv, nv)), np.zeros((3, nv))
-        mine = np.full(which.size, np.nan)
-        of_rank = np.where(lay.of_rank >= 0, local[lay.of_rank], -1)
-        ll = k["sequences_kernel"](of_rank, lay.width, g, z, K, E, ptr, flat, outcome,
-                                   counts, Gg, Gz, GK, GE, mine)
-        seq_ll[which] = mine
+        mine = np.full(grp.which.size, np.nan)
+        ll = k["sequences_kernel"](grp.of_rank, lay.width, g, z, K, E, grp.ptr, grp.ranks,
+                                   grp.outcome, grp.counts, Gg, Gz, GK, GE, mine)
+        seq_ll[grp.which] = mine
         if ll == -math.inf:
             return -math.inf, seq_ll, None
         total += ll
@@ -589,12 +596,10 @@ class DecidedOnce:
         from .model import logistic
 
         m = self.model
-        logits = m._logits(theta)
-        tables = m.move_tables(theta)
-        n_move = m._n_move_coords
-        first = n_move + m.data.ranks
-        click = logistic(logits[first + self._click_at])
-        return logits, tables, click, m.repeat_table(theta), m.reclick_factor(theta)
+        logits = m._logits(theta)                   # once: every table reads them
+        click = logistic(logits[m._n_move_coords + m.data.ranks + self._click_at])
+        return (logits, m.move_tables(theta, logits), click, m.repeat_table(theta, logits),
+                m.reclick_factor(theta, logits))
 
     def _likelihood(self, theta, gradient: bool):
         logits, tables, click, rho, kappa = self._parts(theta)

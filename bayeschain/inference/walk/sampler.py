@@ -143,7 +143,9 @@ def compiled_model(model: WalkModel, init, *, path: str = "auto"):
     verified at its first use in the process (:func:`verify_c_model`); on any failure, now
     or earlier in the process, the Python callback, said once on standard error.
     ``"c"`` or ``"python"`` force one (``"c"`` raises where it cannot run), as does the
-    environment variable :data:`PATH_VARIABLE` when ``path`` is ``"auto"``."""
+    environment variable :data:`PATH_VARIABLE` when ``path`` is ``"auto"``.  A density
+    other than :func:`~.model.logp_kernel` (documents integrated out about their mode,
+    the walk that decides once: no ``has_c_density``) takes the Python callback."""
     import os
 
     from ...errors import ParameterError
@@ -153,6 +155,11 @@ def compiled_model(model: WalkModel, init, *, path: str = "auto"):
         path, source = os.environ[PATH_VARIABLE], f"the environment variable {PATH_VARIABLE}"
     if path not in ("auto", "c", "python"):
         raise ParameterError(f"{source} must be 'auto', 'c' or 'python', not {path!r}")
+    if not getattr(model, "has_c_density", False):
+        if path == "c" and source == "path":
+            raise ParameterError("this density has no C callback (only the walk's own "
+                                 "logp_kernel does): use path 'python' or 'auto'")
+        return _python_model(model, init), PYTHON_PATH
     if path == "python" or (path == "auto" and _C_PATH_STATE["state"]):
         return _python_model(model, init), PYTHON_PATH
     try:

@@ -246,3 +246,19 @@ def test_pages_longer_than_twenty_results_are_refused_naming_the_walks_that_take
                            0.5 * (1 - f - b), np.full(n, 0.3))
     with pytest.raises(bayeschain.ParameterError, match=r"at most 20 results.*30 pages.*walk"):
         bayeschain.fit(pages_to_log(pages, n), "walk-once")
+
+
+def test_a_density_without_a_c_callback_is_sampled_through_the_python_one(small_log):
+    """The sampler picks the Python callback for it by itself, and refuses to force C."""
+    from bayeschain.inference.walk import sampler
+
+    log = small_log[0]
+    data = page_data(log, clicks="rank", default_length=N)
+    target = DecidedOnce(WalkModel(data, reclicks="once"), click_sequences(log, data))
+
+    def init(seed):
+        return target.initial_point(np.random.default_rng(seed))
+
+    assert sampler.compiled_model(target, init)[1] == sampler.PYTHON_PATH
+    with pytest.raises(bayeschain.ParameterError, match="no C callback"):
+        sampler.compiled_model(target, init, path="c")
