@@ -318,6 +318,15 @@ def compiled(name: str):
 
 
 # --------------------------------------------------------------------------- model
+def kernel_theta(theta) -> np.ndarray:
+    """``theta`` as the compiled kernels take it: float64, C-contiguous and *writable*
+    (a copy only when it is not).  nutpie's C callback passes a writable array; a
+    read-only one (a posterior's stored draw, nutpie's buffer) would make Numba compile,
+    and cache, every kernel taking ``theta`` a second time for the read-only type
+    (seconds on a cold cache, in every first fit)."""
+    return np.require(theta, dtype=np.float64, requirements=["C", "W"])
+
+
 def logistic(x):
     """``1 / (1 + exp(-x))`` without overflow warnings at the far logits NUTS may try
     (SciPy's ``expit``)."""
@@ -555,7 +564,7 @@ class WalkModel:
 
     def logp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Log posterior density (up to a constant) and its gradient."""
-        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        theta = kernel_theta(theta)
         grad = np.empty_like(theta)
         lp = compiled("logp_kernel")(theta, *self.kernel_arguments(), grad, np.empty(0))
         if not np.isfinite(lp):
@@ -566,7 +575,7 @@ class WalkModel:
         """``(U,)`` the log-likelihood of one page of each pattern of the data
         (:class:`~bayeschain.inference.walk.data.PagePatterns`) at ``theta``: the sum of
         its terms' log-probabilities, as the density's kernel computes them."""
-        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        theta = kernel_theta(theta)
         term_ll = np.full(self.data.counts.targets.size, np.nan)
         compiled("logp_kernel")(theta, *self.kernel_arguments(), np.empty_like(theta),
                                 term_ll)
@@ -574,7 +583,7 @@ class WalkModel:
 
     def _logits(self, theta) -> np.ndarray:
         logits = np.empty(self._x.size)
-        compiled("_families_forward")(np.ascontiguousarray(theta, dtype=np.float64),
+        compiled("_families_forward")(kernel_theta(theta),
                                        self._kind, self._p_start, self._c_start,
                                        self._n_coord, self._x, self._centred, logits)
         return logits

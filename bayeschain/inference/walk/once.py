@@ -609,9 +609,9 @@ class DecidedOnce:
 
     def logp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Log posterior density (up to a constant) and its gradient."""
-        from .model import compiled
+        from .model import compiled, kernel_theta
 
-        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        theta = kernel_theta(theta)
         m = self.model
         logits, tables, click, rho, kappa, ll, _, grads = self._likelihood(theta, True)
         if not np.isfinite(ll):
