@@ -211,6 +211,12 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
     the caller stops them): the walk's density from the start, the rehearsal once the log
     has been read (none for a folder without it).  ``sampler``: the walks' sampler
     (default NUTS by nutpie; the rehearsal passes a stand-in)."""
+    from ..recipes import bundled_data_dir
+    from .prewarm import Prewarm
+
+    data = Path(args.data) if args.data else bundled_data_dir()
+    if children is not None:    # first: the walk's density is the cold run's longest wait
+        children.append(Prewarm("walk", data))
     import numpy as np
     import pandas as pd
 
@@ -218,15 +224,11 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
     from ..comparison.dominance import LABELS, OUTCOMES, SUPERIORITY
     from ..inference import fit, predictive_walk_checks
     from ..io import read_clicks, read_qrels
-    from ..recipes import bundled_data_dir, session_matrices, session_qrels, systems_from_log
+    from ..recipes import session_matrices, session_qrels, systems_from_log
     from ..scoring import score, score_sessions
-    from .prewarm import Prewarm
     from .progress import Stage, stage
 
-    data = Path(args.data) if args.data else bundled_data_dir()
     folder = data / "trec_session_2013"
-    if children is not None:
-        children.append(Prewarm("walk", data))
     log = read_clicks(folder / "sessiontrack2013.xml.gz")
     if children is not None:
         children.append(Prewarm("rehearse", data))
