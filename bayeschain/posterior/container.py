@@ -188,7 +188,7 @@ class Posterior:
         (a fit checks them and its report prints them: seconds each for 10^4 documents).
         The array is made read-only once read, so that its draws cannot change under the
         numbers kept (edit a copy and build a new posterior instead)."""
-        from .diagnostics import bulk_ess, rank_rhat
+        from .diagnostics import rhat_and_ess
 
         raw = da.values
         cache = self.__dict__.setdefault("_worst_cache", {})
@@ -196,7 +196,7 @@ class Posterior:
         if held is not None and held[0] is raw and held[1] == da.dims:
             return held[2]
         values = da.transpose("chain", "draw", ...).values
-        rhat, ess = rank_rhat(values), bulk_ess(values)
+        rhat, ess = rhat_and_ess(values)
         worst = {"max_rhat": float(np.nanmax(rhat)) if np.isfinite(rhat).any() else
                  float("nan"),
                  "min_ess": float(np.nanmin(ess)) if np.isfinite(ess).any() else float("nan")}

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bayeschain.posterior.diagnostics import bulk_ess, rank_rhat
+from bayeschain.posterior.diagnostics import bulk_ess, rank_rhat, rhat_and_ess
 
 az = pytest.importorskip("arviz")
 
@@ -38,6 +38,21 @@ def test_equal_to_arviz(chains, draws):
         else:
             assert rhat[j, 0] == pytest.approx(ref_r, rel=1e-12)
         assert ess[j, 0] == pytest.approx(ref_e, rel=1e-10)
+
+
+def test_equal_to_arviz_on_many_parameters_at_once():
+    """Parameters whose autocorrelation runs end at different lags, ties in a few of them:
+    every one as ArviZ computes it alone."""
+    rng = np.random.default_rng(7)
+    phis = np.linspace(-0.7, 0.98, 60)
+    x = np.stack([_ar1(rng, 2, 400, phi) for phi in phis], axis=-1)
+    x[:, :, ::7] = np.round(x[:, :, ::7] * 2) / 2                  # tied draws
+    x[:, 200:, 5] = x[:, 200:205, 5].mean()                        # a chain that stuck
+    rhat, ess = rhat_and_ess(x)
+    assert np.array_equal(rhat, rank_rhat(x)) and np.array_equal(ess, bulk_ess(x))
+    for j in range(x.shape[2]):
+        assert rhat[j] == pytest.approx(az.rhat(x[:, :, j], method="rank"), rel=1e-12)
+        assert ess[j] == pytest.approx(az.ess(x[:, :, j], method="bulk"), rel=1e-10)
 
 
 def test_constant_and_non_finite():

@@ -365,11 +365,11 @@ def _finished(sampler) -> bool:
 def _worst(quantities: dict[str, np.ndarray]) -> tuple[float, float]:
     """The smallest bulk ESS and the largest rank R-hat over every quantity (constant
     quantities, e.g. structural zeros, have no R-hat; non-finite draws give ESS 0)."""
-    from ...posterior.diagnostics import bulk_ess, rank_rhat
+    from ...posterior.diagnostics import rhat_and_ess
 
     ess, rhat = np.inf, 0.0
     for x in quantities.values():
-        e, r = bulk_ess(x), rank_rhat(x)
+        r, e = rhat_and_ess(x)
         ess = 0.0 if np.isnan(e).any() else min(ess, float(np.min(e, initial=np.inf)))
         rhat = max(rhat, float(np.nanmax(r, initial=0.0)))
     return ess, rhat
