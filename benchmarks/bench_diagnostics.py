@@ -1,7 +1,7 @@
 """Rank R-hat and bulk ESS of many quantities at once, against ArviZ (the peer).
 
-    python3 benchmarks/bench_diagnostics.py [--quantities 1500 41000] [--draws 1200]
-        [--arviz-up-to 41000]
+    python3 benchmarks/bench_diagnostics.py [--quantities 1346 41073] [--draws 1200]
+        [--arviz-up-to 50000]
 
 A fit with attractiveness per document checks every document's R-hat and ESS while it
 samples, several times (``inference.walk.sampler``: WSCD has 1,346 documents, CLARA2
@@ -50,9 +50,9 @@ def timed(fn, repeat: int) -> tuple[float, object]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quantities", type=int, nargs="+", default=[1500, 41000])
+    p.add_argument("--quantities", type=int, nargs="+", default=[1346, 41073])
     p.add_argument("--draws", type=int, default=1200, help="per chain")
-    p.add_argument("--arviz-up-to", type=int, default=41000)
+    p.add_argument("--arviz-up-to", type=int, default=50000)
     args = p.parse_args()
     import arviz as az
 

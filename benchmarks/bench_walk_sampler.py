@@ -90,18 +90,18 @@ def checks(name: str) -> None:
 
     import bayeschain
     from bayeschain.inference.walk import sampler
-    from bayeschain.posterior.diagnostics import bulk_ess, rank_rhat
+    from bayeschain.posterior.diagnostics import rhat_and_ess
 
     warnings.simplefilter("ignore")
     t0 = time.perf_counter()
 
     def seen(quantities):
         """The sampler's own rule (:func:`sampler._worst`), per quantity."""
-        ess = {}
+        ess, rhat = {}, {}
         for k, v in quantities.items():
-            e = bulk_ess(v)
+            r, e = rhat_and_ess(v)
             ess[k] = 0.0 if np.isnan(e).any() else float(np.min(e, initial=np.inf))
-        rhat = {k: float(np.nanmax(rank_rhat(v), initial=0.0)) for k, v in quantities.items()}
+            rhat[k] = float(np.nanmax(r, initial=0.0))
         n = next(iter(quantities.values())).shape[1]
         low, high = min(ess, key=ess.get), max(rhat, key=rhat.get)
         print(f"  {time.perf_counter() - t0:6.1f} s  {n:5d} draws per chain: bulk ESS "

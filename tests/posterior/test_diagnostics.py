@@ -40,9 +40,14 @@ def test_equal_to_arviz(chains, draws):
         assert ess[j, 0] == pytest.approx(ref_e, rel=1e-10)
 
 
-def test_equal_to_arviz_on_many_parameters_at_once():
-    """Parameters whose autocorrelation runs end at different lags, ties in a few of them:
-    every one as ArviZ computes it alone."""
+@pytest.mark.parametrize("block", [7, 512])
+def test_equal_to_arviz_on_many_parameters_at_once(block, monkeypatch):
+    """Parameters whose autocorrelation runs end at different lags, ties in a few of them,
+    diagnosed in blocks (of 7: the blocks' edges cross them): every one as ArviZ computes
+    it alone."""
+    from bayeschain.posterior import diagnostics
+
+    monkeypatch.setattr(diagnostics, "CHUNK", block)
     rng = np.random.default_rng(7)
     phis = np.linspace(-0.7, 0.98, 60)
     x = np.stack([_ar1(rng, 2, 400, phi) for phi in phis], axis=-1)
@@ -53,6 +58,17 @@ def test_equal_to_arviz_on_many_parameters_at_once():
     for j in range(x.shape[2]):
         assert rhat[j] == pytest.approx(az.rhat(x[:, :, j], method="rank"), rel=1e-12)
         assert ess[j] == pytest.approx(az.ess(x[:, :, j], method="bulk"), rel=1e-10)
+
+
+def test_no_parameter_and_infinite_draws_are_quiet():
+    import warnings
+
+    rhat, ess = rhat_and_ess(np.zeros((2, 10, 0)))
+    assert rhat.shape == ess.shape == (0,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rhat, ess = rhat_and_ess(np.full((2, 30, 1), -np.inf))
+    assert np.isnan(rhat[0]) and np.isnan(ess[0])
 
 
 def test_constant_and_non_finite():

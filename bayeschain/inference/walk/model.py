@@ -319,12 +319,12 @@ def compiled(name: str):
 
 # --------------------------------------------------------------------------- model
 def kernel_theta(theta) -> np.ndarray:
-    """``theta`` as the compiled kernels take it: float64, C-contiguous and *writable*
-    (a copy only when it is not).  nutpie's C callback passes a writable array; a
+    """``theta`` as the compiled kernels take it: float64, C-contiguous, aligned and
+    *writable* (a copy only when it is not).  nutpie's C callback passes a writable array; a
     read-only one (a posterior's stored draw, nutpie's buffer) would make Numba compile,
     and cache, every kernel taking ``theta`` a second time for the read-only type
     (seconds on a cold cache, in every first fit)."""
-    return np.require(theta, dtype=np.float64, requirements=["C", "W"])
+    return np.require(theta, dtype=np.float64, requirements=["C", "A", "W"])
 
 
 def logistic(x):

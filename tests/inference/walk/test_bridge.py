@@ -208,3 +208,22 @@ def test_the_python_path_passes_the_arrays_the_cfunc_builds():
         for name, value in model.kernel_arguments()._asdict().items():
             if isinstance(value, np.ndarray):
                 assert numba.typeof(value).layout == "C", name
+
+
+def test_a_read_only_draw_reuses_the_kernel_the_c_path_compiled():
+    """A posterior's draws are read-only arrays; passed as they are, Numba typed them
+    apart and compiled ``logp_kernel`` a second time (seconds on a cold cache)."""
+    from bayeschain.inference.walk.model import compiled
+
+    model = _simulated_model(np.random.default_rng(3), 5, 30)
+    theta = model.initial_point(np.random.default_rng(4))
+    model.logp(theta)
+    kernel = compiled("logp_kernel")
+    before = set(kernel.signatures)
+    frozen = theta.copy()
+    frozen.flags.writeable = False
+    lp, grad = model.logp(frozen)
+    model.pattern_log_likelihood(frozen)
+    assert set(kernel.signatures) == before
+    assert (lp, grad.tolist()) == (model.logp(theta)[0], model.logp(theta)[1].tolist())
+    assert all(sig[0].mutable for sig in kernel.signatures)
