@@ -33,11 +33,11 @@ class Prewarm:
     it.  Nothing is started when Numba is absent."""
 
     def __init__(self, task: str, data_folder: Path):
-        from ..chains.jit import numba_available
+        from importlib.util import find_spec
 
         self.proc = None
         self.seen: set[str] = set()
-        if not numba_available():
+        if find_spec("numba") is None:      # (not imported here: the child starts sooner)
             return
         try:
             self.proc = subprocess.Popen(
