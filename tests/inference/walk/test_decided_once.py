@@ -140,6 +140,32 @@ def _rows(rng, n):
     return rows / rows.sum(axis=1, keepdims=True)
 
 
+@pytest.mark.parametrize("n", [1, 2, 7, 30])
+def test_band_solves_are_the_dense_systems_answer(n):
+    """``I - Q_s`` over the states (rank, deepest rank), written densely from the walk's
+    definition (a move to an examined rank clicks with ``kappa c``, the first arrival at a
+    new one with ``c``), solved by NumPy: the kernels' band factors and solves, both
+    ways, to rounding."""
+    from bayeschain.inference.walk.once import lu_factor_kernel, lu_solve_kernel, state_layout
+
+    rng = np.random.default_rng(n)
+    lay = state_layout(n)
+    skip, c, kappa = _rows(rng, n), rng.uniform(0.05, 0.9, n), 0.3
+    dense = np.eye(lay.size)
+    for a, b, fresh, forward in zip(lay.src, lay.tgt, lay.fresh, lay.forward, strict=True):
+        click = c[lay.rank[b]] * (1.0 if fresh else kappa)
+        dense[a, b] -= skip[lay.rank[a], 0 if forward else 1] * (1.0 - click)
+    band = np.zeros((lay.size, n + 3))
+    for i, j in zip(*np.nonzero(dense), strict=True):
+        band[i, j - i + 1] = dense[i, j]
+    lu_factor_kernel(band)
+    rhs = rng.normal(size=(lay.size, 3))
+    for trans, matrix in ((False, dense), (True, dense.T)):
+        x = rhs.copy()
+        lu_solve_kernel(band, x, trans)
+        np.testing.assert_allclose(x, np.linalg.solve(matrix, rhs), rtol=1e-11, atol=1e-12)
+
+
 @pytest.mark.parametrize("rescale", [False, True], ids=["leave", "rescale"])
 @pytest.mark.parametrize("n", [3, 5])
 def test_sequence_probabilities_are_the_examined_sets_exact_answer(n, rescale):
