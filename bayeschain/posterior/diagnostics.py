@@ -91,27 +91,32 @@ def _basic_rhat(z: np.ndarray) -> np.ndarray:
 def rank_rhat(draws) -> np.ndarray:
     """Rank-normalised split-R-hat of each parameter (shape ``draws.shape[2:]``); NaN for a
     parameter with fewer than 2 chains or 4 draws, non-finite draws, or constant draws."""
-    return rhat_and_ess(draws)[0]
+    return _diagnose(draws, rhat=True, ess=False)[0]
 
 
 def rhat_and_ess(draws) -> tuple[np.ndarray, np.ndarray]:
     """:func:`rank_rhat` and :func:`bulk_ess` of each parameter at once: both read the
     normal scores of the split chains, computed once here (a sampler checking its draws
     while it samples, and a posterior's report, want both)."""
+    return _diagnose(draws, rhat=True, ess=True)
+
+
+def _diagnose(draws, *, rhat: bool, ess: bool) -> tuple[np.ndarray, np.ndarray]:
+    """R-hat and ESS (each NaN where not asked), by blocks of :data:`CHUNK` parameters."""
     x = _as_draws(draws)
     shape = np.shape(draws)[2:]
-    if x.shape[1] < 4:
-        return np.full(shape, np.nan), np.full(shape, np.nan)
     p = x.shape[2]
-    rhat, ess = np.full(p, np.nan), np.empty(p)
-    for lo in range(0, p, CHUNK):
-        part = x[:, :, lo:lo + CHUNK]
-        split = _split(part)
-        z = _scores(split)
-        ess[lo:lo + CHUNK] = _bulk_ess(part, z)
-        if x.shape[0] >= 2:
-            rhat[lo:lo + CHUNK] = _rank_rhat(part, split, z)
-    return rhat.reshape(shape), ess.reshape(shape)
+    out_rhat, out_ess = np.full(p, np.nan), np.full(p, np.nan)
+    if x.shape[1] >= 4:
+        for lo in range(0, p, CHUNK):
+            part = x[:, :, lo:lo + CHUNK]
+            split = _split(part)
+            z = _scores(split)
+            if ess:
+                out_ess[lo:lo + CHUNK] = _bulk_ess(part, z)
+            if rhat and x.shape[0] >= 2:
+                out_rhat[lo:lo + CHUNK] = _rank_rhat(part, split, z)
+    return out_rhat.reshape(shape), out_ess.reshape(shape)
 
 
 def _rank_rhat(x: np.ndarray, split: np.ndarray, z: np.ndarray) -> np.ndarray:
@@ -187,7 +192,7 @@ def bulk_ess(draws) -> np.ndarray:
     """Bulk effective sample size of each parameter (shape ``draws.shape[2:]``): the ESS
     of the split chains' normal scores.  NaN with fewer than 4 draws or non-finite draws;
     the number of draws for a constant parameter (ArviZ's convention)."""
-    return rhat_and_ess(draws)[1]
+    return _diagnose(draws, rhat=False, ess=True)[1]
 
 
 def _bulk_ess(x: np.ndarray, z: np.ndarray) -> np.ndarray:
