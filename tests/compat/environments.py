@@ -3,12 +3,13 @@
 An environment is a Python, the extras to install and whether to pin every direct
 dependency to the lower bound pyproject.toml allows (``.ci/min_constraints.py``).  Each is
 built once (``pip install -e ".[extras]"`` from this checkout) under
-``BAYESCHAIN_COMPAT_DIR`` or a temporary folder, behind a file lock so that test workers
-share it.
+``BAYESCHAIN_COMPAT_DIR`` or a temporary folder (removed when the tests end), behind a file
+lock so that test workers share it.
 """
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import glob
 import os
@@ -70,7 +71,12 @@ def base_dir() -> Path:
     global _TEMP
     if _TEMP is None:
         _TEMP = tempfile.mkdtemp(prefix="bayeschain-compat-")
+        atexit.register(shutil.rmtree, _TEMP, ignore_errors=True)
     return Path(_TEMP)
+
+
+#: free space a build needs (the largest environment takes 1.4 GB, pip's build more)
+NEEDED_BYTES = 3 * 2**30
 
 
 _TEMP: str | None = None
@@ -89,6 +95,12 @@ def build(env: Environment) -> Path:
         if not done.exists():
             if folder.exists():
                 shutil.rmtree(folder)
+            free = shutil.disk_usage(base_dir()).free
+            if free < NEEDED_BYTES:
+                raise RuntimeError(
+                    f"only {free / 2**30:.1f} GB free in {base_dir()}; building the "
+                    f"environment {env.name} needs about {NEEDED_BYTES / 2**30:.0f} GB "
+                    "(remove old environments or set BAYESCHAIN_COMPAT_DIR elsewhere)")
             _run([python, "-m", "venv", str(folder)])
             pip = [str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet",
                    "--disable-pip-version-check"]
