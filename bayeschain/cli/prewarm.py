@@ -4,9 +4,12 @@ On an empty Numba cache the demo spends about ten seconds compiling: the walk's
 likelihood (its first need) and then the replay, scoring, exact-law and relevance-walk
 kernels, while it has little else to do.  :class:`Prewarm` starts
 two children at the demo's start, one per core: ``walk`` (``python -m
-bayeschain.cli.prewarm``) compiles the walk's density (and then says ``walk``);
-``rehearse`` (:mod:`bayeschain.cli.rehearsal`, at a lower priority: the walk's density is
-the first thing the demo needs) rehearses the demo's own analysis on the bundled log with
+bayeschain.cli.prewarm``) compiles the walk's density (and then says ``walk``), its
+likelihood's table driver first; ``rehearse`` (:mod:`bayeschain.cli.rehearsal`, at a lower
+priority: the walk's density is the first thing the demo needs) first compiles the
+density's other callees (:func:`~bayeschain.inference.walk.model.compile_callees`, which
+``walk`` then loads from the cache: the cold demo's longest wait shortened by a second),
+then rehearses the demo's own analysis on the bundled log with
 a stand-in sampler that returns a few draws at the prior's centre, which compiles every
 other kernel with the argument types the demo will use.  Numba writes each to its
 on-disk cache (atomically); the demo waits for ``walk`` and loads it, and finds the rest
@@ -75,6 +78,11 @@ def main() -> None:
     import warnings
 
     warnings.simplefilter("ignore")
+    from ..inference.walk import likelihood
+
+    # the table driver first (its chain of callees is most of the wait): the density's
+    # other callees meanwhile compile in the ``rehearse`` child and are loaded from the cache
+    likelihood.compile_table_driver()
     from ..inference.walk import bridge  # noqa: F401 - compiles or loads
 
     print("walk", flush=True)

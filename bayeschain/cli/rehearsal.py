@@ -45,6 +45,12 @@ def main(folder: str) -> None:
     if hasattr(os, "nice"):        # below the demo and the walk's compilation: spare cycles
         os.nice(10)
     warnings.simplefilter("ignore")
+    from ..chains.jit import numba_available
+
+    if numba_available():       # first: the walk's density needs them (cli.prewarm)
+        from ..inference.walk.model import compile_callees
+
+        compile_callees()
     from . import demo
 
     args = argparse.Namespace(data=folder, seed=1, rope=0.01)

@@ -1,6 +1,8 @@
 """The demo's compiling children: each ends saying what it compiled, and is stopped (not
 left running) when the demo ends early."""
 
+import json
+import os
 import subprocess
 import sys
 
@@ -28,3 +30,27 @@ def test_stop_ends_a_running_child():
     assert proc.poll() is not None and child.proc is None
     child.stop()                                   # twice is harmless
     child.wait_for("done")                         # and waiting on a stopped child returns
+
+
+def test_the_types_compiled_ahead_are_those_the_walks_density_calls_with(tmp_path):
+    """The children compile the density's callees ahead for declared argument types; a
+    declaration that drifted from the code would compile a variant nobody calls.  On an
+    empty cache, compiling the density the ordinary way (through the C entry) gives each
+    callee exactly the declared signature."""
+    code = (
+        "import json\n"
+        "from bayeschain.inference.walk import bridge, likelihood, model\n"
+        "declared = {**model.callee_types(),\n"
+        "            'table_loglik_kernel': likelihood.table_driver_types()}\n"
+        "found = {k: model.compiled(k).signatures for k in model.callee_types()}\n"
+        "found['table_loglik_kernel'] = likelihood.compiled('table_loglik_kernel').signatures\n"
+        "print(json.dumps({k: [str(declared[k]), [str(s) for s in found[k]]]\n"
+        "                  for k in declared}))\n")
+    env = {k: v for k, v in os.environ.items() if k != "BAYESCHAIN_NUMBA_NO_CACHE"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600, env={**env, "NUMBA_CACHE_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    pairs = json.loads(done.stdout.splitlines()[-1])
+    assert len(pairs) == 5
+    for name, (declared, found) in pairs.items():
+        assert found == [declared], name

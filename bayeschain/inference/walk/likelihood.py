@@ -547,6 +547,24 @@ def compiled(name: str):
     return _COMPILED[name]
 
 
+def table_driver_types() -> tuple:
+    """The argument types :func:`table_loglik_kernel` is called with by the walk's density
+    (C-contiguous arrays, as nutpie's C callback builds them, and scalars)."""
+    from numba import types
+
+    f1, i1 = types.float64[::1], types.int64[::1]
+    f2, i2 = types.float64[:, ::1], types.int64[:, ::1]
+    return (i1, i2, i1, i2, i2, f2, f2, f1, f1, types.float64, types.boolean,
+            i1, i1, i1, i1, i1, f1, f2, f2, f1, f1, f1, f1)
+
+
+def compile_table_driver() -> None:
+    """Compile (or load from the cache) the table driver, and what it calls, for the walk
+    density's argument types: done first, the density's other callees can be compiled
+    meanwhile by another process (:func:`bayeschain.inference.walk.model.compile_callees`)."""
+    compiled("table_loglik_kernel").compile(table_driver_types())
+
+
 def compiled_or_python(name: str):
     """A function of this module as it stands now (compiled once :func:`compiled` ran)."""
     return globals()[name]

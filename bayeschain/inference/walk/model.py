@@ -317,6 +317,31 @@ def compiled(name: str):
     return _COMPILED[name]
 
 
+def callee_types() -> dict[str, tuple]:
+    """The argument types :func:`logp_kernel` passes its own callees (C-contiguous arrays,
+    as nutpie's C callback builds them, and scalars), for :func:`compile_callees`."""
+    from numba import types
+
+    f1, i1, f2 = types.float64[::1], types.int64[::1], types.float64[:, ::1]
+    fam = (f1, i1, i1, i1, i1, f1, i1)        # theta, kind, p_start, c_start, n_coord, x,
+    return {                                  # centred
+        "_families_forward": (*fam, f1),
+        "_move_rows": (f1, types.int64, types.int64, i1, f2),
+        "_move_rows_grad": (f2, f2, types.int64, types.int64, i1, f1),
+        "_families_backward": (*fam, f1, types.float64, types.float64, f1, f1),
+    }
+
+
+def compile_callees() -> None:
+    """Compile (or load from the cache) :func:`logp_kernel`'s callees that do not depend on
+    the likelihood, for the types it calls them with: the demo's second process does this
+    while the first compiles the likelihood's table driver, and the first then finds them
+    cached (a second off the cold demo's longest wait; :mod:`bayeschain.cli.prewarm`)."""
+    compiled("logp_kernel")
+    for name, types in callee_types().items():
+        _COMPILED[name].compile(types)
+
+
 # --------------------------------------------------------------------------- model
 def kernel_theta(theta) -> np.ndarray:
     """``theta`` as the compiled kernels take it: float64, C-contiguous, aligned and
