@@ -78,11 +78,15 @@ def main() -> None:
     import warnings
 
     warnings.simplefilter("ignore")
+    import contextlib
+
     from ..inference.walk import likelihood
 
     # the table driver first (its chain of callees is most of the wait): the density's
-    # other callees meanwhile compile in the ``rehearse`` child and are loaded from the cache
-    likelihood.compile_table_driver()
+    # other callees meanwhile compile in the ``rehearse`` child and are loaded from the
+    # cache (should this step fail, the import below compiles everything in order)
+    with contextlib.suppress(Exception):
+        likelihood.compile_table_driver()
     from ..inference.walk import bridge  # noqa: F401 - compiles or loads
 
     print("walk", flush=True)

@@ -1,6 +1,8 @@
-"""The demo's rehearsal (the ``rehearse`` child of :mod:`bayeschain.cli.prewarm`): its
-analysis on the bundled log with a stand-in sampler, which compiles every kernel the
-demo uses after the walk's fit with the argument types it will use.
+"""The demo's rehearsal (the ``rehearse`` child of :mod:`bayeschain.cli.prewarm`): first
+the walk density's callees that the ``walk`` child then loads from the cache
+(:func:`~bayeschain.inference.walk.model.compile_callees`), then the demo's analysis on
+the bundled log with a stand-in sampler, which compiles every kernel the demo uses after
+the walk's fit with the argument types it will use.
 
     python -m bayeschain.cli.rehearsal DATA_FOLDER
 
@@ -42,15 +44,18 @@ def main(folder: str) -> None:
     import time
     import warnings
 
-    if hasattr(os, "nice"):        # below the demo and the walk's compilation: spare cycles
-        os.nice(10)
     warnings.simplefilter("ignore")
     from ..chains.jit import numba_available
 
-    if numba_available():       # first: the walk's density needs them (cli.prewarm)
-        from ..inference.walk.model import compile_callees
+    # first, at full priority: the walk's density needs them soon (cli.prewarm); a failure
+    # only means that the ``walk`` child compiles them itself
+    if numba_available() and os.environ.get("BAYESCHAIN_NUMBA_NO_CACHE") != "1":
+        with contextlib.suppress(Exception):
+            from ..inference.walk.model import compile_callees
 
-        compile_callees()
+            compile_callees()
+    if hasattr(os, "nice"):        # below the demo and the walk's compilation: spare cycles
+        os.nice(10)
     from . import demo
 
     args = argparse.Namespace(data=folder, seed=1, rope=0.01)
