@@ -1,7 +1,7 @@
 """The default walk's sampler settings, as a user meets them: fresh-process fits.
 
     python3 benchmarks/bench_walk_sampler.py [--logs trec clara2 wscd]
-        [--settings 1000/0.95 500/0.9 500/0.8] [--checks wscd]
+        [--settings 1000/0.95 500/0.9 500/0.8] [--checks wscd] [--rhat-parts wscd --draws 1000]
 
 For each log (TREC Session 2013 bundled; CLARA2 and WSCD from the shared samples, skipped
 when absent) and each ``tune/target_accept`` pair, writes the default spec
@@ -19,6 +19,12 @@ each quantity's smallest bulk ESS and largest R-hat: how well each setting mixes
 independent draws (2 chains of standard normals, three seeds) at 600 to 3,000 draws per
 chain: what R-hat <= 1.01 asked of every one of many documents costs by their number
 alone.
+
+``--rhat-parts LOG`` fits LOG in process with the default spec for ``--draws`` per chain
+(no stopping rule) and prints, by ArviZ, each quantity's largest bulk and tail (folded)
+R-hat at half and all the draws and its bulk ESS of the draws and of the folded draws,
+each beside independent normal draws of the same shape: which half of the rank R-hat
+sets the number of draws.
 
 ``--checks LOG`` instead fits LOG in process with the default spec and prints every
 check the sampler makes while it samples (draws per chain, smallest bulk ESS, largest
@@ -134,6 +140,56 @@ def fixed(name: str, settings: list[str], draws: int) -> None:
         print(table.to_string(index=False), flush=True)
 
 
+def rhat_parts(name: str, draws: int) -> None:
+    """Which half of the rank R-hat holds each quantity back (Vehtari et al. 2021: the
+    largest of the split R-hat of the rank-normalised draws, "bulk", and of the folded
+    draws ``|x - median|``, "tail"), after a fit of ``draws`` per chain with no stopping
+    rule, by ArviZ (the peer, not the sampler's own code), beside the same for independent
+    normal draws of the same shape: bulk and folded R-hat at ``draws // 2`` and ``draws``
+    per chain, and bulk ESS of the draws and of the folded draws."""
+    import warnings
+
+    import arviz as az
+    import numpy as np
+
+    import bayeschain
+
+    warnings.simplefilter("ignore")
+    log = bayeschain.read_clicks(TREC) if name == "trec" else load_log(name)
+    t = time.perf_counter()
+    post = bayeschain.fit(log, draws=draws, min_ess=0)
+    print(f"{name}: the default fit, 2 x {draws} draws, {time.perf_counter() - t:.1f} s, "
+          f"{post.divergences()} divergences")
+
+    def parts(x):
+        flat = x.reshape(x.shape[0], x.shape[1], -1)
+        flat = flat[:, :, np.ptp(flat, axis=(0, 1)) > 0]       # constants have none
+        fold = np.abs(flat - np.median(flat.reshape(-1, flat.shape[2]), axis=0))
+        def dataset(values):
+            return az.convert_to_dataset({"x": values})
+
+        out = []
+        for n in (draws // 2, draws):
+            out += [float(np.nanmax(az.rhat(dataset(flat[:, :n]), method=m)["x"].values))
+                    for m in ("z_scale", "folded")]
+        ess, ess_fold = (az.ess(dataset(v), method="bulk")["x"].values for v in (flat, fold))
+        return flat.shape[2], out, ess, ess_fold
+
+    rng = np.random.default_rng(0)
+    print(f"{'quantity':>16} {'n':>6}  R-hat at {draws // 2}: bulk  tail   at {draws}: bulk  "
+          f"tail   bulk ESS min/median  of folded draws")
+    for key, v in post.posterior.data_vars.items():
+        if "chain" not in v.dims:
+            continue
+        for label, x in ((key, v.values), ("  independent", rng.standard_normal(
+                (v.shape[0], v.shape[1], int(np.prod(v.shape[2:], dtype=int)))))):
+            n, r, ess, ess_fold = parts(x)
+            if n:
+                print(f"{label:>16} {n:6d}  {r[0]:14.4f} {r[1]:.4f} {r[2]:14.4f} {r[3]:.4f}"
+                      f"   {ess.min():6.0f} / {np.median(ess):6.0f}  {ess_fold.min():6.0f} / "
+                      f"{np.median(ess_fold):6.0f}", flush=True)
+
+
 def independent(quantities: int) -> None:
     """The largest rank R-hat of ``quantities`` independent normal quantities."""
     import numpy as np
@@ -156,7 +212,12 @@ def main() -> None:
     ap.add_argument("--fixed", help="a log fitted in process for --draws at each setting")
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--independent", type=int, help="quantities of independent draws")
+    ap.add_argument("--rhat-parts", help="a log whose fit of --draws per chain shows which "
+                                         "half of the rank R-hat (bulk or tail) holds back")
     a = ap.parse_args()
+    if a.rhat_parts:
+        rhat_parts(a.rhat_parts, a.draws)
+        return
     if a.independent:
         independent(a.independent)
         return
