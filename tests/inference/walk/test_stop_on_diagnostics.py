@@ -90,6 +90,32 @@ def test_the_same_seed_keeps_the_same_draws_whatever_the_clock(monkeypatch):
     np.testing.assert_array_equal(a.posterior["walk"].values, b.posterior["walk"].values)
 
 
+def test_more_chains_than_cores_sample_together_and_stop_together(monkeypatch):
+    """Four chains on a machine of two cores: every chain makes its draws at once, so the
+    stopping rule (which looks at the draws every chain has) stops all four early.  Run
+    two at a time, the first two ran to the cap before the others began."""
+    from types import SimpleNamespace
+
+    from bayeschain.inference.walk import sampler
+
+    real, rows = sampler._raw_draws, []
+
+    def counted(trace):           # each look's rows per chain (a trace is read once)
+        batches = trace.get_arrow_trace()
+        rows.append([d.num_rows for d in batches[0]])
+        return real(SimpleNamespace(get_arrow_trace=lambda: batches))
+
+    monkeypatch.setattr(sampler, "_raw_draws", counted)
+    rng = np.random.default_rng(5)
+    log = pages_to_log(simulate_pages(rng, 2_000, P, Q, 0.3 * LEAVE, 0.7 * LEAVE, CLICK), N)
+    post = fit(log, seed=4, draws=3_000, tune=300, min_ess=100, chains=4)
+    assert post.posterior.sizes["chain"] == 4
+    assert post.n_draws < 4 * 3_000
+    last = rows[-1]
+    assert len(last) == 4 and min(last) >= 0.5 * max(last), rows
+    assert max(last) < 300 + 3_000, rows                    # no chain ran to the cap
+
+
 def test_checks_that_pass_after_the_chains_finished_keep_the_run(monkeypatch):
     """The first look comes only once every draw is made (a slow clock, a loaded
     machine): the checks still stop at their own draw count, from the draws already read,
