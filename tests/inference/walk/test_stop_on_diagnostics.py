@@ -108,7 +108,7 @@ def test_more_chains_than_cores_sample_together_and_stop_together(monkeypatch):
     monkeypatch.setattr(sampler, "_raw_draws", counted)
     rng = np.random.default_rng(5)
     log = pages_to_log(simulate_pages(rng, 2_000, P, Q, 0.3 * LEAVE, 0.7 * LEAVE, CLICK), N)
-    post = fit(log, seed=4, draws=3_000, tune=300, min_ess=100, chains=4)
+    post = fit(log, seed=4, draws=3_000, tune=300, min_ess=400, chains=4)
     assert post.posterior.sizes["chain"] == 4
     assert post.n_draws < 4 * 3_000
     last = rows[-1]
