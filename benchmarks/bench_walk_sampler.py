@@ -161,9 +161,11 @@ def rhat_parts(name: str, draws: int) -> None:
     print(f"{name}: the default fit, 2 x {draws} draws, {time.perf_counter() - t:.1f} s, "
           f"{post.divergences()} divergences")
 
-    def parts(x):
+    def varying(x):
         flat = x.reshape(x.shape[0], x.shape[1], -1)
-        flat = flat[:, :, np.ptp(flat, axis=(0, 1)) > 0]       # constants have none
+        return flat[:, :, np.ptp(flat, axis=(0, 1)) > 0]      # constants have none
+
+    def parts(flat):
         fold = np.abs(flat - np.median(flat.reshape(-1, flat.shape[2]), axis=0))
         def dataset(values):
             return az.convert_to_dataset({"x": values})
@@ -181,8 +183,8 @@ def rhat_parts(name: str, draws: int) -> None:
     for key, v in post.posterior.data_vars.items():
         if "chain" not in v.dims:
             continue
-        for label, x in ((key, v.values), ("  independent", rng.standard_normal(
-                (v.shape[0], v.shape[1], int(np.prod(v.shape[2:], dtype=int)))))):
+        drawn = varying(v.values)          # beside as many independent quantities
+        for label, x in ((key, drawn), ("  independent", rng.standard_normal(drawn.shape))):
             n, r, ess, ess_fold = parts(x)
             if n:
                 print(f"{label:>16} {n:6d}  {r[0]:14.4f} {r[1]:.4f} {r[2]:14.4f} {r[3]:.4f}"

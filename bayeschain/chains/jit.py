@@ -26,6 +26,12 @@ def numba_available() -> bool:
     return True
 
 
+def disk_cache_enabled() -> bool:
+    """Whether compiled functions go to Numba's on-disk cache: not when
+    :mod:`bayeschain.caches` found no writable folder for it (``BAYESCHAIN_NUMBA_NO_CACHE``)."""
+    return os.environ.get("BAYESCHAIN_NUMBA_NO_CACHE") != "1"
+
+
 def jit(func: Callable, **options) -> Callable:
     """``func`` compiled by ``numba.njit(cache=True, **options)``, or ``func`` itself when
     Numba is not installed.  A cache that cannot be written is skipped (see the module)."""
@@ -33,8 +39,8 @@ def jit(func: Callable, **options) -> Callable:
         import numba
     except ImportError:
         return func
-    if os.environ.get("BAYESCHAIN_NUMBA_NO_CACHE") == "1":    # no writable folder at all
-        return numba.njit(cache=False, **options)(func)        # (bayeschain.caches)
+    if not disk_cache_enabled():                               # no writable folder at all
+        return numba.njit(cache=False, **options)(func)
     dispatcher = numba.njit(cache=True, **options)(func)
     cache = getattr(dispatcher, "_cache", None)
     load = getattr(cache, "load_overload", None)

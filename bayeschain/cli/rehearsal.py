@@ -45,11 +45,11 @@ def main(folder: str) -> None:
     import warnings
 
     warnings.simplefilter("ignore")
-    from ..chains.jit import numba_available
+    from ..chains.jit import disk_cache_enabled, numba_available
 
     # first, at full priority: the walk's density needs them soon (cli.prewarm); a failure
     # only means that the ``walk`` child compiles them itself
-    if numba_available() and os.environ.get("BAYESCHAIN_NUMBA_NO_CACHE") != "1":
+    if numba_available() and disk_cache_enabled():
         with contextlib.suppress(Exception):
             from ..inference.walk.model import compile_callees
 

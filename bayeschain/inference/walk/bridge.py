@@ -29,7 +29,6 @@ non-finite gradient, 4 non-finite log density) and
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +38,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ...chains.jit import disk_cache_enabled
 from . import model as examination
 
 #: nutpie releases the C bridge is used with: from the first tested release up to, not
@@ -112,7 +112,7 @@ def _cfunc(signature):
     :mod:`bayeschain.chains.jit`), so that a cache never sends the walk to the slower
     Python callback."""
     def build(func):
-        if os.environ.get("BAYESCHAIN_NUMBA_NO_CACHE") != "1":
+        if disk_cache_enabled():
             try:
                 return numba.cfunc(signature, cache=True)(func)
             except Exception:   # unwritable cache, or an entry another Numba wrote
