@@ -221,10 +221,10 @@ def _fits_out_of_core(args, spec, files) -> bool:
             exam["clicks"] == "document" or exam["reclicks"] == "once":
         return False
     if exam["clicks"] == "auto" and args.results:
-        from ..inference.walk.fit import AUTO_DOCUMENT_RECURRENCE
+        from ..inference.walk.fit import AUTO_DOCUMENT_SHARE
 
-        # computed once: the fit reads the same ClickLogFiles' recurrence
-        return files.document_recurrence() < AUTO_DOCUMENT_RECURRENCE
+        # computed once: the fit reads the same ClickLogFiles' share
+        return files.recurring_share(exam["min_impressions"]) < AUTO_DOCUMENT_SHARE
     return True
 
 
@@ -258,8 +258,9 @@ def _report_walk(post, log, qrels, args, out) -> None:
     level = post.metadata.click_level
     print(f"{attrs['pages']:,} pages, {attrs['clicks']:,} clicks, longest page "
           f"{attrs['longest_page']}; clicks per {level}"
-          + (f" ({attrs['document_recurrence']:.1f} pages per (query, document) pair)"
-             if level == "document" else ""))
+          + (f" ({attrs['recurring_share']:.0%} of the impressions are of (query, document) "
+             f"pairs shown on {attrs['min_impressions']} pages or more; the others share "
+             f"a click chance per rank)" if level == "document" else ""))
     if "relevance" not in post.posterior["walk"].dims:
         table = walk_summary(post, ranks=min(10, int(attrs["longest_page"])))
         cols = [c for c in ("forward", "backward", "leave", "click", "visits") if c in table]

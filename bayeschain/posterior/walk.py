@@ -219,9 +219,12 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
     ``click_index (G, N)`` (``data.click_index``; with click offsets by rank, one entry
     per (document, rank) shown, whose logit is the document's plus the rank's offset).
     Ranks deeper than the fitted ones take the last fitted rank's values.  With
-    attractiveness per document, a (query, document) pair the posterior never saw gets a
-    draw from the fitted population of documents (``logit = a + b log rbar + sd * N(0,
-    1)`` at its median rank ``rbar`` in ``data``, per draw).
+    attractiveness per document, the pseudo-document of rank ``r`` (the pairs without an
+    attractiveness of their own: ``data.documents["pooled_rank"]``) clicks with the
+    posterior's ``pooled_click`` at ``r``, and a (query, document) pair the posterior never
+    saw, or a rank without a pooled chance, gets a draw from the fitted population of
+    documents (``logit = a + b log rbar + sd * N(0, 1)`` at its median rank ``rbar`` in
+    ``data``, per draw).
     """
     from ..browsing.base import extend_ranks
 
@@ -274,6 +277,13 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
         (len(rows), x.size))
     click = np.where(where[None, :] >= 0, alpha[:, np.maximum(where, 0)],
                      1.0 / (1.0 + np.exp(-new)))
+    pooled = docs["pooled_rank"].to_numpy() if "pooled_rank" in docs else np.zeros(len(docs))
+    if "pooled_click" in post and (pooled > 0).any():
+        import pandas as pd
+
+        fitted = pd.Index(post["pooled_click"]["rank"].values).get_indexer(pooled)
+        hit = (pooled > 0) & (fitted >= 0)
+        click[:, hit] = draws_of(posterior, "pooled_click")[rows][:, fitted[hit]]
     if "click_offset" not in post:
         return PageTables(moves, moves_click, repeat, click, data.click_index, reclick,
                           second)

@@ -89,8 +89,11 @@ class PageData:
     pages : (G,) pages per configuration
     ranks : the longest page (the walk's rank axis)
     classes : relevance classes of the moves (1, or 2 with qrels)
-    documents : ``query_id, doc_id, impressions, median_rank`` of each document, when
-        clicks are per document (else None)
+    documents : ``query_id, doc_id, impressions, median_rank, pooled_rank`` of each
+        document, when clicks are per document (else None): the (query, document) pairs
+        with an attractiveness of their own (``pooled_rank`` 0), then one entry per rank
+        ``r`` (``pooled_rank = r``, no query or document) shared by the rarer pairs shown
+        there (:func:`page_data`'s ``min_impressions``)
     sessions : whether the log tells what followed a page (next query or end)
     report : counts of what was read and left out
     """
@@ -137,17 +140,20 @@ class PageData:
                            minlength=self.ranks)
 
 
-def document_recurrence(log: ClickLog) -> float:
-    """Mean number of pages showing each (query, document) pair of the log (0 without
-    result pages): how much the log says about documents apart from their ranks."""
+def recurring_share(log: ClickLog, at_least: int) -> float:
+    """Share of the log's impressions (a document shown on a page) whose (query, document)
+    pair the log shows on at least ``at_least`` pages (0 without result pages): how much
+    the log says about documents apart from their ranks."""
     res = log.results
     if not len(res):
         return 0.0
     ev = log.events
     pages = ev.loc[(ev["event"] == "query") & ev["serp_id"].notna(), ["serp_id", "query_id"]]
     shown = res.merge(pages.astype({"serp_id": "int64"}), on="serp_id")
-    pairs = shown[["query_id", "doc_id"]].drop_duplicates().shape[0]
-    return float(len(shown) / pairs) if pairs else 0.0
+    if not len(shown):
+        return 0.0
+    per_pair = shown.groupby(["query_id", "doc_id"]).size()
+    return float(per_pair[per_pair >= at_least].sum() / len(shown))
 
 
 def page_lengths(log: ClickLog, page_ids: np.ndarray, deepest: np.ndarray,
@@ -166,13 +172,20 @@ def page_lengths(log: ClickLog, page_ids: np.ndarray, deepest: np.ndarray,
 
 def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None = None,
               level: int = 1, default_length: int = 10, min_length: int = 1,
-              reclicks: bool | None = False) -> PageData:
+              reclicks: bool | None = False, min_impressions: int = 1,
+              known: pd.MultiIndex | None = None) -> PageData:
     """Group the pages of ``log`` into configurations with their click counts.
 
     Parameters
     ----------
     clicks : ``"rank"`` (one click probability per rank) or ``"document"`` (one
         attractiveness per (query, document) pair shown by the log)
+    min_impressions : with clicks per document, a pair shown on fewer pages of the log
+        shares, wherever it is shown, one click chance per rank with the other such pairs
+        (a pseudo-document per rank: ``documents["pooled_rank"]``); 1: every pair its own
+    known : with clicks per document, the pairs that have their own attractiveness (a
+        fitted posterior's, for pages of another log); the others share the click chance
+        of their rank.  In place of ``min_impressions``
     qrels, level : relevance judgements (``query_id, doc_id, relevance``): moves then
         depend on whether the examined document is relevant (grade >= ``level``; unjudged
         documents are non-relevant, as in trec_eval).  A page's topic is its session's
@@ -192,8 +205,12 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
                              "pages and their clicks), not to aggregated statistics")
     if clicks not in ("rank", "document"):
         raise ParameterError(f"clicks must be 'rank' or 'document', got {clicks!r}")
+    if min_impressions < 1:
+        raise ParameterError(f"min_impressions must be at least 1, got {min_impressions}")
+    own = (int(min_impressions), None) if known is None else (0, known)
     key = ("page_data", clicks, id(qrels), level if qrels is not None else None,
-           default_length, min_length)
+           default_length, min_length, own[0] if clicks == "document" else None,
+           _pairs_digest(known) if clicks == "document" else None)
     if reclicks is None:
         kept = log.built(key + (True,))
         if kept is not None and kept[0] is qrels:
@@ -202,10 +219,21 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
     key += (bool(reclicks),)
     built = log.derived(key, lambda: (qrels, _page_data(log, clicks, qrels, level,
                                                         default_length, min_length,
-                                                        reclicks)))
+                                                        reclicks, own)))
     if built[0] is not qrels:            # another qrels table at a reused address
-        return _page_data(log, clicks, qrels, level, default_length, min_length, reclicks)
+        return _page_data(log, clicks, qrels, level, default_length, min_length, reclicks,
+                          own)
     return built[1]
+
+
+def _pairs_digest(known: pd.MultiIndex | None) -> str | None:
+    """A digest of a set of (query, document) pairs (the pages' cache key)."""
+    if known is None:
+        return None
+    import hashlib
+
+    text = "\x1e".join(f"{q}\x1f{d}" for q, d in sorted(known))
+    return hashlib.sha1(text.encode()).hexdigest()
 
 
 #: the longest page whose clicked positions a state can keep (bits of an int64 mask)
@@ -213,7 +241,7 @@ MASK_POSITIONS = 62
 
 
 def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: int,
-               min_length: int, reclicks: bool = False) -> PageData:
+               min_length: int, reclicks: bool = False, own=(1, None)) -> PageData:
     obs, pages, off_page = log.observations()
     pages = pages.sort_values("serp_id", kind="stable").reset_index(drop=True)
     page_ids = pages["serp_id"].to_numpy(dtype=np.int64)
@@ -242,7 +270,8 @@ def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: in
         if docs is None:
             raise ParameterError("attractiveness per document needs the documents of each "
                                  "page (the log's result pages)")
-        click_index, documents = _document_index(docs, pages["query_id"].to_numpy(), inside)
+        click_index, documents = _document_index(docs, pages["query_id"].to_numpy(), inside,
+                                                 *own)
     classes = 1
     move_index = np.where(inside, position[None, :], -1)
     if qrels is not None:
@@ -277,9 +306,13 @@ def _page_documents(log: ClickLog, page_ids: np.ndarray, width: int) -> np.ndarr
     return docs
 
 
-def _document_index(docs: np.ndarray, queries: np.ndarray, inside: np.ndarray):
+def _document_index(docs: np.ndarray, queries: np.ndarray, inside: np.ndarray,
+                    min_impressions: int = 1, known: pd.MultiIndex | None = None):
     """Index of each shown (query, document) pair, and the table of pairs.  A position
-    without a document id gets a pair of its own (nothing to share)."""
+    without a document id gets a pair of its own (nothing to share).  Pairs shown on fewer
+    than ``min_impressions`` pages (or, with ``known``, pairs not in it) are replaced at
+    each position by the pseudo-document of its rank (``pooled_rank``), listed after the
+    pairs with their own attractiveness."""
     n_pages, width = docs.shape
     rows, cols = np.nonzero(inside)
     doc = docs[rows, cols].astype(str)
@@ -287,13 +320,30 @@ def _document_index(docs: np.ndarray, queries: np.ndarray, inside: np.ndarray):
     doc = np.where(blank, np.char.add("#blank-", (rows * width + cols).astype(str)), doc)
     frame = pd.DataFrame({"query_id": queries[rows].astype(str), "doc_id": doc,
                           "rank": cols + 1})
-    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(frame[["query_id", "doc_id"]]))
+    pairs = pd.MultiIndex.from_frame(frame[["query_id", "doc_id"]])
+    codes, uniques = pd.factorize(pairs)
+    if known is not None:
+        own = uniques.isin(known)
+    else:
+        own = np.bincount(codes, minlength=len(uniques)) >= min_impressions
+    kept = np.flatnonzero(own)
+    renumber = np.full(len(uniques), -1, dtype=np.int64)
+    renumber[kept] = np.arange(kept.size)
+    code = renumber[codes]
+    pooled = code < 0
+    ranks_pooled = np.unique(cols[pooled] + 1)
+    code[pooled] = kept.size + np.searchsorted(ranks_pooled, cols[pooled] + 1)
     index = np.full((n_pages, width), -1, dtype=np.int64)
-    index[rows, cols] = codes
-    table = uniques.to_frame(index=False, name=["query_id", "doc_id"])
-    grouped = frame.assign(code=codes).groupby("code")["rank"]
+    index[rows, cols] = code
+    table = pd.concat([uniques[kept].to_frame(index=False, name=["query_id", "doc_id"]),
+                       pd.DataFrame({"query_id": [""] * ranks_pooled.size,
+                                     "doc_id": [""] * ranks_pooled.size})],
+                      ignore_index=True)
+    grouped = frame.assign(code=code).groupby("code")["rank"]
     table["impressions"] = grouped.size().to_numpy()
     table["median_rank"] = grouped.median().to_numpy()
+    table["pooled_rank"] = np.r_[np.zeros(kept.size, dtype=np.int64),
+                                 ranks_pooled].astype(np.int64)
     return index, table
 
 

@@ -50,10 +50,10 @@ class ClickLogFiles:
     results: str | None = None
     memory_limit: str = DUCKDB_MEMORY
     has_sessions: bool = True
-    #: what one DuckDB pass gave, by page length; the document recurrence; whether the
+    #: what one DuckDB pass gave, by page length; the recurring share by threshold; whether the
     #: results file was checked (each computed once per ClickLogFiles)
     _scans: dict = field(default_factory=dict, repr=False)
-    _recurrence: float | None = field(default=None, repr=False)
+    _recurrence: dict = field(default_factory=dict, repr=False)
     _results_checked: bool = field(default=False, repr=False)
     _sessions: int | None = field(default=None, repr=False)      # counted by a scan
 
@@ -77,23 +77,24 @@ class ClickLogFiles:
             self._scans[key] = _scan(self, *key)
         return self._scans[key]
 
-    def document_recurrence(self) -> float:
-        """Mean number of pages showing each (query, document) pair (0 without results),
-        from the query events and the results alone (no pass over the clicks)."""
+    def recurring_share(self, at_least: int) -> float:
+        """:func:`~bayeschain.inference.walk.data.recurring_share` from the query events and
+        the results alone (no pass over the clicks)."""
         if self.results is None:
             return 0.0
-        if self._recurrence is None:                # one DuckDB join per ClickLogFiles
+        if at_least not in self._recurrence:         # one DuckDB join per ClickLogFiles
             from ...io.clickstats_sql import duckdb_connection, source_sql
 
             with duckdb_connection(self.path, memory_limit=self.memory_limit) as con:
                 self._check_results(con)
                 src = source_sql(con, self.path)
-                shown, pairs = con.execute(
-                    f"SELECT COUNT(*), COUNT(DISTINCT (q.query_id, r.doc_id)) FROM "
-                    f"{_results_sql(self.results)} r JOIN {src} q ON q.serp_id = r.serp_id "
-                    f"AND q.event = 'query'").fetchone()
-            self._recurrence = float(shown / pairs) if pairs else 0.0
-        return self._recurrence
+                shown, recurring = con.execute(
+                    f"SELECT SUM(n), COALESCE(SUM(n) FILTER (WHERE n >= {int(at_least)}), 0) "
+                    f"FROM (SELECT COUNT(*) AS n FROM {_results_sql(self.results)} r JOIN "
+                    f"{src} q ON q.serp_id = r.serp_id AND q.event = 'query' "
+                    f"GROUP BY q.query_id, r.doc_id)").fetchone()
+            self._recurrence[at_least] = float(recurring / shown) if shown else 0.0
+        return self._recurrence[at_least]
 
     def _check_results(self, con) -> None:
         """:func:`_check_results` of the results file, once per ClickLogFiles."""

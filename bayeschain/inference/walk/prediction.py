@@ -184,7 +184,8 @@ def _kernel():
 
 def pages_for(posterior, log, qrels, level):
     """The pages of ``log`` as the posterior's walk sees them: clicks per rank or per
-    document, grouped by relevance when its moves depend on it; when it damps re-clicks,
+    document (the pairs without an attractiveness of their own sharing their rank's
+    pseudo-document), grouped by relevance when its moves depend on it; when it damps re-clicks,
     the pages its fit built (with the positions clicked so far) if that fit built them
     from ``log``, so that a fit and its checks build the pages once."""
     from .data import page_data
@@ -195,9 +196,15 @@ def pages_for(posterior, log, qrels, level):
         if "walk" in posterior.posterior else False
     if by_relevance and qrels is None:
         raise ParameterError("the posterior's moves depend on relevance: pass the qrels")
+    known = None
+    if "pooled_click" in posterior.posterior:     # the other pairs share their rank's chance
+        att = posterior.posterior["attractiveness"]
+        known = pd.MultiIndex.from_arrays([att["query_id"].values.astype(str),
+                                           att["doc_id"].values.astype(str)])
     return page_data(log, clicks=clicks, qrels=qrels if by_relevance else None,
                      level=fitted_level if by_relevance and fitted_level is not None else level,
-                     reclicks=None if "reclick" in posterior.posterior else False)
+                     reclicks=None if "reclick" in posterior.posterior else False,
+                     known=known)
 
 
 def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | None = None,

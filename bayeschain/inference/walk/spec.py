@@ -14,6 +14,7 @@ KEYS = {"moves": (str, ("pooled", "shared"), "pooled"),
                     "rank_offsets": (bool, None, False),
                     "reclicks": (str, ("fresh", "damped", "once"), "fresh"),
                     "documents": (str, ("sampled", "mode"), "sampled"),
+                    "min_impressions": (int, None, 10),
                     "boundary": (str, BOUNDARIES, "leave"),
                     "by_relevance": (bool, None, False),
                     "prior_sd": (float, None, 2.0),
@@ -28,6 +29,10 @@ def validate(section: dict, source: str = "<string>") -> dict:
     for key in ("prior_sd", "deviation_sd"):
         if not 0 < clean[key] < float("inf"):
             raise FormatError(f"[examination] {key} must be a positive number", file=source)
+    if clean["min_impressions"] < 1:
+        raise FormatError("[examination] min_impressions must be at least 1 (pages showing "
+                          "a (query, document) pair for it to get its own attractiveness)",
+                          file=source)
     return clean
 
 

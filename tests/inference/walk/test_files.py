@@ -130,7 +130,7 @@ def test_the_result_pages_are_checked_out_of_core(tmp_path):
     unreadable = tmp_path / "unreadable.csv"
     table.astype({"rank": str}).assign(rank=lambda t: t["rank"].where(t.index != 3, "x")) \
         .to_csv(unreadable, index=False)
-    for call in (lambda f: f.page_data(10), lambda f: f.document_recurrence()):
+    for call in (lambda f: f.page_data(10), lambda f: f.recurring_share(20)):
         with pytest.raises(FormatError, match="could not read the result pages") as info:
             call(ClickLogFiles(str(log), results=str(unreadable)))
         assert "unreadable.csv" in str(info.value) and "log.parquet" not in str(info.value)

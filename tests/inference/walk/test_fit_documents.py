@@ -57,3 +57,66 @@ def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
     true_e_h = float(bc.chains.expected_stopping_time(build_chain("rwbm", n, p=f, q=b)))
     lo, hi = np.quantile(expected_visits(post, n).sum(axis=1), [0.005, 0.995])
     assert lo <= true_e_h <= hi
+
+
+def test_pairs_shown_on_few_pages_share_one_click_chance_per_rank():
+    """30 documents shown on about 1,700 pages each, and at each position with probability
+    0.3 instead a document shown on that page alone, attractiveness uniform in [0.05,
+    0.35] (so that, over pages, such a position clicks at an arrival with the mean, 0.2).
+    The fit keeps the 30 frequent documents (recovered: 99% intervals) and gives the rare
+    ones one chance per rank, ``pooled_click``, whose 99% intervals hold 0.2; the walk is
+    recovered; pages of another log read an unseen pair at rank r with that chance."""
+    from bayeschain.inference.walk.prediction import pages_for
+    from bayeschain.posterior.walk import page_tables
+    from tests.reference.walk_clicks import pages_to_log, simulate_document_pages
+
+    rng = np.random.default_rng(23)
+    n, n_docs, n_pages = 6, 30, 12_000
+    frequent = rng.uniform(0.1, 0.8, n_docs)
+    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(100)]
+    shown, names, rare = [], [], []
+    for k in rng.integers(0, len(layouts), n_pages):
+        page, labels = [], []
+        for d in layouts[k]:
+            if rng.random() < 0.3:
+                rare.append(rng.uniform(0.05, 0.35))
+                page.append(n_docs + len(rare) - 1)
+                labels.append(f"rare{len(rare)}")
+            else:
+                page.append(d)
+                labels.append(f"doc{d}")
+        shown.append(page)
+        names.append(labels)
+    f = np.linspace(0.75, 0.6, n)
+    b = np.r_[0.0, np.full(n - 1, 0.1)]
+    leave = 1 - f - b
+    pages = simulate_document_pages(rng, n_pages, f, b, 0.3 * leave, 0.7 * leave,
+                                    np.r_[frequent, rare], shown)
+    log = pages_to_log(pages, n, documents=names, queries=["q"] * n_pages)
+    post = fit(log, seed=5)                               # clicks = "auto": per document
+    assert post.attrs["click_level"] == "document"
+    att = post.posterior["attractiveness"]
+    assert sorted(att["doc_id"].values) == sorted(f"doc{d}" for d in range(n_docs))
+    order = [int(d[3:]) for d in att["doc_id"].values]
+    lo, hi = interval(att.stack(s=("chain", "draw")).transpose("s", ...).values, 0.99)
+    assert np.mean((lo <= frequent[order]) & (frequent[order] <= hi)) >= 0.9
+    pooled = post.posterior["pooled_click"]
+    assert list(pooled["rank"].values) == list(range(1, n + 1))
+    lo, hi = interval(pooled.stack(s=("chain", "draw")).transpose("s", ...).values, 0.99)
+    assert np.sum((0.2 < lo) | (0.2 > hi)) <= 1
+    p_hat, _ = walk_parameters(post)
+    lo, hi = interval(p_hat[:, :n - 1], 0.99)
+    assert np.sum((f[:n - 1] < lo) | (f[:n - 1] > hi)) <= 1
+    # another log: an unseen pair at rank 3, a known one at rank 1
+    other = pages_to_log(simulate_document_pages(rng, 1, f, b, 0.3 * leave, 0.7 * leave,
+                                                 np.r_[frequent, 0.5], [[0, 1, 30, 2, 3, 4]]),
+                         n, documents=[["doc0", "doc1", "new", "doc2", "doc3", "doc4"]],
+                         queries=["q"])
+    data = pages_for(post, other, None, 1)
+    rows = np.arange(10)
+    tables = page_tables(post, data, rows)
+    at = tables.click_index[data.page_config[0]]
+    want = pooled.stack(s=("chain", "draw")).transpose("s", ...).values[rows]
+    np.testing.assert_array_equal(tables.click[:, at[2]], want[:, 2])
+    first = att.stack(s=("chain", "draw")).transpose("s", ...).values[rows]
+    np.testing.assert_array_equal(tables.click[:, at[0]], first[:, order.index(0)])
