@@ -2,7 +2,7 @@
 
     python3 benchmarks/bench_click_models.py [--logs trec clara2 wscd] [--pyclick PATH]
         [--specs walk walk-reclick walk-document-mode walk-once]
-        [--clicks auto pooled document]
+        [--clicks auto pooled document] [--min-impressions 5 10 20]
         [--all-test-pages]
 
 On each log (TREC Session 2013, bundled; CLARA2; WSCD = PyClick's trainSample +
@@ -49,24 +49,32 @@ from bayeschain.io import write_canonical  # noqa: E402
 HERE = Path(__file__).resolve().parent
 
 
-def walk_spec(clicks: str, name: str = "walk"):
+def walk_spec(clicks: str, name: str = "walk", min_impressions: int | None = None):
     """The walk spec ``name`` (default: the default spec ``walk``), with its clicks per
-    rank, per document or chosen from the log (``auto``, the default)."""
+    rank, per document or chosen from the log (``auto``, the default), and the pages a
+    (query, document) pair needs for an attractiveness of its own (``min_impressions``;
+    None: the spec's)."""
     spec = bc.load_spec(name)
-    if clicks == "auto":
-        return spec
-    if 'clicks = "auto"' not in spec.text:
-        raise SystemExit(f"--clicks {clicks}: spec {name} fixes its clicks; fit it with "
-                         f"--clicks auto")
-    return bc.inference.parse_spec(spec.text.replace('clicks = "auto"',
-                                                     f'clicks = "{clicks}"'))
+    text = spec.text
+    if min_impressions is not None:
+        text = "\n".join(line for line in text.splitlines()
+                         if not line.startswith("min_impressions"))
+        text = text.replace("[examination]\n",
+                            f"[examination]\nmin_impressions = {min_impressions}\n")
+    if clicks != "auto":
+        if 'clicks = "auto"' not in text:
+            raise SystemExit(f"--clicks {clicks}: spec {name} fixes its clicks; fit it with "
+                             f"--clicks auto")
+        text = text.replace('clicks = "auto"', f'clicks = "{clicks}"')
+    return spec if text == spec.text else bc.inference.parse_spec(text)
 
 
 def walk_rows(name: str, log, clicks: str, known: bool = True,
-              spec_name: str = "walk") -> list[tuple]:
-    """The walk fitted in this process and as a fresh ``bayeschain fit`` process."""
+              spec_name: str = "walk", min_impressions: int | None = None) -> list[tuple]:
+    """The walk fitted in this process and (the spec as it is, clicks ``auto``) as a fresh
+    ``bayeschain fit`` process."""
     train, test = log.split(0.25, seed=0)
-    spec = walk_spec(clicks, spec_name)
+    spec = walk_spec(clicks, spec_name, min_impressions)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         bc.fit(train.split(0.9, seed=1)[1], spec, draws=50, tune=50)   # warm caches
@@ -78,11 +86,12 @@ def walk_rows(name: str, log, clicks: str, known: bool = True,
     note = (f"{post.attrs['click_level']} clicks; R-hat <= {diag['max_rhat'].max():.3f}, "
             f"ESS >= {diag['min_ess'].min():.0f}, {post.divergences()} div.")
     label = f"{spec_name}, clicks {clicks}" + (f" ({post.attrs['click_level']})"
-                                               if clicks == "auto" else "")
+                                               if clicks == "auto" else "") + \
+        (f", min_impressions {min_impressions}" if min_impressions is not None else "")
     rows = [(name, label, post.attrs["pages"], m.pages, f"{seconds:.1f}",
              f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
              f"{m.conditional_perplexity:.4f}", note)]
-    if clicks != "auto":
+    if clicks != "auto" or min_impressions is not None:
         return rows
     with tempfile.TemporaryDirectory() as tmp:
         events, pages = Path(tmp) / "train.parquet", Path(tmp) / "pages.parquet"
@@ -135,6 +144,10 @@ def main() -> None:
                     choices=["walk", "walk-click", "walk-reclick", "walk-document-mode",
                              "walk-once"],
                     help="the walk specs fitted (default: the default spec walk)")
+    ap.add_argument("--min-impressions", nargs="+", type=int, default=[None],
+                    help="fit the walk with these [examination] min_impressions (pages a "
+                         "(query, document) pair needs for an attractiveness of its own; "
+                         "rarer pairs share a click chance per rank), in process only")
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out page of 10 results, not only those whose "
                          "query occurs in training (a pair never seen in training gets the "
@@ -151,7 +164,8 @@ def main() -> None:
         log = load_log(name)
         for spec_name in args.specs:
             for clicks in args.clicks:
-                rows += walk_rows(name, log, clicks, known, spec_name)
+                for least in args.min_impressions:
+                    rows += walk_rows(name, log, clicks, known, spec_name, least)
         rows += peer_rows(name, args.models, known)
         if args.pyclick is not None:
             rows += pyclick_rows(name, args.pyclick, known)

@@ -259,7 +259,7 @@ def _report_walk(post, log, qrels, args, out) -> None:
     print(f"{attrs['pages']:,} pages, {attrs['clicks']:,} clicks, longest page "
           f"{attrs['longest_page']}; clicks per {level}"
           + (f" ({attrs['recurring_share']:.0%} of the impressions are of (query, document) "
-             f"pairs shown on {attrs['min_impressions']} pages or more; the others share "
+             f"pairs shown {attrs['min_impressions']} times or more; the others share "
              f"a click chance per rank)" if level == "document" else ""))
     if "relevance" not in post.posterior["walk"].dims:
         table = walk_summary(post, ranks=min(10, int(attrs["longest_page"])))

@@ -36,7 +36,8 @@ POSITIVE = ("holding_rate", "log_dwell_sd", "jump_exponent")
 #: they make with the clicks marginalised (what the walk measures score)
 DIMS = {"walk": ("rank", "move"), "walk_skip": ("rank", "move"),
         "walk_click": ("rank", "move"), "click": ("rank",), "repeat": ("rank",),
-        "attractiveness": ("document",), "pooled_click": ("rank",), "click_trend": ("trend",),
+        "attractiveness": ("document",), "pooled_click": ("pooled_rank",),
+        "click_trend": ("trend",),
         "click_offset": ("rank",), "reclick": (), "second_look": (),
         "transition": ("rank", "category"), "jump": ("rank", "to_rank"),
         "jump_exponent": (), "holding_rate": ("rank",), "log_dwell_mean": ("rank",),

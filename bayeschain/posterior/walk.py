@@ -275,13 +275,16 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
     x = np.log(docs["median_rank"].to_numpy(dtype=float, na_value=np.nan))
     new = trend[:, :1] + trend[:, 1:2] * x[None, :] + trend[:, 2:3] * rng.standard_normal(
         (len(rows), x.size))
+    if alpha.shape[1] == 0:         # no pair of the fitted log had its own
+        where = np.full(len(docs), -1)
+        alpha = np.zeros((len(rows), 1))
     click = np.where(where[None, :] >= 0, alpha[:, np.maximum(where, 0)],
                      1.0 / (1.0 + np.exp(-new)))
     pooled = docs["pooled_rank"].to_numpy() if "pooled_rank" in docs else np.zeros(len(docs))
     if "pooled_click" in post and (pooled > 0).any():
         import pandas as pd
 
-        fitted = pd.Index(post["pooled_click"]["rank"].values).get_indexer(pooled)
+        fitted = pd.Index(post["pooled_click"]["pooled_rank"].values).get_indexer(pooled)
         hit = (pooled > 0) & (fitted >= 0)
         click[:, hit] = draws_of(posterior, "pooled_click")[rows][:, fitted[hit]]
     if "click_offset" not in post:

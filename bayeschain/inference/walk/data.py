@@ -152,7 +152,7 @@ def recurring_share(log: ClickLog, at_least: int) -> float:
     shown = res.merge(pages.astype({"serp_id": "int64"}), on="serp_id")
     if not len(shown):
         return 0.0
-    per_pair = shown.groupby(["query_id", "doc_id"]).size()
+    per_pair = shown.groupby(["query_id", "doc_id"], dropna=False).size()
     return float(per_pair[per_pair >= at_least].sum() / len(shown))
 
 
@@ -185,7 +185,9 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         (a pseudo-document per rank: ``documents["pooled_rank"]``); 1: every pair its own
     known : with clicks per document, the pairs that have their own attractiveness (a
         fitted posterior's, for pages of another log); the others share the click chance
-        of their rank.  In place of ``min_impressions``
+        of their rank.  In place of ``min_impressions``, which then names the fit's
+        threshold: pages a fit of ``log`` built with it are reused when their own pairs
+        are ``known``
     qrels, level : relevance judgements (``query_id, doc_id, relevance``): moves then
         depend on whether the examined document is relevant (grade >= ``level``; unjudged
         documents are non-relevant, as in trec_eval).  A page's topic is its session's
@@ -207,10 +209,20 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         raise ParameterError(f"clicks must be 'rank' or 'document', got {clicks!r}")
     if min_impressions < 1:
         raise ParameterError(f"min_impressions must be at least 1, got {min_impressions}")
+    def key_of(least, pairs):
+        return ("page_data", clicks, id(qrels), level if qrels is not None else None,
+                default_length, min_length, least if clicks == "document" else None,
+                _pairs_digest(pairs) if clicks == "document" else None)
+
     own = (int(min_impressions), None) if known is None else (0, known)
-    key = ("page_data", clicks, id(qrels), level if qrels is not None else None,
-           default_length, min_length, own[0] if clicks == "document" else None,
-           _pairs_digest(known) if clicks == "document" else None)
+    key = key_of(*own)
+    if known is not None and clicks == "document" and min_impressions > 1:
+        # the fitted log's own pages, as its fit built them with the threshold: a fit and
+        # its checks build the pages once
+        for flag in (True, False) if reclicks is None else (bool(reclicks),):
+            kept = log.built(key_of(int(min_impressions), None) + (flag,))
+            if kept is not None and kept[0] is qrels and _same_pairs(kept[1], known):
+                return kept[1]
     if reclicks is None:
         kept = log.built(key + (True,))
         if kept is not None and kept[0] is qrels:
@@ -224,6 +236,15 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         return _page_data(log, clicks, qrels, level, default_length, min_length, reclicks,
                           own)
     return built[1]
+
+
+def _same_pairs(data: PageData, known: pd.MultiIndex) -> bool:
+    """Whether the pairs with an attractiveness of their own in ``data`` are ``known``."""
+    docs = data.documents
+    own = docs[docs["pooled_rank"] == 0]
+    pairs = pd.MultiIndex.from_arrays([own["query_id"].astype(str),
+                                       own["doc_id"].astype(str)])
+    return len(pairs) == len(known.unique()) and bool(pairs.isin(known).all())
 
 
 def _pairs_digest(known: pd.MultiIndex | None) -> str | None:

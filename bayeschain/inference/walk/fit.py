@@ -23,9 +23,9 @@ from . import sampler as walk_sampler
 from .choice import log_likelihood_groups
 
 #: ``clicks = "auto"`` fits an attractiveness per (query, document) pair when at least this
-#: share of the log's impressions are of pairs shown on ``min_impressions`` pages or more
+#: share of the log's impressions are of pairs shown ``min_impressions`` times or more
 #: (the rarer pairs share a click chance per rank): on the training splits of
-#: ``benchmarks/bench_click_models.py`` at 10 pages CLARA2 0.63, WSCD 0.997, TREC Session
+#: ``benchmarks/bench_click_models.py`` at 10 impressions CLARA2 0.63, WSCD 0.997, TREC Session
 #: 2013 0 (no pair on 5 pages)
 AUTO_DOCUMENT_SHARE = 0.25
 
@@ -75,7 +75,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             raise ParameterError("a log read out of core is fitted with clicks per rank and "
                                  "moves without relevance classes ("
                                  f"{recurrence:.0%} of its impressions are of (query, "
-                                 f"document) pairs shown on {least} pages or more: read "
+                                 f"document) pairs shown {least} times or more: read "
                                  f"it into memory)")
         if once:
             raise ParameterError("the walk that decides once reads its pages' click "
@@ -91,6 +91,11 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         raise ParameterError("the click log has no clicks on its result pages: nothing to "
                              "learn (the posterior would be the prior)")
     at_mode = clicks == "document" and exam["documents"] == "mode"
+    if at_mode and (data.documents["pooled_rank"] > 0).any():
+        raise ParameterError(
+            f"[examination] documents = 'mode' integrates out every pair's attractiveness "
+            f"by query; the pairs shown fewer than min_impressions = {least} times would "
+            f"share one per rank across queries: set min_impressions = 1 with it")
     model = WalkModel(data, moves=exam["moves"], clicks=clicks, backward=exam["backward"],
                       click_moves=exam["click_moves"], boundary=exam["boundary"],
                       prior_sd=exam["prior_sd"], deviation_sd=exam["deviation_sd"],
@@ -162,9 +167,11 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         own = docs["pooled_rank"].to_numpy() == 0
         if not own.all():
             # the pseudo-documents of the rarer pairs: their click chance at each rank
+            # where the log shows such pairs (before the rank's offset, as attractiveness);
+            # a dim of its own, as those ranks may be only some of the walk's
             variables["pooled_click"] = xr.DataArray(
-                draws["click"][:, :, ~own], dims=("chain", "draw", "rank"),
-                coords={"rank": docs["pooled_rank"].to_numpy()[~own]},
+                draws["click"][:, :, ~own], dims=("chain", "draw", "pooled_rank"),
+                coords={"pooled_rank": docs["pooled_rank"].to_numpy()[~own]},
                 attrs={"min_impressions": least})
         docs = docs[own]
         variables["attractiveness"] = xr.DataArray(

@@ -29,15 +29,15 @@ or ``"shared"``), or per document (``clicks = "document"``): each (query, docume
 shown by the log has an attractiveness ``logit alpha_d = a + b log rbar_d + sigma z_d``
 around the trend at the rank ``rbar_d`` where the log shows it (its median rank), so that
 examination (the walk) and attractiveness are separated as in PBM and UBM (Chuklin,
-Markov & de Rijke, *Click Models for Web Search*, 2015).  A pair the log shows on fewer
-than ``min_impressions`` pages (10 by default) has no attractiveness of its own: wherever
+Markov & de Rijke, *Click Models for Web Search*, 2015).  A pair the log shows fewer
+than ``min_impressions`` times (10 by default) has no attractiveness of its own: wherever
 it is shown, it clicks with the chance of a pseudo-document of that rank, shared by every
-such pair shown there (on the same trend; posterior variable ``pooled_click``).  On
-CLARA2's training split (36,301 pairs on 23,703 pages, 6.5 impressions a pair) this keeps
-7,307 pairs, which hold 63% of the impressions, and predicts held-out clicks better than
-every pair its own could be sampled in time, and better than PBM and UBM
-(``benchmarks/RESULTS.md``).  ``clicks = "auto"`` takes ``"document"`` when such pairs hold at least a
-quarter of the log's impressions
+such pair shown there (on the same trend; posterior variable ``pooled_click``, before the
+rank's offset with ``rank_offsets``).  On CLARA2's training split (36,301 pairs on 23,703
+pages, 6.5 impressions a pair) this keeps 7,307 pairs, which hold 63% of the impressions;
+the walk then predicts held-out clicks better than PBM and UBM, where sampling every pair
+was out of reach (``benchmarks/RESULTS.md``).  ``clicks = "auto"`` takes ``"document"``
+when such pairs hold at least a quarter of the log's impressions
 (:data:`~bayeschain.inference.walk.fit.AUTO_DOCUMENT_SHARE`), ``"pooled"``
 otherwise.  Documents with many impressions are
 parametrised by their logit itself (centred), the others by ``z`` (non-centred), which

@@ -196,15 +196,16 @@ def pages_for(posterior, log, qrels, level):
         if "walk" in posterior.posterior else False
     if by_relevance and qrels is None:
         raise ParameterError("the posterior's moves depend on relevance: pass the qrels")
-    known = None
+    known, least = None, 1
     if "pooled_click" in posterior.posterior:     # the other pairs share their rank's chance
         att = posterior.posterior["attractiveness"]
         known = pd.MultiIndex.from_arrays([att["query_id"].values.astype(str),
                                            att["doc_id"].values.astype(str)])
+        least = int(posterior.posterior["pooled_click"].attrs.get("min_impressions", 1))
     return page_data(log, clicks=clicks, qrels=qrels if by_relevance else None,
                      level=fitted_level if by_relevance and fitted_level is not None else level,
                      reclicks=None if "reclick" in posterior.posterior else False,
-                     known=known)
+                     known=known, min_impressions=least)
 
 
 def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | None = None,

@@ -60,12 +60,14 @@ def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
 
 
 def test_pairs_shown_on_few_pages_share_one_click_chance_per_rank():
-    """30 documents shown on about 1,700 pages each, and at each position with probability
-    0.3 instead a document shown on that page alone, attractiveness uniform in [0.05,
-    0.35] (so that, over pages, such a position clicks at an arrival with the mean, 0.2).
-    The fit keeps the 30 frequent documents (recovered: 99% intervals) and gives the rare
-    ones one chance per rank, ``pooled_click``, whose 99% intervals hold 0.2; the walk is
-    recovered; pages of another log read an unseen pair at rank r with that chance."""
+    """30 documents shown on about 1,700 pages each, and at each position but the first,
+    with probability 0.3, instead a document shown on that page alone, attractiveness
+    uniform in [0.05, 0.35] (so that, over pages, such a position clicks at an arrival
+    with the mean, 0.2).  The fit keeps the 30 frequent documents (recovered: 99%
+    intervals) and gives the rare ones one chance per rank 2-6, ``pooled_click``, whose
+    99% intervals hold 0.2; the walk is recovered; pages of another log read an unseen
+    pair at rank 3 with that chance, and one at rank 1 (no rare pair there) with a draw
+    from the documents' population."""
     from bayeschain.inference.walk.prediction import pages_for
     from bayeschain.posterior.walk import page_tables
     from tests.reference.walk_clicks import pages_to_log, simulate_document_pages
@@ -77,8 +79,8 @@ def test_pairs_shown_on_few_pages_share_one_click_chance_per_rank():
     shown, names, rare = [], [], []
     for k in rng.integers(0, len(layouts), n_pages):
         page, labels = [], []
-        for d in layouts[k]:
-            if rng.random() < 0.3:
+        for i, d in enumerate(layouts[k]):
+            if i > 0 and rng.random() < 0.3:
                 rare.append(rng.uniform(0.05, 0.35))
                 page.append(n_docs + len(rare) - 1)
                 labels.append(f"rare{len(rare)}")
@@ -101,22 +103,60 @@ def test_pairs_shown_on_few_pages_share_one_click_chance_per_rank():
     lo, hi = interval(att.stack(s=("chain", "draw")).transpose("s", ...).values, 0.99)
     assert np.mean((lo <= frequent[order]) & (frequent[order] <= hi)) >= 0.9
     pooled = post.posterior["pooled_click"]
-    assert list(pooled["rank"].values) == list(range(1, n + 1))
+    assert list(pooled["pooled_rank"].values) == list(range(2, n + 1))
     lo, hi = interval(pooled.stack(s=("chain", "draw")).transpose("s", ...).values, 0.99)
     assert np.sum((0.2 < lo) | (0.2 > hi)) <= 1
     p_hat, _ = walk_parameters(post)
     lo, hi = interval(p_hat[:, :n - 1], 0.99)
     assert np.sum((f[:n - 1] < lo) | (f[:n - 1] > hi)) <= 1
-    # another log: an unseen pair at rank 3, a known one at rank 1
+    # another log: unseen pairs at ranks 1 and 3, known ones elsewhere
     other = pages_to_log(simulate_document_pages(rng, 1, f, b, 0.3 * leave, 0.7 * leave,
-                                                 np.r_[frequent, 0.5], [[0, 1, 30, 2, 3, 4]]),
-                         n, documents=[["doc0", "doc1", "new", "doc2", "doc3", "doc4"]],
+                                                 np.r_[frequent, 0.5], [[30, 1, 30, 2, 3, 4]]),
+                         n, documents=[["new1", "doc1", "new", "doc2", "doc3", "doc4"]],
                          queries=["q"])
     data = pages_for(post, other, None, 1)
     rows = np.arange(10)
     tables = page_tables(post, data, rows)
     at = tables.click_index[data.page_config[0]]
     want = pooled.stack(s=("chain", "draw")).transpose("s", ...).values[rows]
-    np.testing.assert_array_equal(tables.click[:, at[2]], want[:, 2])
-    first = att.stack(s=("chain", "draw")).transpose("s", ...).values[rows]
-    np.testing.assert_array_equal(tables.click[:, at[0]], first[:, order.index(0)])
+    np.testing.assert_array_equal(tables.click[:, at[2]], want[:, 1])     # rank 3
+    second = att.stack(s=("chain", "draw")).transpose("s", ...).values[rows]
+    np.testing.assert_array_equal(tables.click[:, at[1]], second[:, order.index(1)])
+    unseen = tables.click[:, at[0]]
+    assert np.all((unseen > 0) & (unseen < 1))
+    assert not np.isin(unseen, want).any()
+
+
+def test_a_log_whose_every_pair_is_rare_predicts_with_the_pooled_chances():
+    """Clicks per document asked of a log whose every pair is shown once: no document has
+    its own attractiveness, the pooled chances carry every rank, and held-out prediction
+    reads them (finite probabilities, no error).  The route that integrates documents out
+    by query refuses such pairs before it samples."""
+    import warnings
+
+    from bayeschain.inference.walk.prediction import predict_clicks
+    from tests.reference.walk_clicks import pages_to_log, simulate_document_pages
+
+    rng = np.random.default_rng(3)
+    n, n_pages = 4, 600
+    f, b = np.full(n, 0.6), np.r_[0.0, np.full(n - 1, 0.1)]
+    leave = 1 - f - b
+    shown = [list(range(k * n, (k + 1) * n)) for k in range(n_pages)]
+    pages = simulate_document_pages(rng, n_pages, f, b, 0.3 * leave, 0.7 * leave,
+                                    np.full(n * n_pages, 0.3), shown)
+    log = pages_to_log(pages, n, documents=[[f"d{d}" for d in s] for s in shown],
+                       queries=["q"] * n_pages)
+    spec = bc.inference.parse_spec(bc.load_spec("walk").text.replace(
+        'clicks = "auto"', 'clicks = "document"'))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # a short fit: its diagnostics may warn
+        post = fit(log, spec, seed=1, draws=200, tune=200)
+    assert post.posterior.sizes["document"] == 0
+    assert list(post.posterior["pooled_click"]["pooled_rank"].values) == [1, 2, 3, 4]
+    pred = predict_clicks(post, log, max_draws=20, seed=0)
+    assert np.isfinite(pred["p_click"]).all() and (pred["p_click"] > 0).all()
+    # documents integrated out by query cannot take pseudo-documents every query shares
+    mode = bc.inference.parse_spec(spec.text.replace("[examination]\n",
+                                                     '[examination]\ndocuments = "mode"\n'))
+    with pytest.raises(bc.errors.ParameterError, match="min_impressions = 1"):
+        fit(log, mode, seed=1)
