@@ -269,7 +269,8 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
     docs = data.documents
     where = known.get_indexer(pd_index(docs["query_id"].astype(str).to_numpy(),
                                        docs["doc_id"].astype(str).to_numpy()))
-    alpha = draws_of(posterior, "attractiveness")[rows]
+    alpha = draws_of(posterior, "attractiveness")[rows] if att.sizes["document"] else \
+        np.zeros((len(rows), 0))
     trend = draws_of(posterior, "click_trend")[rows]                 # (draws, 3)
     rng = np.random.default_rng(seed)
     x = np.log(docs["median_rank"].to_numpy(dtype=float, na_value=np.nan))
