@@ -142,8 +142,8 @@ class PageData:
 
 def recurring_share(log: ClickLog, at_least: int) -> float:
     """Share of the log's impressions (a document shown on a page) whose (query, document)
-    pair the log shows on at least ``at_least`` pages (0 without result pages): how much
-    the log says about documents apart from their ranks."""
+    pair the log shows at least ``at_least`` times (0 without result pages): how much the
+    log says about documents apart from their ranks."""
     res = log.results
     if not len(res):
         return 0.0
@@ -180,9 +180,10 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
     ----------
     clicks : ``"rank"`` (one click probability per rank) or ``"document"`` (one
         attractiveness per (query, document) pair shown by the log)
-    min_impressions : with clicks per document, a pair shown on fewer pages of the log
-        shares, wherever it is shown, one click chance per rank with the other such pairs
-        (a pseudo-document per rank: ``documents["pooled_rank"]``); 1: every pair its own
+    min_impressions : with clicks per document, a pair the log shows fewer times (its
+        impressions) shares, wherever it is shown, one click chance per rank with the
+        other such pairs (a pseudo-document per rank: ``documents["pooled_rank"]``); 1:
+        every pair its own
     known : with clicks per document, the pairs that have their own attractiveness (a
         fitted posterior's, for pages of another log); the others share the click chance
         of their rank.  In place of ``min_impressions``, which then names the fit's
@@ -209,6 +210,7 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         raise ParameterError(f"clicks must be 'rank' or 'document', got {clicks!r}")
     if min_impressions < 1:
         raise ParameterError(f"min_impressions must be at least 1, got {min_impressions}")
+
     def key_of(least, pairs):
         return ("page_data", clicks, id(qrels), level if qrels is not None else None,
                 default_length, min_length, least if clicks == "document" else None,
@@ -330,8 +332,8 @@ def _page_documents(log: ClickLog, page_ids: np.ndarray, width: int) -> np.ndarr
 def _document_index(docs: np.ndarray, queries: np.ndarray, inside: np.ndarray,
                     min_impressions: int = 1, known: pd.MultiIndex | None = None):
     """Index of each shown (query, document) pair, and the table of pairs.  A position
-    without a document id gets a pair of its own (nothing to share).  Pairs shown on fewer
-    than ``min_impressions`` pages (or, with ``known``, pairs not in it) are replaced at
+    without a document id gets a pair of its own (nothing to share).  Pairs shown fewer
+    than ``min_impressions`` times (or, with ``known``, pairs not in it) are replaced at
     each position by the pseudo-document of its rank (``pooled_rank``), listed after the
     pairs with their own attractiveness."""
     n_pages, width = docs.shape
