@@ -269,19 +269,17 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
     docs = data.documents
     where = known.get_indexer(pd_index(docs["query_id"].astype(str).to_numpy(),
                                        docs["doc_id"].astype(str).to_numpy()))
+    # no pair of its own (every one pooled): every ``where`` is -1, the column never read
     alpha = draws_of(posterior, "attractiveness")[rows] if att.sizes["document"] else \
-        np.zeros((len(rows), 0))
+        np.zeros((len(rows), 1))
     trend = draws_of(posterior, "click_trend")[rows]                 # (draws, 3)
     rng = np.random.default_rng(seed)
     x = np.log(docs["median_rank"].to_numpy(dtype=float, na_value=np.nan))
     new = trend[:, :1] + trend[:, 1:2] * x[None, :] + trend[:, 2:3] * rng.standard_normal(
         (len(rows), x.size))
-    if alpha.shape[1] == 0:         # no pair of the fitted log had its own
-        where = np.full(len(docs), -1)
-        alpha = np.zeros((len(rows), 1))
     click = np.where(where[None, :] >= 0, alpha[:, np.maximum(where, 0)],
                      1.0 / (1.0 + np.exp(-new)))
-    pooled = docs["pooled_rank"].to_numpy() if "pooled_rank" in docs else np.zeros(len(docs))
+    pooled = docs["pooled_rank"].to_numpy()
     if "pooled_click" in post and (pooled > 0).any():
         import pandas as pd
 

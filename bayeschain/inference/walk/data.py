@@ -242,11 +242,11 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
 
 def _same_pairs(data: PageData, known: pd.MultiIndex) -> bool:
     """Whether the pairs with an attractiveness of their own in ``data`` are ``known``."""
-    docs = data.documents
-    own = docs[docs["pooled_rank"] == 0]
-    pairs = pd.MultiIndex.from_arrays([own["query_id"].astype(str),
-                                       own["doc_id"].astype(str)])
-    return len(pairs) == len(known.unique()) and bool(pairs.isin(known).all())
+    from ...posterior.walk import pd_index
+
+    own = data.documents[data.documents["pooled_rank"] == 0]
+    pairs = pd_index(own["query_id"], own["doc_id"])
+    return len(pairs) == len(known) and bool(pairs.isin(known).all())
 
 
 def _pairs_digest(known: pd.MultiIndex | None) -> str | None:
@@ -343,8 +343,7 @@ def _document_index(docs: np.ndarray, queries: np.ndarray, inside: np.ndarray,
     doc = np.where(blank, np.char.add("#blank-", (rows * width + cols).astype(str)), doc)
     frame = pd.DataFrame({"query_id": queries[rows].astype(str), "doc_id": doc,
                           "rank": cols + 1})
-    pairs = pd.MultiIndex.from_frame(frame[["query_id", "doc_id"]])
-    codes, uniques = pd.factorize(pairs)
+    codes, uniques = pd.factorize(pd.MultiIndex.from_frame(frame[["query_id", "doc_id"]]))
     if known is not None:
         own = uniques.isin(known)
     else:

@@ -65,16 +65,16 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         raise ParameterError(f"spec {spec.name!r} has moves by relevance: pass qrels")
     clicks = exam["clicks"]
     least = exam["min_impressions"]
-    recurrence = log.recurring_share(least) if files else recurring_share(log, least)
+    share = log.recurring_share(least) if files else recurring_share(log, least)
     once = exam["reclicks"] == "once"
     if clicks == "auto":      # the walk that decides once has clicks per rank
-        clicks = "document" if recurrence >= AUTO_DOCUMENT_SHARE and not once else "pooled"
+        clicks = "document" if share >= AUTO_DOCUMENT_SHARE and not once else "pooled"
     damped = exam["reclicks"] == "damped"
     if files:
         if clicks == "document" or exam["by_relevance"]:
             raise ParameterError("a log read out of core is fitted with clicks per rank and "
                                  "moves without relevance classes ("
-                                 f"{recurrence:.0%} of its impressions are of (query, "
+                                 f"{share:.0%} of its impressions are of (query, "
                                  f"document) pairs shown {least} times or more: read "
                                  f"it into memory)")
         if once:
@@ -218,7 +218,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
              "pages": data.report["pages"], "clicks": data.report["clicks"],
              "empty_pages": data.report["empty_pages"],
              "page_configurations": data.n_configs, "longest_page": data.ranks,
-             "recurring_share": round(recurrence, 4), "min_impressions": least,
+             "recurring_share": round(share, 4), "min_impressions": least,
              "holding": dwell_note,
              "relevance_level": level if exam["by_relevance"] else -1, **dwell_seen,
              **ll_attrs, **route}

@@ -188,6 +188,7 @@ def pages_for(posterior, log, qrels, level):
     pseudo-document), grouped by relevance when its moves depend on it; when it damps re-clicks,
     the pages its fit built (with the positions clicked so far) if that fit built them
     from ``log``, so that a fit and its checks build the pages once."""
+    from ...posterior.walk import pd_index
     from .data import page_data
 
     fitted_level = posterior.metadata.relevance_level
@@ -199,8 +200,7 @@ def pages_for(posterior, log, qrels, level):
     known, least = None, 1
     if "pooled_click" in posterior.posterior:     # the other pairs share their rank's chance
         att = posterior.posterior["attractiveness"]
-        known = pd.MultiIndex.from_arrays([att["query_id"].values.astype(str),
-                                           att["doc_id"].values.astype(str)])
+        known = pd_index(att["query_id"].values, att["doc_id"].values)
         least = int(posterior.posterior["pooled_click"].attrs.get("min_impressions", 1))
     return page_data(log, clicks=clicks, qrels=qrels if by_relevance else None,
                      level=fitted_level if by_relevance and fitted_level is not None else level,
