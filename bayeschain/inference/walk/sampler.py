@@ -255,6 +255,14 @@ def _column(batch, name: str, flat: bool = False) -> np.ndarray:
     return column.to_numpy(zero_copy_only=False)
 
 
+def _after_tuning(tuning: np.ndarray):
+    """The rows after tuning: a slice (a view of the draws, not a copy: on CLARA2 per
+    document a copy of every draw so far is 0.5 GB at each look) when, as nutpie writes
+    them, the tuning rows come first; the boolean mask otherwise."""
+    first = int(np.argmin(tuning)) if not tuning.all() else tuning.size
+    return slice(first, None) if not tuning[first:].any() else ~tuning
+
+
 def _raw_draws(trace):
     """``theta (chain, draw, ndim)`` and the statistics (``diverging``, ``n_steps``) of the
     draws after tuning in a raw nutpie trace (chains still running may have different
@@ -269,12 +277,12 @@ def _raw_draws(trace):
     width = max((v.size // d.num_rows for v, d in zip(columns, draw_batches, strict=True)
                  if d.num_rows), default=0)
     for draw, stat, values in zip(draw_batches, stat_batches, columns, strict=True):
-        after = ~_column(stat, "tuning").astype(bool)
+        after = _after_tuning(_column(stat, "tuning").astype(bool))
         thetas.append(values.reshape(draw.num_rows, width)[after])
         diverging.append(_column(stat, "diverging").astype(bool)[after])
         steps.append(_column(stat, "n_steps")[after])
     n = min(len(t) for t in thetas)
-    theta = np.stack([t[:n] for t in thetas])
+    theta = np.stack([t[:n] for t in thetas])         # the one copy of the draws
     stats = xr.Dataset({"diverging": (("chain", "draw"), np.stack([d[:n] for d in diverging])),
                         "n_steps": (("chain", "draw"), np.stack([k[:n] for k in steps]))})
     return theta, stats
@@ -335,6 +343,7 @@ def _sample_until(sampler, expanded: Expansions, draws, min_ess, max_rhat, repor
                 time.sleep(wait)
                 finished = _finished(sampler)
             looked = time.perf_counter()
+            theta = stats = trace = None     # the last look's copies go before the next
             trace = sampler.wait() if finished else sampler.inspect()
             theta, stats = _raw_draws(trace)
             if theta.shape[1]:              # (the first look, before any draw, sets up)
