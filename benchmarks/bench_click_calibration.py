@@ -55,21 +55,14 @@ RANKS = 10
 
 
 def spec_of(name: str, clicks: str, rank_offsets: bool = False, damped: bool = False):
-    """The spec ``name`` with its clicks set, and rank offsets or damped re-clicks turned
-    on when asked (whatever the spec says of them)."""
-    import re
-
+    """The spec ``name`` with its clicks set (where it leaves them to the log, ``auto``),
+    and rank offsets or damped re-clicks turned on when asked (whatever the spec says of
+    them)."""
     spec = bc.load_spec(name)
-    if clicks == "auto" and not rank_offsets and not damped:
-        return spec
-    text = spec.text.replace('clicks = "auto"', f'clicks = "{clicks}"')
-    keys = {"rank_offsets": "true"} if rank_offsets else {}
-    if damped:
-        keys["reclicks"] = '"damped"'
-    for key, value in keys.items():
-        text = re.sub(rf"^{key} = .*\n", "", text, flags=re.M)
-        text = text.replace("[examination]\n", f"[examination]\n{key} = {value}\n")
-    return bc.inference.parse_spec(text)
+    free = spec.section("examination")["clicks"] == "auto"
+    return spec.with_keys("examination", clicks=clicks if free and clicks != "auto" else None,
+                          rank_offsets=True if rank_offsets else None,
+                          reclicks="damped" if damped else None)
 
 
 def documents_by_rank(log):

@@ -55,18 +55,11 @@ def walk_spec(clicks: str, name: str = "walk", min_impressions: int | None = Non
     (query, document) pair needs for an attractiveness of its own (``min_impressions``;
     None: the spec's)."""
     spec = bc.load_spec(name)
-    text = spec.text
-    if min_impressions is not None:
-        text = "\n".join(line for line in text.splitlines()
-                         if not line.startswith("min_impressions"))
-        text = text.replace("[examination]\n",
-                            f"[examination]\nmin_impressions = {min_impressions}\n")
-    if clicks != "auto":
-        if 'clicks = "auto"' not in text:
-            raise SystemExit(f"--clicks {clicks}: spec {name} fixes its clicks; fit it with "
-                             f"--clicks auto")
-        text = text.replace('clicks = "auto"', f'clicks = "{clicks}"')
-    return spec if text == spec.text else bc.inference.parse_spec(text)
+    if clicks != "auto" and spec.section("examination")["clicks"] != "auto":
+        raise SystemExit(f"--clicks {clicks}: spec {name} fixes its clicks; fit it with "
+                         f"--clicks auto")
+    return spec.with_keys("examination", clicks=None if clicks == "auto" else clicks,
+                          min_impressions=min_impressions)
 
 
 def walk_rows(name: str, log, clicks: str, known: bool = True,

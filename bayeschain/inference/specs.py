@@ -147,6 +147,48 @@ class ModelSpec:
         return ModelSpec(_validate(data, self.source), self.text, self.source)
 
 
+    def with_keys(self, section: str, *, note: str = "", **values) -> ModelSpec:
+        """A copy with keys of ``section`` set (``None`` values are left as they are),
+        e.g. ``with_keys("examination", clicks="pooled")``.  The spec's text is edited, the
+        key's line replaced (or added under the section's header) with ``note`` as its
+        comment, and parsed again: the text a posterior stores is the model fitted, and
+        its digest changes with the model.  Raises ``ParameterError`` when the spec has no
+        such section, ``FormatError`` for a value the section refuses."""
+        import json
+        import re
+
+        from ..errors import ParameterError
+
+        values = {k: v for k, v in values.items() if v is not None}
+        if not values:
+            return self
+        if section not in self.data:
+            raise ParameterError(f"spec {self.name!r} has no [{section}] section to set "
+                                 f"{', '.join(values)} in")
+        lines = self.text.splitlines()
+        header = re.compile(r"^\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?$")
+        start = next(i for i, line in enumerate(lines)
+                     if (m := header.match(line)) and m.group(1) == section)
+        end = next((i for i in range(start + 1, len(lines)) if header.match(lines[i])),
+                   len(lines))
+        comment = f"  # {note}" if note else ""
+        for key, value in values.items():
+            literal = (("true" if value else "false") if isinstance(value, bool)
+                       else json.dumps(value))
+            line = f"{key} = {literal}{comment}"
+            at = next((i for i in range(start + 1, end)
+                       if re.match(rf"^\s*{re.escape(key)}\s*=", lines[i])), None)
+            if at is None:
+                lines.insert(start + 1, line)
+                end += 1
+            else:
+                lines[at] = line
+                while at + 1 < end and re.match(r"^\s+#", lines[at + 1]):
+                    del lines[at + 1]      # the replaced line's comment, continued
+                    end -= 1
+        return parse_spec("\n".join(lines) + "\n", self.source)
+
+
 def builtin_specs() -> list[str]:
     """Names of the specs shipped with the package."""
     folder = resources.files("bayeschain.models")

@@ -256,3 +256,36 @@ def test_heldout_reports_click_model_metrics(capsys):
         cpp = float(re.search(r"conditional perplexity ([0-9.]+)", line).group(1))
         assert np.isfinite([ll, pp, cpp]).all() and ll < 0 and pp >= 1 and cpp >= 1, line
     assert main(["fit", str(LOG), "--heldout", "1.5", "--quiet"]) == 2
+
+
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics:UserWarning")   # short fits (200 draws)
+def test_the_click_model_is_chosen_on_the_command_line(tmp_path, capsys):
+    """`--clicks` and `--min-impressions` set the walk's [examination] keys: a log whose
+    (query, document) pairs recur (30 documents in 200 layouts, each pair shown hundreds
+    of times) is fitted per document by default, per rank with `--clicks pooled`, and per
+    rank when no pair is shown `--min-impressions` times; the posterior stores the spec it
+    was fitted with (read back by TOML); a spec without [examination] is refused."""
+    pytest.importorskip("nutpie")
+    from bayeschain.io.clicklog import write_canonical
+    from tests.reference.walk_clicks import documents_at_several_ranks
+
+    log, _, _, _ = documents_at_several_ranks(3)
+    events, pages = tmp_path / "log.parquet", tmp_path / "pages.parquet"
+    write_canonical(log, events)
+    log.results.to_parquet(pages, index=False)
+    base = ["fit", str(events), "--results", str(pages), "--draws", "200", "--quiet"]
+    for options, level, impressions in ((["--clicks", "pooled"], "rank", 10),
+                                        (["--min-impressions", "100000"], "rank", 100000),
+                                        ([], "document", 10)):
+        out = tmp_path / f"{level}-{impressions}.nc"
+        assert main(base + options + ["-o", str(out)]) == 0, capsys.readouterr().err
+        text = capsys.readouterr().out
+        post = Posterior.load(out)
+        exam = tomllib.loads(post.attrs["spec"])["examination"]
+        assert exam.get("min_impressions", 10) == impressions
+        assert exam["clicks"] == ("pooled" if "--clicks" in options else "auto")
+        assert post.attrs["click_level"] == level and post.attrs["min_impressions"] == impressions
+        assert ("attractiveness" in post.posterior) == (level == "document")
+        assert ("--clicks pooled fits one click chance per rank" in text) == (level == "document")
+    assert main(base + ["--spec", "clicks-conjugate", "--clicks", "pooled"]) == 2
+    assert "no [examination] section" in capsys.readouterr().err

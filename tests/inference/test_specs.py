@@ -164,3 +164,30 @@ def test_section_validate_names_the_source_and_is_idempotent():
 def test_with_sampler_revalidates_the_sections():
     spec = load_spec("clicks-conjugate")
     assert spec.with_sampler(method="nuts").digest() == spec.digest()
+
+
+def test_setting_a_key_edits_the_text_the_posterior_stores():
+    """``with_keys``: the section's keys are set in the spec's text (a key's line replaced,
+    its continued comment with it, or a new line under the header), so that the text, read
+    again, is the spec; the digest changes with the model; the other sections and keys are
+    untouched; a spec without the section and a value it refuses are errors."""
+    import tomllib
+
+    from bayeschain.errors import ParameterError
+
+    walk = load_spec("walk")
+    spec = walk.with_keys("examination", clicks="pooled", min_impressions=3,
+                          rank_offsets=True, moves=None, note="set here")
+    read = tomllib.loads(spec.text)
+    assert read == {k: v for k, v in tomllib.loads(walk.text).items() if k != "examination"} \
+        | {"examination": tomllib.loads(walk.text)["examination"]
+           | {"clicks": "pooled", "min_impressions": 3, "rank_offsets": True}}
+    assert parse_spec(spec.text).data == spec.data
+    assert spec.text.count("clicks = ") == 1 and 'clicks = "pooled"  # set here' in spec.text
+    assert "else clicks per rank" not in spec.text        # the replaced line's comment
+    assert spec.digest() != walk.digest()
+    assert walk.with_keys("examination", clicks=None) is walk
+    with pytest.raises(ParameterError, match=r"no \[examination\]"):
+        load_spec("clicks-conjugate").with_keys("examination", clicks="pooled")
+    with pytest.raises(FormatError, match="clicks"):
+        walk.with_keys("examination", clicks="documents")

@@ -211,8 +211,7 @@ def test_damped_reclicks_are_recovered_with_the_walk():
     kappa = 0.2
     pages = simulate_pages(rng, 15_000, P, Q, R, S, CLICK, np.full(N, 0.1), reclick=kappa)
     log = pages_to_log(pages, N)
-    spec = bc.inference.parse_spec(bc.load_spec("walk").text.replace(
-        "[examination]\n", '[examination]\nreclicks = "damped"\n'))
+    spec = bc.load_spec("walk").with_keys("examination", reclicks="damped")
     post = fit(log, spec, seed=3)
     lo, hi = np.quantile(post.posterior["reclick"].values.ravel(), [0.005, 0.995])
     assert lo <= kappa <= hi and hi - lo < 0.15

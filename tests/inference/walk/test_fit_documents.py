@@ -39,8 +39,7 @@ def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
     offset = np.array([0.0, -0.4, -0.6, -0.7, -0.8, -0.9])
     log, attractive, f, b = documents_at_several_ranks(17, low=0.15, offset=offset)
     n = f.size
-    spec = bc.inference.parse_spec(bc.load_spec("walk").text.replace(
-        "[examination]\n", "[examination]\nrank_offsets = true\n"))
+    spec = bc.load_spec("walk").with_keys("examination", rank_offsets=True)
     post = fit(log, spec, seed=5)
     assert post.attrs["click_level"] == "document"
     got = post.posterior["click_offset"].stack(s=("chain", "draw")).transpose("s", ...).values
@@ -146,8 +145,7 @@ def test_a_log_whose_every_pair_is_rare_predicts_with_the_pooled_chances():
                                     np.full(n * n_pages, 0.3), shown)
     log = pages_to_log(pages, n, documents=[[f"d{d}" for d in s] for s in shown],
                        queries=["q"] * n_pages)
-    spec = bc.inference.parse_spec(bc.load_spec("walk").text.replace(
-        'clicks = "auto"', 'clicks = "document"'))
+    spec = bc.load_spec("walk").with_keys("examination", clicks="document")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # a short fit: its diagnostics may warn
         post = fit(log, spec, seed=1, draws=200, tune=200)
@@ -156,7 +154,6 @@ def test_a_log_whose_every_pair_is_rare_predicts_with_the_pooled_chances():
     pred = predict_clicks(post, log, max_draws=20, seed=0)
     assert np.isfinite(pred["p_click"]).all() and (pred["p_click"] > 0).all()
     # documents integrated out by query cannot take pseudo-documents every query shares
-    mode = bc.inference.parse_spec(spec.text.replace("[examination]\n",
-                                                     '[examination]\ndocuments = "mode"\n'))
+    mode = spec.with_keys("examination", documents="mode")
     with pytest.raises(bc.errors.ParameterError, match="min_impressions = 1"):
         fit(log, mode, seed=1)
