@@ -50,13 +50,12 @@ def prior_sensitivity() -> None:
     from bayeschain.posterior.walk import expected_visits
 
     log = bc.read_clicks(TREC)
-    base = bc.load_spec("walk").text
+    base = bc.load_spec("walk")
     rows = []
     for scale in (1.0, 2.0, 4.0):
-        text = base.replace('clicks = "auto"', f'clicks = "auto"\nprior_sd = {scale}')
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            post = bc.fit(log, bc.inference.parse_spec(text))
+            post = bc.fit(log, base.with_keys("examination", prior_sd=scale))
         h = expected_visits(post, 10).sum(axis=1)
         lo, hi = np.quantile(h, [0.025, 0.975])
         rows.append((scale, f"{h.mean():.2f} [{lo:.2f}, {hi:.2f}]"))

@@ -45,7 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "of the impressions)")
     p.add_argument("--min-impressions", type=positive_int, default=None, metavar="N",
                    help="the walk's [examination] min_impressions: (query, document) pairs "
-                        "shown fewer times share a click chance per rank (default 10)")
+                        "shown fewer times share a click chance per rank (the spec's; 10 in "
+                        "the default walk); with clicks per document only")
     p.add_argument("--draws", type=positive_int, default=None, help="draws per chain")
     p.add_argument("--chains", type=positive_int, default=None, help="chains")
     p.add_argument("--seed", type=seed, default=None, help="random seed")

@@ -146,14 +146,14 @@ class ModelSpec:
         data["sampler"].update({k: v for k, v in overrides.items() if v is not None})
         return ModelSpec(_validate(data, self.source), self.text, self.source)
 
-
     def with_keys(self, section: str, *, note: str = "", **values) -> ModelSpec:
         """A copy with keys of ``section`` set (``None`` values are left as they are),
         e.g. ``with_keys("examination", clicks="pooled")``.  The spec's text is edited, the
         key's line replaced (or added under the section's header) with ``note`` as its
         comment, and parsed again: the text a posterior stores is the model fitted, and
         its digest changes with the model.  Raises ``ParameterError`` when the spec has no
-        such section, ``FormatError`` for a value the section refuses."""
+        such section (or writes it other than under a ``[section]`` header), ``FormatError``
+        for a value the section refuses."""
         import json
         import re
 
@@ -167,12 +167,16 @@ class ModelSpec:
                                  f"{', '.join(values)} in")
         lines = self.text.splitlines()
         header = re.compile(r"^\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?$")
-        start = next(i for i, line in enumerate(lines)
-                     if (m := header.match(line)) and m.group(1) == section)
+        start = next((i for i, line in enumerate(lines)
+                      if (m := header.match(line)) and m.group(1) == section), None)
+        if start is None:
+            raise ParameterError(f"spec {self.name!r} writes [{section}] other than under a "
+                                 f"[{section}] header line: its keys cannot be set here")
         end = next((i for i in range(start + 1, len(lines)) if header.match(lines[i])),
                    len(lines))
         comment = f"  # {note}" if note else ""
         for key, value in values.items():
+            value = value.item() if hasattr(value, "item") else value     # NumPy scalars
             literal = (("true" if value else "false") if isinstance(value, bool)
                        else json.dumps(value))
             line = f"{key} = {literal}{comment}"
@@ -182,8 +186,11 @@ class ModelSpec:
                 lines.insert(start + 1, line)
                 end += 1
             else:
+                # a comment after the value (past a string's closing quote, which may
+                # hold a '#'): its continuation lines go with it
+                commented = "#" in lines[at].split("=", 1)[1].rsplit('"', 1)[-1]
                 lines[at] = line
-                while at + 1 < end and re.match(r"^\s+#", lines[at + 1]):
+                while commented and at + 1 < end and re.match(r"^\s+#", lines[at + 1]):
                     del lines[at + 1]      # the replaced line's comment, continued
                     end -= 1
         return parse_spec("\n".join(lines) + "\n", self.source)

@@ -183,8 +183,21 @@ def test_setting_a_key_edits_the_text_the_posterior_stores():
         | {"examination": tomllib.loads(walk.text)["examination"]
            | {"clicks": "pooled", "min_impressions": 3, "rank_offsets": True}}
     assert parse_spec(spec.text).data == spec.data
-    assert spec.text.count("clicks = ") == 1 and 'clicks = "pooled"  # set here' in spec.text
-    assert "else clicks per rank" not in spec.text        # the replaced line's comment
+    assert [line for line in spec.text.splitlines() if line.startswith("clicks")] == \
+        ['clicks = "pooled"  # set here']
+    # a replaced line's comment goes with its continuation lines; an uncommented line's
+    # next comment (another key's) stays
+    text = ('[model]\nname = "t"\n[examination]\nclicks = "auto"   # per document, where\n'
+            '                  # the pairs recur\nmoves = "pooled"\n    # the next one\n'
+            'prior_sd = 2.0\n[sampler]\nmethod = "nuts"\n')
+    edited = parse_spec(text).with_keys("examination", clicks="shared", moves="shared")
+    assert "recur" not in edited.text and "# the next one" in edited.text
+    assert edited.data["examination"]["prior_sd"] == 2.0
+    # a section written as an inline table has no header line to edit under
+    inline = parse_spec('examination = {clicks = "auto"}\n[model]\nname = "t"\n'
+                        '[sampler]\nmethod = "nuts"\n')
+    with pytest.raises(ParameterError, match="header"):
+        inline.with_keys("examination", clicks="pooled")
     assert spec.digest() != walk.digest()
     assert walk.with_keys("examination", clicks=None) is walk
     with pytest.raises(ParameterError, match=r"no \[examination\]"):

@@ -220,8 +220,8 @@ VERIFY_DEPTH = 2
 
 
 def verify_c_model(compiled, model: WalkModel) -> None:
-    """A few draws through the C bridge, whose log density and gradient as nutpie records
-    them must equal the model's own at the same points (relative 1e-9): the whole path
+    """A few draws through the C bridge, whose log density as nutpie records it must
+    equal the model's own at the same points (relative 1e-9): the whole path
     (nutpie's classes, the address table, the compiled function) checked end to end.
     Raises ``RuntimeError`` when they differ."""
     import nutpie
