@@ -173,9 +173,7 @@ def population_click(trend, ranks: int, offset=None) -> np.ndarray:
     (``trend`` ``(draws, 3)``: intercept, slope, sd; ``offset`` ``(draws, R)``: the click
     logit's offset ``delta_i`` by rank, 0 when None; Gauss-Hermite quadrature).  With
     attractiveness per document, this is what a run's document at rank ``i`` gets in the
-    scored walk: runs are scored on the walk over ranks, which does not know their
-    documents (a plug-in of the population's mean, not the average of the walk over
-    documents)."""
+    scored walk where the log shows no rarer pair at that rank (:func:`run_click`)."""
     from ..browsing.base import extend_ranks
 
     trend = np.atleast_2d(np.asarray(trend, dtype=float))
@@ -187,6 +185,29 @@ def population_click(trend, ranks: int, offset=None) -> np.ndarray:
     eta = trend[:, :1, None] + trend[:, 1:2, None] * x[None, :, None] \
         + trend[:, 2:3, None] * z[None, None, :] + shift
     return (wts / (1.0 + np.exp(-eta))).sum(axis=-1)
+
+
+def run_click(trend, ranks: int, offset=None, pooled=None, pooled_ranks=None) -> np.ndarray:
+    """``(draws, ranks)``: the click chance a run's document gets at each rank in the walk
+    scored with attractiveness per document (runs are scored on the walk over ranks, which
+    does not know their documents: a plug-in, not the average of the walk over documents).
+    At a rank where the log shows pairs rarer than ``min_impressions``, the chance they
+    share there, ``logistic(logit pooled + delta_i)`` (``pooled (draws, P)`` the
+    posterior's ``pooled_click`` before the rank's offset, at ``pooled_ranks (P,)``): what
+    held-out pages give a pair the fit never saw, as runs' documents mostly are.  At the
+    other ranks, the population's mean attractiveness (:func:`population_click`)."""
+    out = population_click(trend, ranks, offset)
+    if pooled is None or not np.size(pooled):
+        return out
+    from scipy.special import expit, logit
+
+    at = np.asarray(pooled_ranks, dtype=int) - 1
+    inside = at < int(ranks)
+    eta = logit(np.atleast_2d(np.asarray(pooled, dtype=float))[:, inside])
+    if offset is not None:
+        eta = eta + np.atleast_2d(np.asarray(offset, dtype=float))[:, at[inside]]
+    out[:, at[inside]] = expit(eta)
+    return out
 
 
 class PageTables(NamedTuple):

@@ -91,3 +91,23 @@ def test_a_runs_document_gets_the_populations_mean_attractiveness_at_its_rank():
         for i in range(10):
             want = np.mean(1.0 / (1.0 + np.exp(-(a + b * np.log(i + 1) + sd * z))))
             assert got[d, i] == pytest.approx(want, abs=1e-3)
+
+
+def test_a_runs_document_gets_the_rarer_pairs_chance_where_the_log_shows_them():
+    """Where the log shows pairs rarer than min_impressions at rank i, a run's document
+    gets the chance they share there after the rank's offset, logistic(logit pooled +
+    delta_i); at the other ranks the population's mean; a pooled rank beyond the scored
+    ranks is ignored."""
+    from bayeschain.posterior.walk import population_click, run_click
+
+    trend = np.array([[-1.0, -0.6, 1.2], [0.3, -1.1, 0.4]])
+    offset = np.array([[0.0, -0.3, -0.5, -0.6, -0.7, -0.8], [0.0, 0.2, 0.1, 0.0, -0.1, -0.2]])
+    pooled = np.array([[0.2, 0.05, 0.3], [0.6, 0.1, 0.4]])
+    got = run_click(trend, 6, offset, pooled, [2, 5, 9])
+    np.testing.assert_allclose(got[:, [0, 2, 3, 5]],
+                               population_click(trend, 6, offset)[:, [0, 2, 3, 5]], rtol=1e-12)
+    for d in range(2):
+        for k, rank in enumerate((2, 5)):
+            odds = pooled[d, k] / (1 - pooled[d, k]) * np.exp(offset[d, rank - 1])
+            assert got[d, rank - 1] == pytest.approx(odds / (1 + odds), rel=1e-12)
+    np.testing.assert_array_equal(run_click(trend, 6), population_click(trend, 6))

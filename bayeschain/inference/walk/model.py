@@ -551,6 +551,10 @@ class WalkModel:
         self._combos = click_combinations(data.click_index, self.rank_offsets,
                                            int(self._n_coord[self._click_family]))
         self._blocks = walk_likelihood.blocks(data.lengths, data.counts.state_ptr)
+        # the pseudo-documents of the rarer pairs: their click coordinates and ranks
+        pooled = (np.zeros(0, dtype=np.int64) if data.documents is None
+                  else data.documents["pooled_rank"].to_numpy(dtype=np.int64))
+        self._pooled = (np.flatnonzero(pooled > 0), pooled[pooled > 0])
         self._arguments: LogpArguments | None = None
 
     def click_coordinates(self) -> tuple[int, int]:
@@ -688,11 +692,15 @@ class WalkModel:
         if self._reclick_coord >= 0:
             out["reclick"] = np.array(self.reclick_factor(theta))
         if self.n_sets == 2:
-            from ...posterior.walk import marginal_moves, population_click
+            from ...posterior.walk import marginal_moves, run_click
 
-            per_rank = out["click"] if self.clicks != "document" else \
-                population_click(out["click_trend"][None], self.data.ranks,
-                                 out.get("click_offset"))[0]
+            per_rank = out["click"]
+            if self.clicks == "document":
+                at, ranks = self._pooled
+                offset = out.get("click_offset")
+                per_rank = run_click(out["click_trend"][None], self.data.ranks,
+                                     None if offset is None else offset[None],
+                                     out["click"][None, at], ranks)[0]
             out["walk_skip"], out["walk_click"] = tables[0], tables[1]
             out["walk"] = marginal_moves(tables[0], tables[1], per_rank)
         return out
