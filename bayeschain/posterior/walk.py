@@ -201,11 +201,16 @@ def run_click(trend, ranks: int, offset=None, pooled=None, pooled_ranks=None) ->
         return out
     from scipy.special import expit, logit
 
+    from ..browsing.base import extend_ranks
+
+    if pooled_ranks is None:
+        raise ValueError("run_click: the ranks of the pooled chances are needed with them")
     at = np.asarray(pooled_ranks, dtype=int) - 1
     inside = at < int(ranks)
     eta = logit(np.atleast_2d(np.asarray(pooled, dtype=float))[:, inside])
     if offset is not None:
-        eta = eta + np.atleast_2d(np.asarray(offset, dtype=float))[:, at[inside]]
+        eta = eta + extend_ranks(np.atleast_2d(np.asarray(offset, dtype=float)),
+                                 int(ranks))[:, at[inside]]
     out[:, at[inside]] = expit(eta)
     return out
 

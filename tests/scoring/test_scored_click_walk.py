@@ -79,9 +79,10 @@ def test_drwbm_scores_the_click_walk_by_relevance_of_the_examined_document(one_t
 
 
 def test_a_runs_document_gets_the_populations_mean_attractiveness_at_its_rank():
-    """With attractiveness per document, the scored walk mixes the moves with the mean
-    attractiveness of the fitted population at each rank, E[logistic(a + b log i + sd Z)]:
-    against a Monte-Carlo average of 2,000,000 normal draws."""
+    """With attractiveness per document, at a rank where the log shows no rarer pair the
+    scored walk mixes the moves with the mean attractiveness of the fitted population
+    there, E[logistic(a + b log i + sd Z)]: against a Monte-Carlo average of 2,000,000
+    normal draws."""
     from bayeschain.posterior.walk import population_click
 
     trend = np.array([[-1.0, -0.6, 1.2], [0.3, -1.1, 0.4]])

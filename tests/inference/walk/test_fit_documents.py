@@ -161,22 +161,27 @@ def test_a_log_whose_every_pair_is_rare_predicts_with_the_pooled_chances():
 
 def test_the_scored_click_walk_gives_a_runs_document_the_rarer_pairs_chance():
     """The walk with moves after a click (walk-click), attractiveness per document and
-    click offsets by rank, on a log whose every pair is shown once: the walk it scores is
+    click offsets by rank, on a log whose rank 1 shows 5 documents of its own (hundreds
+    of impressions each) and whose ranks 2-4 show pairs seen once: the walk it scores is
     the click walk with the clicks marginalised, m_i = c_i m^c_i + (1 - c_i) m^s_i, with
-    c_i the chance the rarer pairs share at rank i after its offset,
-    logistic(logit pooled_i + delta_i) (what held-out pages give a pair never seen),
-    recomputed here from the posterior's own draws."""
+    c_i at ranks 2-4 the chance the rarer pairs share there after its offset,
+    logistic(logit pooled_i + delta_i) (what held-out pages give a pair never seen), and
+    at rank 1, where no pair is rare, the population's mean attractiveness; recomputed
+    here from the posterior's own draws."""
     import warnings
 
+    from bayeschain.posterior.walk import population_click
     from tests.reference.walk_clicks import pages_to_log, simulate_document_pages
 
     rng = np.random.default_rng(4)
     n, n_pages = 4, 800
     f, b = np.full(n, 0.6), np.r_[0.0, np.full(n - 1, 0.1)]
     leave = 1 - f - b
-    shown = [list(range(k * n, (k + 1) * n)) for k in range(n_pages)]
+    shown = [[int(rng.integers(5))] + list(range(5 + k * n, 5 + k * n + n - 1))
+             for k in range(n_pages)]
+    attractive = np.r_[np.linspace(0.2, 0.6, 5), np.full(n * n_pages, 0.3)]
     pages = simulate_document_pages(rng, n_pages, f, b, 0.3 * leave, 0.7 * leave,
-                                    np.full(n * n_pages, 0.3), shown)
+                                    attractive, shown)
     log = pages_to_log(pages, n, documents=[[f"d{d}" for d in s] for s in shown],
                        queries=["q"] * n_pages)
     spec = bc.load_spec("walk-click").with_keys("examination", clicks="document",
@@ -185,10 +190,15 @@ def test_the_scored_click_walk_gives_a_runs_document_the_rarer_pairs_chance():
         warnings.simplefilter("ignore")          # a short fit: its diagnostics may warn
         post = fit(log, spec, seed=1, draws=100, tune=100)
     p = post.posterior
-    assert list(p["pooled_click"]["pooled_rank"].values) == [1, 2, 3, 4]
+    assert p.sizes["document"] == 5
+    assert list(p["pooled_click"]["pooled_rank"].values) == [2, 3, 4]
     pooled, delta = p["pooled_click"].values, p["click_offset"].values
-    chance = 1.0 / (1.0 + (1.0 - pooled) / pooled * np.exp(-delta))       # (chain, draw, 4)
     assert np.all(delta[..., 0] == 0) and np.ptp(delta[..., 1:]) > 0
+    chance = np.empty(delta.shape)                                        # (chain, draw, 4)
+    chance[..., 1:] = 1.0 / (1.0 + (1.0 - pooled) / pooled * np.exp(-delta[..., 1:]))
+    trend = p["click_trend"].values.reshape(-1, 3)
+    chance[..., 0] = population_click(trend, n, delta.reshape(-1, n))[:, 0].reshape(
+        delta.shape[:2])
     want = chance[..., None] * p["walk_click"].values \
         + (1.0 - chance[..., None]) * p["walk_skip"].values
     np.testing.assert_allclose(p["walk"].values, want, rtol=0, atol=1e-12)
