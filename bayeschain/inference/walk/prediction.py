@@ -215,7 +215,8 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     Returns one row per (page, rank): ``serp_id, query_id, rank, clicked`` (the page has a
     click there), ``p_click`` (``P(C_r = 1)``, averaged over the draws) and ``p_observed``
     (``P(C_r = c_r | C_1..C_{r-1})`` of the observed click vector, the posterior
-    predictive; computed on the first ``ranks`` ranks, all with None).  ``max_draws``
+    predictive; computed on the first ``ranks`` ranks, all with None: NaN on the others).
+    ``max_draws``
     posterior draws are used (all with None).
     """
     data = pages_for(posterior, log, qrels, level)
@@ -236,8 +237,10 @@ def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | N
     upto = width if ranks is None else min(int(ranks), width)
     uncond = np.zeros((uniq.shape[0], width))
     joint = np.zeros((uniq.shape[0], width + 1))
-    u = np.empty_like(uncond)
-    j = np.empty_like(joint)
+    # what the kernel does not write (ranks a page lacks, prefixes past ``ranks``) stays
+    # NaN: uninitialised memory summed over the draws gave garbage there, and overflowed
+    u = np.full_like(uncond, np.nan)
+    j = np.full_like(joint, np.nan)
     kernel = _kernel()
     for d in range(rows.size):
         kernel(move_index, click_index, np.ascontiguousarray(tables.moves[d]),

@@ -147,6 +147,25 @@ def test_heldout_metrics_prefer_the_true_walk(simulated):
     assert some.log_likelihood == pytest.approx(by_hand.log_likelihood, rel=1e-12)
 
 
+def test_the_observed_click_vector_is_not_predicted_past_the_ranks_asked(simulated):
+    """``predict_clicks(..., ranks=2)``: ``p_observed`` is a probability on ranks 1-2 and
+    NaN on ranks 3-5 (not computed), ``p_click`` a probability everywhere, the same as
+    with every rank; and no floating-point warning."""
+    import warnings
+
+    _, log, post = simulated
+    _, test = log.split(0.05, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        some = predict_clicks(post, test, ranks=2)
+    every = predict_clicks(post, test)
+    first = some["rank"] <= 2
+    assert some["p_observed"][first].between(0, 1).all()
+    assert some["p_observed"][~first].isna().all() and (~first).sum() > 0
+    np.testing.assert_array_equal(some["p_click"], every["p_click"])
+    np.testing.assert_array_equal(some["p_observed"][first], every["p_observed"][first])
+
+
 def test_split_keeps_sessions_whole_and_is_seeded(simulated):
     _, log, _ = simulated
     train, test = log.split(0.25, seed=1)
