@@ -112,7 +112,10 @@ def test_more_chains_than_cores_sample_together_and_stop_together(monkeypatch):
     assert post.posterior.sizes["chain"] == 4
     assert post.n_draws < 4 * 3_000
     last = rows[-1]
-    assert len(last) == 4 and min(last) >= 0.5 * max(last), rows
+    # every chain past its tuning, none at the cap (run two at a time: [3300, 3300, 2915,
+    # 3053]); how evenly they progress is the OS's share of 2 cores among 4 threads and
+    # whatever else runs (CI's compatibility stage, loaded: [1835, 1267, 2680, 940])
+    assert len(last) == 4 and min(last) > 300, rows
     assert max(last) < 300 + 3_000, rows                    # no chain ran to the cap
 
 
