@@ -35,7 +35,6 @@ quantity: which of the ESS and R-hat rules sets the number of draws.
 from __future__ import annotations
 
 import argparse
-import re
 import subprocess
 import sys
 import tempfile
@@ -52,12 +51,12 @@ TREC = ROOT / "data" / "trec_session_2013" / "sessiontrack2013.xml.gz"
 
 def spec_with(tune: int, target_accept: float, folder: Path) -> Path:
     """The default walk spec with ``tune`` and ``target_accept`` replaced."""
-    text = (ROOT / "models" / "walk.toml").read_text(encoding="utf-8")
-    text = re.sub(r"(?m)^tune = \d+", f"tune = {tune}", text)
-    text = re.sub(r"(?m)^target_accept = [0-9.]+", f"target_accept = {target_accept}", text)
-    text = re.sub(r'(?m)^name = "walk"', f'name = "walk-{tune}-{target_accept}"', text)
+    from bayeschain.inference import load_spec
+
+    spec = load_spec("walk").with_keys("sampler", tune=tune, target_accept=target_accept) \
+        .with_keys("model", name=f"walk-{tune}-{target_accept}")
     path = folder / f"walk-{tune}-{target_accept}.toml"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(spec.text, encoding="utf-8")
     return path
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from bayeschain.errors import ParameterError
 from bayeschain.evaluation import evaluate_runs
-from bayeschain.inference import Posterior, fit, load_spec, parse_spec, posterior_from_parameters
+from bayeschain.inference import Posterior, fit, load_spec, posterior_from_parameters
 from bayeschain.io import read_qrels, read_run
 from bayeschain.io.lists import ranked_lists
 from bayeschain.measures.markov import MODELS
@@ -151,7 +151,7 @@ def test_family_is_read_from_the_fitted_spec_and_kept_by_files(trec, tmp_path):
     from bayeschain.posterior.container import make_posterior
 
     qrels, runs = trec
-    spec = parse_spec(load_spec("jumps-id").text.replace('family = "ID"', 'family = "LID"'))
+    spec = load_spec("jumps-id").with_keys("jumps", family="LID")
     g = xr.DataArray(np.array([[0.7, 1.4]]), dims=("chain", "draw"))
     post = make_posterior({"jump_exponent": g}, spec=spec, data_digest="test", seed=1,
                           method="nuts")
@@ -174,7 +174,7 @@ def test_fitted_free_rows_score_with_width(trec):
     qrels, runs = trec
     truth, _ = free_posterior(6, 1, ranks=6)
     post = fit(stats_from_moves(sample_moves(truth[0], 300, 7)),
-               parse_spec(load_spec("jumps-free").text.replace("ranks = 10", "ranks = 6")),
+               load_spec("jumps-free").with_keys("model", ranks=6),
                draws=200, chains=2)
     kernel = jump_kernel(post)
     assert kernel.kind == "matrix" and kernel.draws.shape == (400, 6, 6)
@@ -197,7 +197,7 @@ def test_fitted_jumps_id_posterior_scores_with_width(trec):
 
     qrels, runs = trec
     post = fit(stats_from_moves(sample_moves(decay_matrix("ID", 1.3, 8), 300, 2)),
-               parse_spec(load_spec("jumps-id").text.replace("ranks = 10", "ranks = 8")),
+               load_spec("jumps-id").with_keys("model", ranks=8),
                draws=100, tune=200, chains=2)
     kernel = jump_kernel(post)
     assert (kernel.kind, kernel.family, kernel.draws.shape) == ("exponent", "ID", (200,))

@@ -80,11 +80,7 @@ def test_mp_paper_estimator_is_the_limiting_posterior_mode():
     log = simulate_click_log(2000, holding_rates=0.1, examine_time=0.0, seed=3)
     stats = click_statistics(log)
     data = model_data(stats, 10)
-    spec_text = load_spec("clicks-conjugate").text.replace("prior = [1.0, 20.0]",
-                                                          "prior = [1e-12, 1e-12]")
-    from bayeschain.inference import parse_spec
-
-    spec = parse_spec(spec_text)
+    spec = load_spec("clicks-conjugate").with_keys("holding", prior=[1e-12, 1e-12])
     from bayeschain.inference.dwell.holding import gamma_parameters
 
     shape, rate = gamma_parameters(data, spec.section("holding")["prior"], shared=False)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeschain.inference import fit, load_spec, parse_spec
+from bayeschain.inference import fit, load_spec
 from bayeschain.inference.clicks.jumps import decay_matrix
 from bayeschain.io.clickstats_tables import ClickStats
 from bayeschain.io.clickstats_tables import canonical as _finish
@@ -39,7 +39,7 @@ def test_unit_exponent_is_the_papers_id_model():
 def test_free_rows_recover_the_matrix():
     truth = decay_matrix("LID", 1.7, 6)
     post = fit(stats_from_moves(sample_moves(truth, 4000, 1)),
-               parse_spec(load_spec("jumps-free").text.replace("ranks = 10", "ranks = 6")),
+               load_spec("jumps-free").with_keys("model", ranks=6),
                draws=2000, chains=1)
     jump = post.posterior["jump"]
     lo = jump.quantile(0.0005, dim=("chain", "draw")).values
@@ -53,7 +53,7 @@ def test_decay_exponent_is_recovered_by_nuts():
     pytest.importorskip("pymc")
     truth = decay_matrix("ID", 1.3, 8)
     post = fit(stats_from_moves(sample_moves(truth, 300, 2)),
-               parse_spec(load_spec("jumps-id").text.replace("ranks = 10", "ranks = 8")),
+               load_spec("jumps-id").with_keys("model", ranks=8),
                draws=500, tune=500, chains=2)
     g = post.posterior["jump_exponent"]
     lo, hi = g.quantile([0.005, 0.995], dim=("chain", "draw")).values

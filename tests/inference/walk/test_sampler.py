@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from bayeschain.inference import fit, load_spec, parse_spec
+from bayeschain.inference import fit, load_spec
 from bayeschain.io import click_statistics
 from bayeschain.simulate import simulate_click_log
 
@@ -21,7 +21,7 @@ def stats():
 
 
 def small_spec(name, ranks=5):
-    return parse_spec(load_spec(name).text.replace("ranks = 10", f"ranks = {ranks}"))
+    return load_spec(name).with_keys("model", ranks=ranks)
 
 
 def test_nuts_agrees_with_the_conjugate_posterior(stats):
