@@ -63,7 +63,8 @@ from ...posterior.vocabulary import BOUNDARIES
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
 OUTCOMES = ("next_query", "end", "unknown")
 _WORK_ROWS = 28
-#: configurations of one page length processed side by side (SIMD lanes)
+#: configurations of one page length processed side by side (SIMD lanes), on logs of few
+#: work items (:data:`WIDE_LANES` on the others)
 LANES = 8
 
 
@@ -100,9 +101,10 @@ def factor_lanes(n, lo, up, cp, inv):
 
 def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, states,
                         clicked, term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc,
-                        gsc, gc, gq, g_kappa, wk, term_ll):
-    """Log-likelihood of up to ``LANES`` configurations side by side, on ``n`` positions:
-    column ``w`` of the rows ``f .. c`` (shape ``(width >= n, LANES)``, C-contiguous so that
+                        gsc, gc, gq, g_kappa, wk, mask, sums, term_ll):
+    """Log-likelihood of up to ``lanes`` configurations side by side, on ``n`` positions:
+    column ``w`` of the rows ``f .. c`` (shape ``(width >= n, lanes)``, ``lanes`` the last
+    extent of the work array ``wk``; C-contiguous so that
     the lane loops vectorise) is configuration ``w`` (a shorter page has zero moves from its
     last position on, so the positions it lacks are never reached), whose left states are
     ``states[s_lo[w]:s_hi[w]]`` (-1: the page's start, i: after a click on rank i; an empty
@@ -118,6 +120,7 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
     ``kappa c_i`` instead of ``c_i`` (a result already clicked is clicked again less
     often; an all-zero mask is the walk whose every arrival is a fresh click chance), so
     such a state solves with its own matrix ``A_S = I - diag(1 - c'_S) P``.
+    ``mask (lanes,)`` and ``sums (6, lanes)`` are work arrays too, held by the driver.
     Gradients are *added* into ``gf .. gq`` and ``g_kappa[0]``; the log-probability of
     every term is written into ``term_ll`` unless it is empty.  The tridiagonal solves run
     across the lanes at once (SIMD); the terms are read lane by lane.  Returns ``-inf``
@@ -127,7 +130,7 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
     over the terms with outcome ``o`` collects what ``dL/da`` and ``dL/dv_o`` need, so the
     per-state work is two solves and a few vector updates.
     """
-    lanes = LANES
+    lanes = wk.shape[2]
     a, lo, up, cp, inv, x = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5]
     lam, gbar, mu, d_up, d_lo = wk[6], wk[7], wk[8], wk[9], wk[10]
     big = wk[11:14]            # L_o
@@ -135,12 +138,11 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
     direct = wk[17:20]         # dL/dv_o at the clicked state itself (e_i = v_o,i + ...)
     a_s, lo_s, up_s, cp_s, inv_s = wk[20], wk[21], wk[22], wk[23], wk[24]
     aov_s = wk[25:28]          # the same for a state with clicked positions
-    mask = np.zeros(lanes, dtype=np.int64)
-    pw = np.zeros((3, lanes))
-    wsum = np.zeros((3, lanes))
+    pw, wsum = sums[0:3], sums[3:6]
     total = 0.0
     slots = 0
     for w in range(lanes):
+        mask[w] = 0
         slots = max(slots, s_hi[w] - s_lo[w])
     fill_lanes(n, f, b, r, s, c, kappa, mask, a, aov, lo, up)    # mask 0: no click yet
     for i in range(n):
@@ -328,19 +330,32 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
 
 
 #: left states per work item (a lane of a block): a configuration's states are split into
-#: items of at most this many, so that a page with many states fills several lanes
-STATES_PER_ITEM = 4
+#: items of at most this many, so that a page with many states (positions clicked so far,
+#: damped re-clicks) fills several lanes; each item factors its page's matrix again
+STATES_PER_ITEM = 16
+#: lanes of a block on logs of many work items (at least :data:`WIDE_FROM`): a block's
+#: fixed work (filling, factoring, zeroing its rows) is shared by more configurations.
+#: One gradient of the default walk (best of 5 x 100, warm): WSCD per document (1,479
+#: configurations) 1.68 ms at 8 lanes and 4 states an item, 0.92 ms at 32 and 16; CLARA2
+#: per document 3.45 -> 2.43 ms; WSCD with damped re-clicks 7.98 -> 4.43 ms; 450
+#: configurations 0.45 ms at 8 lanes, 0.33 at 32.  On a log of few configurations a wide
+#: block mixes page lengths and numbers of states and runs at the largest (TREC Session:
+#: 0.065 ms at 8 lanes, 0.076-0.155 at 32), so :data:`LANES` there.
+WIDE_LANES = 32
+WIDE_FROM = 4 * WIDE_LANES
 
 
 def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     """Work items and blocks: ``items (K, 3)`` rows ``(configuration, first state, end
     state)`` ordered by page length and number of states, and ``starts`` the first item of
-    each block of ``LANES`` (the last may be shorter).  A configuration's left states are
-    split into items of at most :data:`STATES_PER_ITEM` (the log-likelihood and its
-    gradient are sums over left states, so a configuration may run in several lanes: each
-    lane factors the page's matrix for its own states).  A block runs at its longest page;
-    the positions a shorter page does not have are cut off by zero moves, so they are never
-    reached.  Computed once per page data, outside the compiled drivers."""
+    each block of lanes (:data:`LANES`, or :data:`WIDE_LANES` from :data:`WIDE_FROM`
+    items; the last block may be shorter; the drivers size their work arrays by the
+    largest block, :func:`block_lanes`).  A configuration's left states are split into
+    items of at most :data:`STATES_PER_ITEM` (the log-likelihood and its gradient are sums
+    over left states, so a configuration may run in several lanes: each lane factors the
+    page's matrix for its own states).  A block runs at its longest page; the positions a
+    shorter page does not have are cut off by zero moves, so they are never reached.
+    Computed once per page data, outside the compiled drivers."""
     lengths = np.asarray(lengths, dtype=np.int64)
     state_ptr = np.asarray(state_ptr, dtype=np.int64)
     rows = []
@@ -352,10 +367,17 @@ def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     items = np.array(rows, dtype=np.int64).reshape(-1, 3)
     key = np.lexsort((items[:, 2] - items[:, 1], lengths[items[:, 0]]))
     items = np.ascontiguousarray(items[key])
-    starts = np.arange(0, items.shape[0] + LANES, LANES)
-    starts[-1] = items.shape[0]
-    return items, np.ascontiguousarray(starts[:(items.shape[0] + LANES - 1) // LANES + 1],
-                                       dtype=np.int64)
+    lanes = WIDE_LANES if items.shape[0] >= WIDE_FROM else LANES
+    starts = np.r_[np.arange(0, items.shape[0], lanes), items.shape[0]]
+    return items, np.ascontiguousarray(starts, dtype=np.int64)
+
+
+def block_lanes(starts) -> int:
+    """The lanes of the drivers' blocks: the largest block (:func:`blocks`)."""
+    lanes = 1
+    for k in range(starts.size - 1):
+        lanes = max(lanes, starts[k + 1] - starts[k])
+    return lanes
 
 
 #: rows of the drivers' work arrays: forward, backward, reformulate, stop after an
@@ -369,15 +391,18 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
     """Per-position driver: rows ``f .. q`` of shape (G, N) (``fc .. sc``: the moves after a
     click), gradients added to ``g*``."""
     n_cfg, width = f.shape
-    wk = np.zeros((_WORK_ROWS, width, LANES))
-    rows = np.zeros((ROWS, width, LANES))
-    grads = np.zeros((ROWS, width, LANES))
-    s_lo = np.zeros(LANES, dtype=np.int64)
-    s_hi = np.zeros(LANES, dtype=np.int64)
+    lanes = block_lanes(starts)
+    wk = np.zeros((_WORK_ROWS, width, lanes))
+    rows = np.zeros((ROWS, width, lanes))
+    grads = np.zeros((ROWS, width, lanes))
+    s_lo = np.zeros(lanes, dtype=np.int64)
+    s_hi = np.zeros(lanes, dtype=np.int64)
+    mask = np.zeros(lanes, dtype=np.int64)
+    sums = np.zeros((6, lanes))
     total = 0.0
     for blk in range(starts.size - 1):
         n = lengths[items[starts[blk + 1] - 1, 0]]      # the block's longest page
-        for w in range(LANES):
+        for w in range(lanes):
             k = starts[blk] + w
             on = k < starts[blk + 1]
             g = items[k, 0] if on else 0
@@ -401,7 +426,7 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
                                  rows[8], rows[9], rows[4], rows[5], kappa, s_lo, s_hi,
                                  states, clicked, term_ptr, targets, counts, grads[0],
                                  grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
-                                 grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
+                                 grads[9], grads[4], grads[5], g_kappa, wk, mask, sums, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -457,17 +482,20 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
     ``g_kappa[0]``; each term's log-probability is written into ``term_ll`` unless it is
     empty."""
     n_cfg, width = move_index.shape
-    wk = np.zeros((_WORK_ROWS, width, LANES))
-    rows = np.zeros((ROWS, width, LANES))
-    grads = np.zeros((ROWS, width, LANES))
-    saved = np.zeros((8, LANES))
-    s_lo = np.zeros(LANES, dtype=np.int64)
-    s_hi = np.zeros(LANES, dtype=np.int64)
+    lanes = block_lanes(starts)
+    wk = np.zeros((_WORK_ROWS, width, lanes))
+    rows = np.zeros((ROWS, width, lanes))
+    grads = np.zeros((ROWS, width, lanes))
+    saved = np.zeros((8, lanes))
+    s_lo = np.zeros(lanes, dtype=np.int64)
+    s_hi = np.zeros(lanes, dtype=np.int64)
+    mask = np.zeros(lanes, dtype=np.int64)
+    sums = np.zeros((6, lanes))
     total = 0.0
     for blk in range(starts.size - 1):
         n = lengths[items[starts[blk + 1] - 1, 0]]      # the block's longest page
         used = starts[blk + 1] - starts[blk]
-        for w in range(LANES):
+        for w in range(lanes):
             nw = lengths[items[starts[blk] + w, 0]] if w < used else 0
             for i in range(n):
                 for k in range(ROWS):
@@ -504,7 +532,7 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
                                  rows[8], rows[9], rows[4], rows[5], kappa, s_lo, s_hi,
                                  states, clicked, term_ptr, targets, counts, grads[0],
                                  grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
-                                 grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
+                                 grads[9], grads[4], grads[5], g_kappa, wk, mask, sums, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -570,8 +598,8 @@ def compiled_or_python(name: str):
     return globals()[name]
 
 
-_JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "boundary_grad", "loglik_kernel",
-           "table_loglik_kernel")
+_JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "block_lanes", "boundary_grad",
+           "loglik_kernel", "table_loglik_kernel")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,10 @@ import pytest
 
 from bayeschain.inference.walk.data import page_data
 from bayeschain.inference.walk.likelihood import (
+    WIDE_LANES,
     ClickCounts,
+    block_lanes,
+    blocks,
     table_log_likelihood,
     walk_log_likelihood,
 )
@@ -152,10 +155,11 @@ def test_model_log_density_gradient(variant):
     assert_gradient_is_central_differences(model, theta)
 
 
-def _document_pages(rng, n=5, n_docs=8, n_pages=300):
-    """Pages of ``n`` results showing ``n_docs`` documents of one query in six layouts."""
+def _document_pages(rng, n=5, n_docs=8, n_pages=300, n_layouts=6, reclicks=False):
+    """Pages of ``n`` results showing ``n_docs`` documents of one query in ``n_layouts``
+    layouts."""
     att = rng.uniform(0.2, 0.7, n_docs)
-    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(6)]
+    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(n_layouts)]
     shown = [layouts[k] for k in rng.integers(0, len(layouts), n_pages)]
     f, b = np.linspace(0.75, 0.6, n), np.r_[0.0, np.full(n - 1, 0.1)]
     leave = 1 - f - b
@@ -163,7 +167,7 @@ def _document_pages(rng, n=5, n_docs=8, n_pages=300):
                                     shown, offset=np.linspace(0.0, -0.8, n))
     log = pages_to_log(pages, n, documents=[[f"doc{d}" for d in s] for s in shown],
                        queries=["q"] * n_pages)
-    return pages, shown, page_data(log, clicks="document")
+    return pages, shown, page_data(log, clicks="document", reclicks=reclicks)
 
 
 def test_click_offsets_by_rank_give_the_dense_likelihood_and_its_gradient():
@@ -188,6 +192,34 @@ def test_click_offsets_by_rank_give_the_dense_likelihood_and_its_gradient():
         want += dense_log_likelihood([n], f[None], b[None], r[None], s[None], c[None],
                                      *dense_page_counts(clicks, outcome, n),
                                      model.repeat_table(theta)[None])
+    got = model.pattern_log_likelihood(theta) @ data.patterns.pages
+    assert got == pytest.approx(want, rel=1e-12)
+    assert_gradient_is_central_differences(model, theta, rel=1e-4)
+
+
+def test_many_page_layouts_side_by_side_give_the_dense_likelihood_and_its_gradient():
+    """A log of many configurations runs them in wide blocks (:data:`WIDE_LANES` lanes, a
+    lane holding up to 16 left states, pages of several lengths and numbers of states side
+    by side, some with positions clicked before): the model's log-likelihood still equals
+    the dense definition page by page (damped re-clicks, the clicked set carried along
+    each page), and its gradient equals central differences."""
+    rng = np.random.default_rng(11)
+    n = 5
+    pages, shown, data = _document_pages(rng, n, n_docs=40, n_pages=3000, n_layouts=400,
+                                         reclicks=True)
+    assert block_lanes(blocks(data.lengths, data.counts.state_ptr)[1]) == WIDE_LANES
+    assert data.counts.clicked.any()
+    model = WalkModel(data, clicks="document", reclicks="damped")
+    theta = model.initial_point(rng) + rng.normal(0, 0.3, model.ndim)
+    kappa = model.reclick_factor(theta)
+    alpha = model.click_table(theta)
+    code = {d: k for k, d in enumerate(data.documents["doc_id"])}
+    f, b, r, s = rows_with_the_boundary(model, theta)
+    rho = model.repeat_table(theta)
+    want = sum(damped_page_log_likelihood(clicks, outcome, f, b, r, s,
+                                          np.array([alpha[code[f"doc{d}"]] for d in docs]),
+                                          rho, kappa)
+               for (clicks, outcome), docs in zip(pages, shown, strict=True))
     got = model.pattern_log_likelihood(theta) @ data.patterns.pages
     assert got == pytest.approx(want, rel=1e-12)
     assert_gradient_is_central_differences(model, theta, rel=1e-4)
