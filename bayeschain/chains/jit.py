@@ -10,10 +10,23 @@ environments of one Python sharing an editable source tree: Numba 0.60's LLVM 14
 read LLVM 20's bitcode, "LLVM bitcode parsing error") is read as a miss.  Numba removes
 its own temporary file when a write fails, and a cache index that names a missing data
 file is read as a miss.
+
+**A cache entry is keyed by its callees' sources too.**  Numba keeps a compiled function
+while its own source file is unchanged (the file's time and size): the compiled
+functions it calls in other files are linked into the entry, and an edit of those files
+left the old callee in it.  When a kernel's work layout changed in one file (the lanes
+of the walk's likelihood blocks), the cached density of another file ran the old kernel
+on the new layout and the process aborted.  :func:`jit` and :func:`cached_cfunc` key
+each entry also by :func:`callee_stamp`: the source files of the compiled functions it
+calls (its globals bound to Numba functions, directly or as attributes of a module it
+names), with their own callees.  Numba has no public hook for this; where its cache
+object lacks the attribute used (another Numba release), a function with callees in
+other files is compiled without the disk cache rather than risk a stale callee.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 
@@ -42,6 +55,8 @@ def jit(func: Callable, **options) -> Callable:
     if not disk_cache_enabled():                               # no writable folder at all
         return numba.njit(cache=False, **options)(func)
     dispatcher = numba.njit(cache=True, **options)(func)
+    if not keyed_by_callees(dispatcher, func):
+        return numba.njit(cache=False, **options)(func)
     cache = getattr(dispatcher, "_cache", None)
     load = getattr(cache, "load_overload", None)
     if load is not None:
@@ -62,3 +77,90 @@ def jit(func: Callable, **options) -> Callable:
 
         cache.save_overload = save_or_skip
     return dispatcher
+
+
+def _is_compiled(obj) -> bool:
+    """A Numba dispatcher or C callback (it has the Python function it compiles)."""
+    return callable(obj) and hasattr(obj, "_cache") and (hasattr(obj, "py_func")
+                                                         or hasattr(obj, "_pyfunc"))
+
+
+def _python_function(obj):
+    return getattr(obj, "py_func", None) or getattr(obj, "_pyfunc", None)
+
+
+def _source_file(func) -> str | None:
+    try:
+        return inspect.getsourcefile(func)
+    except TypeError:
+        return None
+
+
+def callee_stamp(func, _seen=None) -> tuple:
+    """``((file, mtime, size), ...)``, sorted: the source files of the compiled functions
+    ``func`` calls from another file (globals of ``func`` bound to Numba functions, or
+    attributes, named in its code, of modules it names), and of their callees in turn.
+    Empty when it calls none outside its own file."""
+    seen = set() if _seen is None else _seen
+    own = _source_file(func)
+    names = set(func.__code__.co_names)
+    found = []
+    for name in names:
+        obj = func.__globals__.get(name)
+        if inspect.ismodule(obj):
+            found += [getattr(obj, attr) for attr in names
+                      if _is_compiled(getattr(obj, attr, None))]
+        elif _is_compiled(obj):
+            found.append(obj)
+    stamps = set()
+    for callee in found:
+        py = _python_function(callee)
+        if py is None or id(py) in seen:
+            continue
+        seen.add(id(py))
+        path = _source_file(py)
+        if path is not None and path != own:
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            stamps.add((path, st.st_mtime, st.st_size))
+        stamps.update(callee_stamp(py, seen))
+    return tuple(sorted(s for s in stamps if s[0] != own))
+
+
+def keyed_by_callees(compiled, func) -> bool:
+    """Key the disk cache of ``compiled`` (a Numba dispatcher or C callback made with its
+    cache on, not yet compiled) also by :func:`callee_stamp` of ``func``: an entry written
+    before one of those files changed is then read as a miss.  False when the cache cannot
+    be keyed so (the caller then compiles without it); True when nothing needs keying."""
+    stamp = callee_stamp(func)
+    if not stamp:
+        return True
+    index = getattr(getattr(compiled, "_cache", None), "_cache_file", None)
+    if index is None or not hasattr(index, "_source_stamp"):
+        return False
+    index._source_stamp = (index._source_stamp, stamp)
+    return True
+
+
+def cached_cfunc(signature, func):
+    """``numba.cfunc(signature, cache=True)(func)`` with its cache keyed by its callees'
+    sources (:func:`keyed_by_callees`); without the disk cache where it cannot be keyed,
+    or written."""
+    import numba
+
+    if disk_cache_enabled():
+        try:
+            from numba.core import sigutils
+            from numba.core.ccallback import CFunc
+
+            compiled = CFunc(func, sigutils.normalize_signature(signature), locals={},
+                             options={})
+            compiled.enable_caching()
+            if keyed_by_callees(compiled, func):
+                compiled.compile()
+                return compiled
+        except Exception:   # noqa: BLE001 - unwritable cache, an entry another Numba wrote
+            pass
+    return numba.cfunc(signature, cache=False)(func)

@@ -71,3 +71,84 @@ def test_the_same_compile_without_the_guard_fails_as_numba_does(tmp_path):
                                "PYTHONDONTWRITEBYTECODE": "1"},
                           timeout=300)
     assert proc.stdout.strip() == str(errno.EFBIG), proc.stderr
+
+
+def _callee(folder, value):
+    """A callee file returning ``x + value``."""
+    (folder / "callee_mod.py").write_text(textwrap.dedent(f'''
+        from bayeschain.chains.jit import jit
+
+        def value(x):
+            return x + {value}
+
+        value = jit(value)
+    '''))
+
+
+def _caller(folder):
+    """A caller file (two compiled functions and a C callback) calling the callee, written
+    the way the package's kernels are: the callee bound as a compiled global first."""
+    (folder / "caller_mod.py").write_text(textwrap.dedent('''
+        import numba
+        import callee_mod
+        from callee_mod import value as imported_value
+        from bayeschain.chains.jit import cached_cfunc, jit
+
+        def through_module(x):
+            return callee_mod.value(x) * 10
+
+        def through_global(x):
+            return imported_value(x) * 100
+
+        through_module = jit(through_module)
+        through_global = jit(through_global)
+
+        def callback(x):
+            return imported_value(x) * 1000
+
+        callback = cached_cfunc(numba.types.float64(numba.types.float64), callback)
+    '''))
+
+
+def _run(folder, script):
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={"NUMBA_CACHE_DIR": str(folder / "cache"),
+                               "PATH": "/usr/bin:/bin",
+                               "PYTHONPATH": ":".join([str(folder), *sys.path]),
+                               "PYTHONDONTWRITEBYTECODE": "1"}, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def test_a_cached_caller_runs_its_callees_current_source(tmp_path):
+    """A compiled caller cached on disk, whose callee in another file is then edited
+    (its value, and its file's size), runs the edited callee in the next process: through
+    a module attribute, through an imported global and as a C callback."""
+    script = ("import caller_mod; print(caller_mod.through_module(1.0), "
+              "caller_mod.through_global(1.0), caller_mod.callback.ctypes(1.0))")
+    _callee(tmp_path, 1)
+    _caller(tmp_path)
+    assert _run(tmp_path, script) == ["20.0", "200.0", "2000.0"]
+    assert _run(tmp_path, script) == ["20.0", "200.0", "2000.0"]      # read from the cache
+    for name in ("through_module", "through_global", "callback"):
+        assert any((tmp_path / "cache").rglob(f"caller_mod.{name}-*.nbc")), name
+    _callee(tmp_path, 22)                       # the caller's file is left as it was
+    assert _run(tmp_path, script) == ["230.0", "2300.0", "23000.0"]
+
+
+def test_numba_alone_keeps_the_callee_it_cached(tmp_path):
+    """The fault the key exists for is real: ``numba.njit(cache=True)`` keys an entry by
+    its own file only, and runs the callee it linked before the edit (if Numba starts
+    keying callees itself, this test says so and the key can go)."""
+    def callee(value):
+        (tmp_path / "bare_callee.py").write_text(
+            f"import numba\n\n@numba.njit(cache=True)\ndef value(x):\n    return x + {value}\n")
+
+    (tmp_path / "bare_caller.py").write_text(
+        "import numba\nfrom bare_callee import value\n\n"
+        "@numba.njit(cache=True)\ndef call(x):\n    return value(x) * 10\n")
+    script = "import bare_caller; print(bare_caller.call(1.0))"
+    callee(1)
+    assert _run(tmp_path, script) == ["20.0"]
+    callee(22)
+    assert _run(tmp_path, script) == ["20.0"]

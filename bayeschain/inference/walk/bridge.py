@@ -38,7 +38,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ...chains.jit import disk_cache_enabled
+from ...chains.jit import cached_cfunc
 from . import model as examination
 
 #: nutpie releases the C bridge is used with: from the first tested release up to, not
@@ -107,19 +107,12 @@ def _as_pointer(typingctx, address):
 
 
 def _cfunc(signature):
-    """``numba.cfunc`` with its on-disk cache, or without it when the cache cannot be
+    """``numba.cfunc`` with its on-disk cache keyed by the sources of the density it calls
+    (:func:`~bayeschain.chains.jit.cached_cfunc`), or without it when the cache cannot be
     written (a full disk, a file-size limit, a read-only folder: the rule of
     :mod:`bayeschain.chains.jit`), so that a cache never sends the walk to the slower
-    Python callback."""
-    def build(func):
-        if disk_cache_enabled():
-            try:
-                return numba.cfunc(signature, cache=True)(func)
-            except Exception:   # unwritable cache, or an entry another Numba wrote
-                pass
-        return numba.cfunc(signature, cache=False)(func)
-
-    return build
+    Python callback, nor runs a kernel older than its sources."""
+    return lambda func: cached_cfunc(signature, func)
 
 
 _LOGP_SIG = types.int64(types.uint64, types.CPointer(types.double),
