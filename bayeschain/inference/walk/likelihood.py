@@ -63,9 +63,13 @@ from ...posterior.vocabulary import BOUNDARIES
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
 OUTCOMES = ("next_query", "end", "unknown")
 _WORK_ROWS = 28
-#: configurations of one page length processed side by side (SIMD lanes), on logs of few
-#: work items (:data:`WIDE_LANES` on the others)
-LANES = 8
+#: configurations processed side by side (SIMD lanes; a compile-time constant: a lane
+#: count read at run time made every lane loop a loop of unknown length, and the kernel's
+#: first compile 3 s longer).  One gradient of the default walk (best of 5 x 100, warm),
+#: 8 lanes and 4 left states a lane before, 32 and 16 now: WSCD per document (1,479
+#: configurations) 1.68 -> 1.00 ms, CLARA2 per document (6,611) 3.45 -> 2.4 ms; TREC
+#: Session (few configurations: lanes left empty) 0.065 -> 0.155 ms
+LANES = 32
 
 
 def fill_lanes(n, f, b, r, s, c, kappa, mask, a, aov, lo, up):
@@ -102,9 +106,8 @@ def factor_lanes(n, lo, up, cp, inv):
 def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, states,
                         clicked, term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc,
                         gsc, gc, gq, g_kappa, wk, mask, sums, term_ll):
-    """Log-likelihood of up to ``lanes`` configurations side by side, on ``n`` positions:
-    column ``w`` of the rows ``f .. c`` (shape ``(width >= n, lanes)``, ``lanes`` the last
-    extent of the work array ``wk``; C-contiguous so that
+    """Log-likelihood of up to ``LANES`` configurations side by side, on ``n`` positions:
+    column ``w`` of the rows ``f .. c`` (shape ``(width >= n, LANES)``, C-contiguous so that
     the lane loops vectorise) is configuration ``w`` (a shorter page has zero moves from its
     last position on, so the positions it lacks are never reached), whose left states are
     ``states[s_lo[w]:s_hi[w]]`` (-1: the page's start, i: after a click on rank i; an empty
@@ -130,7 +133,7 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
     over the terms with outcome ``o`` collects what ``dL/da`` and ``dL/dv_o`` need, so the
     per-state work is two solves and a few vector updates.
     """
-    lanes = wk.shape[2]
+    lanes = LANES
     a, lo, up, cp, inv, x = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5]
     lam, gbar, mu, d_up, d_lo = wk[6], wk[7], wk[8], wk[9], wk[10]
     big = wk[11:14]            # L_o
@@ -333,29 +336,17 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
 #: items of at most this many, so that a page with many states (positions clicked so far,
 #: damped re-clicks) fills several lanes; each item factors its page's matrix again
 STATES_PER_ITEM = 16
-#: lanes of a block on logs of many work items (at least :data:`WIDE_FROM`): a block's
-#: fixed work (filling, factoring, zeroing its rows) is shared by more configurations.
-#: One gradient of the default walk (best of 5 x 100, warm): WSCD per document (1,479
-#: configurations) 1.68 ms at 8 lanes and 4 states an item, 0.92 ms at 32 and 16; CLARA2
-#: per document 3.45 -> 2.43 ms; WSCD with damped re-clicks 7.98 -> 4.43 ms; 450
-#: configurations 0.45 ms at 8 lanes, 0.33 at 32.  On a log of few configurations a wide
-#: block mixes page lengths and numbers of states and runs at the largest (TREC Session:
-#: 0.065 ms at 8 lanes, 0.076-0.155 at 32), so :data:`LANES` there.
-WIDE_LANES = 32
-WIDE_FROM = 4 * WIDE_LANES
 
 
 def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     """Work items and blocks: ``items (K, 3)`` rows ``(configuration, first state, end
     state)`` ordered by page length and number of states, and ``starts`` the first item of
-    each block of lanes (:data:`LANES`, or :data:`WIDE_LANES` from :data:`WIDE_FROM`
-    items; the last block may be shorter; the drivers size their work arrays by the
-    largest block, :func:`block_lanes`).  A configuration's left states are split into
-    items of at most :data:`STATES_PER_ITEM` (the log-likelihood and its gradient are sums
-    over left states, so a configuration may run in several lanes: each lane factors the
-    page's matrix for its own states).  A block runs at its longest page; the positions a
-    shorter page does not have are cut off by zero moves, so they are never reached.
-    Computed once per page data, outside the compiled drivers."""
+    each block of :data:`LANES` (the last may be shorter).  A configuration's left states
+    are split into items of at most :data:`STATES_PER_ITEM` (the log-likelihood and its
+    gradient are sums over left states, so a configuration may run in several lanes: each
+    lane factors the page's matrix for its own states).  A block runs at its longest page;
+    the positions a shorter page does not have are cut off by zero moves, so they are never
+    reached.  Computed once per page data, outside the compiled drivers."""
     lengths = np.asarray(lengths, dtype=np.int64)
     state_ptr = np.asarray(state_ptr, dtype=np.int64)
     rows = []
@@ -367,17 +358,8 @@ def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     items = np.array(rows, dtype=np.int64).reshape(-1, 3)
     key = np.lexsort((items[:, 2] - items[:, 1], lengths[items[:, 0]]))
     items = np.ascontiguousarray(items[key])
-    lanes = WIDE_LANES if items.shape[0] >= WIDE_FROM else LANES
-    starts = np.r_[np.arange(0, items.shape[0], lanes), items.shape[0]]
+    starts = np.r_[np.arange(0, items.shape[0], LANES), items.shape[0]]
     return items, np.ascontiguousarray(starts, dtype=np.int64)
-
-
-def block_lanes(starts) -> int:
-    """The lanes of the drivers' blocks: the largest block (:func:`blocks`)."""
-    lanes = 1
-    for k in range(starts.size - 1):
-        lanes = max(lanes, starts[k + 1] - starts[k])
-    return lanes
 
 
 #: rows of the drivers' work arrays: forward, backward, reformulate, stop after an
@@ -391,7 +373,7 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
     """Per-position driver: rows ``f .. q`` of shape (G, N) (``fc .. sc``: the moves after a
     click), gradients added to ``g*``."""
     n_cfg, width = f.shape
-    lanes = block_lanes(starts)
+    lanes = LANES
     wk = np.zeros((_WORK_ROWS, width, lanes))
     rows = np.zeros((ROWS, width, lanes))
     grads = np.zeros((ROWS, width, lanes))
@@ -482,7 +464,7 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
     ``g_kappa[0]``; each term's log-probability is written into ``term_ll`` unless it is
     empty."""
     n_cfg, width = move_index.shape
-    lanes = block_lanes(starts)
+    lanes = LANES
     wk = np.zeros((_WORK_ROWS, width, lanes))
     rows = np.zeros((ROWS, width, lanes))
     grads = np.zeros((ROWS, width, lanes))
@@ -598,8 +580,8 @@ def compiled_or_python(name: str):
     return globals()[name]
 
 
-_JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "block_lanes", "boundary_grad",
-           "loglik_kernel", "table_loglik_kernel")
+_JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "boundary_grad", "loglik_kernel",
+           "table_loglik_kernel")
 
 
 @dataclass(frozen=True)
