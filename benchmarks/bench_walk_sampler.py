@@ -2,6 +2,7 @@
 
     python3 benchmarks/bench_walk_sampler.py [--logs trec clara2 wscd]
         [--settings 1000/0.95 500/0.9 500/0.8] [--checks wscd] [--rhat-parts wscd --draws 1000]
+        [--gradient]
 
 For each log (TREC Session 2013 bundled; CLARA2 and WSCD from the shared samples, skipped
 when absent) and each ``tune/target_accept`` pair, writes the default spec
@@ -25,6 +26,13 @@ alone.
 R-hat at half and all the draws and its bulk ESS of the draws and of the folded draws,
 each beside independent normal draws of the same shape: which half of the rank R-hat
 sets the number of draws.
+
+``--gradient`` instead times one log density with gradient of the default walk on each log
+(the pages and model ``bayeschain fit`` builds: clicks per document where pairs shown 10
+times or more hold a quarter of the impressions), in process: the best of 5 x 100 calls of
+``WalkModel.logp`` at the sampler's starting point, with the blocks the likelihood chooses
+(``likelihood.blocks``: how many left states a lane holds) beside fixed splits of 1, 4 and
+16 states a lane.
 
 ``--checks LOG`` instead fits LOG in process with the default spec and prints every
 check the sampler makes while it samples (draws per chain, smallest bulk ESS, largest
@@ -204,12 +212,61 @@ def independent(quantities: int) -> None:
               + ", ".join(f"{w:.4f}" for w in worst))
 
 
+def gradient(names: list[str]) -> None:
+    """One log density with gradient of the default walk per log, the chosen blocks beside
+    fixed splits of the left states (see the module)."""
+    import numpy as np
+
+    import bayeschain
+    from bayeschain.inference.walk import likelihood
+    from bayeschain.inference.walk.data import page_data, recurring_share
+    from bayeschain.inference.walk.fit import AUTO_DOCUMENT_SHARE
+    from bayeschain.inference.walk.model import WalkModel
+
+    spec = bayeschain.inference.load_spec("walk")
+    least = spec.section("examination")["min_impressions"]
+    print("| log | clicks | configurations | left states | states a lane | blocks | "
+          "one gradient ms |")
+    print("|---|---|---|---|---|---|---|")
+    for name in names:
+        log = bayeschain.read_clicks(TREC) if name == "trec" else load_log(name)
+        document = recurring_share(log, least) >= AUTO_DOCUMENT_SHARE
+        data = page_data(log, clicks="document" if document else "rank",
+                         default_length=spec.ranks, min_impressions=least)
+        model = WalkModel(data, clicks="document" if document else "pooled")
+        theta = model.initial_point(np.random.default_rng(0))
+        chosen = model._blocks
+        for k in (None, 1, 4, 16):
+            items = chosen[0] if k is None else likelihood._items(
+                data.lengths, data.counts.state_ptr, k)
+            model._blocks = (items, np.r_[np.arange(0, len(items), likelihood.LANES),
+                                          len(items)].astype(np.int64))
+            model._arguments = None              # the kernel's arguments read them again
+            model.logp(theta)
+            best = min(_timed(model, theta) for _ in range(5))
+            per = int((items[:, 2] - items[:, 1]).max())
+            label = f"chosen: at most {per}" if k is None else f"at most {k}"
+            print(f"| {name} | {'document' if document else 'rank'} | {data.lengths.size:,} | "
+                  f"{data.counts.states.size:,} | {label} | {len(model._blocks[1]) - 1:,} | "
+                  f"{best * 1e3:.3f} |", flush=True)
+        model._blocks, model._arguments = chosen, None
+
+
+def _timed(model, theta, calls: int = 100) -> float:
+    t = time.perf_counter()
+    for _ in range(calls):
+        model.logp(theta)
+    return (time.perf_counter() - t) / calls
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--logs", nargs="+", default=["trec", "clara2", "wscd"])
     ap.add_argument("--settings", nargs="+", default=["1000/0.95", "500/0.9", "500/0.8"],
                     help="tune/target_accept pairs")
     ap.add_argument("--checks", help="a log whose default fit's checks are printed")
+    ap.add_argument("--gradient", action="store_true",
+                    help="time one log density with gradient on each of --logs")
     ap.add_argument("--fixed", help="a log fitted in process for --draws at each setting")
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--independent", type=int, help="quantities of independent draws")
@@ -227,6 +284,10 @@ def main() -> None:
         return
     if a.checks:
         checks(a.checks)
+        return
+    if a.gradient:
+        gradient(["trec"] + present_logs([n for n in a.logs if n != "trec"])
+                 if "trec" in a.logs else present_logs(a.logs))
         return
     logs = ["trec"] + present_logs([n for n in a.logs if n != "trec"]) \
         if "trec" in a.logs else present_logs(a.logs)
