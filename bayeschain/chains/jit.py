@@ -19,9 +19,11 @@ of the walk's likelihood blocks), the cached density of another file ran the old
 on the new layout and the process aborted.  :func:`jit` and :func:`cached_cfunc` key
 each entry also by :func:`callee_stamp`: the source files of the compiled functions it
 calls (its globals bound to Numba functions, directly or as attributes of a module it
-names), with their own callees.  Numba has no public hook for this; where its cache
-object lacks the attribute used (another Numba release), a function with callees in
-other files is compiled without the disk cache rather than risk a stale callee.
+names), with their own callees, read when Numba first looks in the cache (as it
+compiles: the globals it compiles against).  Numba has no public hook for this; where
+its cache object lacks the attribute used (another Numba release), or the callees cannot
+be read, a function with callees in other files is compiled without the disk cache
+rather than risk a stale callee.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ def disk_cache_enabled() -> bool:
 
 def jit(func: Callable, **options) -> Callable:
     """``func`` compiled by ``numba.njit(cache=True, **options)``, or ``func`` itself when
-    Numba is not installed.  A cache that cannot be written is skipped (see the module)."""
+    Numba is not installed.  A cache that cannot be written is skipped, and an entry is
+    keyed by its callees' sources too (see the module)."""
     try:
         import numba
     except ImportError:
@@ -55,28 +58,45 @@ def jit(func: Callable, **options) -> Callable:
     if not disk_cache_enabled():                               # no writable folder at all
         return numba.njit(cache=False, **options)(func)
     dispatcher = numba.njit(cache=True, **options)(func)
-    if not keyed_by_callees(dispatcher, func):
-        return numba.njit(cache=False, **options)(func)
-    cache = getattr(dispatcher, "_cache", None)
-    load = getattr(cache, "load_overload", None)
-    if load is not None:
-        def load_or_miss(sig, target_context, _load=load):
-            try:
-                return _load(sig, target_context)
-            except Exception:   # written by another Numba / LLVM (a shared source tree)
-                return None     # a miss: compiled afresh, and the entry rewritten
-
-        cache.load_overload = load_or_miss
-    save = getattr(cache, "save_overload", None)
-    if save is not None:
-        def save_or_skip(sig, data, _save=save):
-            try:
-                _save(sig, data)
-            except OSError:        # full disk, read-only folder: run without the cache
-                pass
-
-        cache.save_overload = save_or_skip
+    _guard_cache(getattr(dispatcher, "_cache", None), func)
     return dispatcher
+
+
+def _guard_cache(cache, func) -> None:
+    """Wrap a Numba cache object's ``load_overload`` / ``save_overload``: an entry another
+    Numba wrote is a miss, a write that fails is skipped, and at the first of either (when
+    Numba compiles, so the callees are the globals it compiles against) the index is keyed
+    by :func:`callee_stamp` (:func:`keyed_by_callees`); where it cannot be keyed, every load
+    is a miss and nothing is written: the function compiles without the disk cache."""
+    load = getattr(cache, "load_overload", None)
+    save = getattr(cache, "save_overload", None)
+    if load is None or save is None:
+        return
+    keyed: list[bool] = []
+
+    def usable() -> bool:
+        if not keyed:
+            keyed.append(keyed_by_callees(cache, func))
+        return keyed[0]
+
+    def load_or_miss(sig, target_context, _load=load):
+        if not usable():
+            return None
+        try:
+            return _load(sig, target_context)
+        except Exception:   # written by another Numba / LLVM (a shared source tree)
+            return None     # a miss: compiled afresh, and the entry rewritten
+
+    def save_or_skip(sig, data, _save=save):
+        if not usable():
+            return
+        try:
+            _save(sig, data)
+        except OSError:        # full disk, read-only folder: run without the cache
+            pass
+
+    cache.load_overload = load_or_miss
+    cache.save_overload = save_or_skip
 
 
 def _is_compiled(obj) -> bool:
@@ -91,9 +111,10 @@ def _python_function(obj):
 
 def _source_file(func) -> str | None:
     try:
-        return inspect.getsourcefile(func)
+        path = inspect.getsourcefile(func)
     except TypeError:
         return None
+    return os.path.realpath(path) if path else None
 
 
 def callee_stamp(func, _seen=None) -> tuple:
@@ -101,17 +122,21 @@ def callee_stamp(func, _seen=None) -> tuple:
     ``func`` calls from another file (globals of ``func`` bound to Numba functions, or
     attributes, named in its code, of modules it names), and of their callees in turn.
     Empty when it calls none outside its own file."""
+    import warnings
+
     seen = set() if _seen is None else _seen
     own = _source_file(func)
     names = set(func.__code__.co_names)
     found = []
-    for name in names:
-        obj = func.__globals__.get(name)
-        if inspect.ismodule(obj):
-            found += [getattr(obj, attr) for attr in names
-                      if _is_compiled(getattr(obj, attr, None))]
-        elif _is_compiled(obj):
-            found.append(obj)
+    with warnings.catch_warnings():      # NumPy's deprecated aliases warn when looked up
+        warnings.simplefilter("ignore")
+        for name in names:
+            obj = func.__globals__.get(name)
+            if inspect.ismodule(obj):
+                found += [getattr(obj, attr) for attr in names
+                          if _is_compiled(getattr(obj, attr, None))]
+            elif _is_compiled(obj):
+                found.append(obj)
     stamps = set()
     for callee in found:
         py = _python_function(callee)
@@ -120,24 +145,24 @@ def callee_stamp(func, _seen=None) -> tuple:
         seen.add(id(py))
         path = _source_file(py)
         if path is not None and path != own:
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
+            st = os.stat(path)
             stamps.add((path, st.st_mtime, st.st_size))
         stamps.update(callee_stamp(py, seen))
     return tuple(sorted(s for s in stamps if s[0] != own))
 
 
-def keyed_by_callees(compiled, func) -> bool:
-    """Key the disk cache of ``compiled`` (a Numba dispatcher or C callback made with its
-    cache on, not yet compiled) also by :func:`callee_stamp` of ``func``: an entry written
-    before one of those files changed is then read as a miss.  False when the cache cannot
-    be keyed so (the caller then compiles without it); True when nothing needs keying."""
-    stamp = callee_stamp(func)
+def keyed_by_callees(cache, func) -> bool:
+    """Key the Numba cache object ``cache`` also by :func:`callee_stamp` of ``func``: an
+    entry written before one of those files changed is then read as a miss.  False when the
+    cache cannot be keyed so (no such attribute in this Numba, or the callees cannot be
+    read); True when nothing needs keying."""
+    try:
+        stamp = callee_stamp(func)
+    except Exception:       # noqa: BLE001 - a global that cannot be inspected, a file gone
+        return False
     if not stamp:
         return True
-    index = getattr(getattr(compiled, "_cache", None), "_cache_file", None)
+    index = getattr(cache, "_cache_file", None)
     if index is None or not hasattr(index, "_source_stamp"):
         return False
     index._source_stamp = (index._source_stamp, stamp)
@@ -145,22 +170,24 @@ def keyed_by_callees(compiled, func) -> bool:
 
 
 def cached_cfunc(signature, func):
-    """``numba.cfunc(signature, cache=True)(func)`` with its cache keyed by its callees'
-    sources (:func:`keyed_by_callees`); without the disk cache where it cannot be keyed,
-    or written."""
+    """``numba.cfunc(signature, cache=True)(func)`` with its cache guarded as :func:`jit`'s
+    (keyed by its callees' sources, an unreadable entry a miss, a failed write skipped);
+    without the disk cache when :func:`disk_cache_enabled` says so.  ``numba.cfunc``
+    compiles at once, so the callback is built from its class the way ``numba.cfunc``
+    builds it, with the guard set before it compiles."""
     import numba
 
-    if disk_cache_enabled():
-        try:
-            from numba.core import sigutils
-            from numba.core.ccallback import CFunc
+    if not disk_cache_enabled():
+        return numba.cfunc(signature, cache=False)(func)
+    try:
+        from numba.core import sigutils
+        from numba.core.ccallback import CFunc
 
-            compiled = CFunc(func, sigutils.normalize_signature(signature), locals={},
-                             options={})
-            compiled.enable_caching()
-            if keyed_by_callees(compiled, func):
-                compiled.compile()
-                return compiled
-        except Exception:   # noqa: BLE001 - unwritable cache, an entry another Numba wrote
-            pass
-    return numba.cfunc(signature, cache=False)(func)
+        compiled = CFunc(func, sigutils.normalize_signature(signature), locals={},
+                         options={})
+        compiled.enable_caching()
+    except Exception:       # noqa: BLE001 - another Numba's class: no disk cache
+        return numba.cfunc(signature, cache=False)(func)
+    _guard_cache(getattr(compiled, "_cache", None), func)
+    compiled.compile()
+    return compiled

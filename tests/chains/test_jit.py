@@ -73,13 +73,30 @@ def test_the_same_compile_without_the_guard_fails_as_numba_does(tmp_path):
     assert proc.stdout.strip() == str(errno.EFBIG), proc.stderr
 
 
-def _callee(folder, value):
-    """A callee file returning ``x + value``."""
-    (folder / "callee_mod.py").write_text(textwrap.dedent(f'''
+def _write(path, text):
+    """Write ``text`` to ``path`` unless it holds it already (its time left as it was)."""
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def _callee(folder, value, base=0):
+    """A callee file returning ``x + value + base_mod.base(x)``, and a third file
+    ``base_mod`` (the callee's own callee) returning ``base``; a file whose text is the
+    same is not written again."""
+    _write(folder / "base_mod.py", textwrap.dedent(f'''
+        from bayeschain.chains.jit import jit
+
+        def base(x):
+            return {base}.0
+
+        base = jit(base)
+    '''))
+    _write(folder / "callee_mod.py", textwrap.dedent(f'''
+        import base_mod
         from bayeschain.chains.jit import jit
 
         def value(x):
-            return x + {value}
+            return x + {value} + base_mod.base(x)
 
         value = jit(value)
     '''))
@@ -123,17 +140,25 @@ def _run(folder, script):
 def test_a_cached_caller_runs_its_callees_current_source(tmp_path):
     """A compiled caller cached on disk, whose callee in another file is then edited
     (its value, and its file's size), runs the edited callee in the next process: through
-    a module attribute, through an imported global and as a C callback."""
+    a module attribute, through an imported global and as a C callback; and so when the
+    callee's own callee, in a third file, is edited.  Between the edits, a new process
+    reads all three from the cache (no compile)."""
     script = ("import caller_mod; print(caller_mod.through_module(1.0), "
-              "caller_mod.through_global(1.0), caller_mod.callback.ctypes(1.0))")
+              "caller_mod.through_global(1.0), caller_mod.callback.ctypes(1.0), "
+              "sum(caller_mod.through_module.stats.cache_hits.values()), "
+              "sum(caller_mod.through_global.stats.cache_hits.values()), "
+              "caller_mod.callback.cache_hits)")
     _callee(tmp_path, 1)
     _caller(tmp_path)
-    assert _run(tmp_path, script) == ["20.0", "200.0", "2000.0"]
-    assert _run(tmp_path, script) == ["20.0", "200.0", "2000.0"]      # read from the cache
-    for name in ("through_module", "through_global", "callback"):
-        assert any((tmp_path / "cache").rglob(f"caller_mod.{name}-*.nbc")), name
+    assert _run(tmp_path, script) == ["20.0", "200.0", "2000.0", "0", "0", "0"]
+    assert _run(tmp_path, script) == ["20.0", "200.0", "2000.0", "1", "1", "1"]
     _callee(tmp_path, 22)                       # the caller's file is left as it was
-    assert _run(tmp_path, script) == ["230.0", "2300.0", "23000.0"]
+    assert _run(tmp_path, script) == ["230.0", "2300.0", "23000.0", "0", "0", "0"]
+    assert _run(tmp_path, script) == ["230.0", "2300.0", "23000.0", "1", "1", "1"]
+    before = (tmp_path / "callee_mod.py").stat().st_mtime_ns
+    _callee(tmp_path, 22, base=300)             # only the third file changes
+    assert (tmp_path / "callee_mod.py").stat().st_mtime_ns == before
+    assert _run(tmp_path, script) == ["3230.0", "32300.0", "323000.0", "0", "0", "0"]
 
 
 def test_numba_alone_keeps_the_callee_it_cached(tmp_path):
