@@ -236,6 +236,9 @@ def gradient(names: list[str]) -> None:
         model = WalkModel(data, clicks="document" if document else "pooled")
         theta = model.initial_point(np.random.default_rng(0))
         chosen = model._blocks
+        if not len(chosen[0]):
+            print(f"| {name} | | {data.lengths.size:,} | 0 | | 0 | |")
+            continue
         for k in (None, 1, 4, 16):
             items = chosen[0] if k is None else likelihood._items(
                 data.lengths, data.counts.state_ptr, k)
@@ -245,7 +248,7 @@ def gradient(names: list[str]) -> None:
             model.logp(theta)
             best = min(_timed(model, theta) for _ in range(5))
             per = int((items[:, 2] - items[:, 1]).max())
-            label = f"chosen: at most {per}" if k is None else f"at most {k}"
+            label = f"chosen (items of up to {per})" if k is None else f"at most {k}"
             print(f"| {name} | {'document' if document else 'rank'} | {data.lengths.size:,} | "
                   f"{data.counts.states.size:,} | {label} | {len(model._blocks[1]) - 1:,} | "
                   f"{best * 1e3:.3f} |", flush=True)

@@ -42,8 +42,9 @@ of them, and reverse mode needs one more solve ``A mu = dL/dlambda`` per left st
 left state and page configuration, whatever the number of pages.
 
 The arithmetic is written once (:func:`block_loglik_kernel`, compiled by Numba when it is
-installed, plain Python otherwise; configurations of one page length run side by side in
-SIMD lanes) and driven two ways: per-position arrays
+installed, plain Python otherwise; work items, each a configuration's left states or
+some of them, run side by side in SIMD lanes, a block of :data:`LANES` at a time: see
+:func:`blocks`) and driven two ways: per-position arrays
 (:func:`walk_log_likelihood`) and move / click tables indexed by the page
 configurations (:func:`table_log_likelihood`, what the fitted models call).  Tested
 against dense linear algebra, finite differences and simulated pages.
@@ -63,12 +64,15 @@ from ...posterior.vocabulary import BOUNDARIES
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
 OUTCOMES = ("next_query", "end", "unknown")
 _WORK_ROWS = 28
-#: configurations processed side by side (SIMD lanes; a compile-time constant: a lane
-#: count read at run time made every lane loop a loop of unknown length, and the kernel's
-#: first compile 3 s longer).  One gradient of the default walk (best of 5 x 100, warm),
-#: 8 lanes and 4 left states a lane before, 32 and 16 now: WSCD per document (1,479
-#: configurations) 1.68 -> 1.00 ms, CLARA2 per document (6,611) 3.45 -> 2.4 ms; TREC
-#: Session (few configurations: lanes left empty) 0.065 -> 0.155 ms
+#: work items processed side by side (SIMD lanes), a compile-time constant: a lane count
+#: read at run time made every lane loop one of unknown length and the kernel's first
+#: compile 3 s longer (the cold demo 32.4 s).  One gradient of the default walk
+#: (``benchmarks/bench_walk_sampler.py --gradient``): 8 lanes and 4 left states an item
+#: before, 32 lanes and the split :func:`blocks` chooses now: WSCD per document (1,479
+#: configurations) 1.68 -> 0.95 ms, CLARA2 per document (6,611) 3.45 -> 2.30 ms; TREC
+#: Session (10 configurations: most lanes of its one block empty) 0.065 -> 0.076 ms.
+#: Without Numba the plain Python kernel runs every lane too: 4 times the work on a
+#: small log
 LANES = 32
 
 
@@ -106,12 +110,12 @@ def factor_lanes(n, lo, up, cp, inv):
 def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, states,
                         clicked, term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc,
                         gsc, gc, gq, g_kappa, wk, mask, sums, term_ll):
-    """Log-likelihood of up to ``LANES`` configurations side by side, on ``n`` positions:
+    """Log-likelihood of up to ``LANES`` work items side by side, on ``n`` positions:
     column ``w`` of the rows ``f .. c`` (shape ``(width >= n, LANES)``, C-contiguous so that
-    the lane loops vectorise) is configuration ``w`` (a shorter page has zero moves from its
-    last position on, so the positions it lacks are never reached), whose left states are
-    ``states[s_lo[w]:s_hi[w]]`` (-1: the page's start, i: after a click on rank i; an empty
-    range marks an unused lane).  Left state ``k`` has the terms
+    the lane loops vectorise) is the configuration of item ``w`` (a shorter page has zero
+    moves from its last position on, so the positions it lacks are never reached), whose
+    left states are ``states[s_lo[w]:s_hi[w]]`` (-1: the page's start, i: after a click on
+    rank i; an empty range marks an unused lane).  Left state ``k`` has the terms
     ``term_ptr[k]:term_ptr[k + 1]``, each a count of a target (``j >= 0`` a click on rank j,
     ``-1 - o`` leaving with outcome o).  ``q`` holds the repeat probabilities ``rho``.
     ``fc .. sc`` are the moves after a click (the left vector ``P_c^T e_i`` and the
@@ -378,9 +382,10 @@ def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     matrix again): into items of at most ``k`` states, ``k`` the power of two up to
     :data:`STATES_PER_ITEM` whose blocks cost least (:func:`_block_cost`).  A log of few
     configurations (TREC Session: 10, of 6 to 49 results) fills its lanes by splitting
-    (k = 4: one gradient 0.071 ms, against 0.140 at k = 16); one of many (WSCD per
-    document: 1,479) keeps them whole (k = 16: 1.00 ms, 1.04 at k = 8).  Computed once per
-    page data, outside the compiled drivers."""
+    (k = 4: one gradient 0.076 ms, against 0.152 at k = 16); one of many (WSCD per
+    document: 1,479) keeps them whole (k = 16: 0.95 ms, 1.17 at k = 4; ``benchmarks/
+    bench_walk_sampler.py --gradient``).  Computed once per page data, outside the
+    compiled drivers."""
     lengths = np.asarray(lengths, dtype=np.int64)
     state_ptr = np.asarray(state_ptr, dtype=np.int64)
     best = None
