@@ -177,3 +177,32 @@ def test_numba_alone_keeps_the_callee_it_cached(tmp_path):
     assert _run(tmp_path, script) == ["20.0"]
     callee(22)
     assert _run(tmp_path, script) == ["20.0"]
+
+
+def test_a_kernel_naming_numpys_deprecated_aliases_compiles_with_warnings_as_errors(tmp_path):
+    """Reading a kernel's callees looks up the names its code uses on the modules it names:
+    ``np.str`` warns (FutureWarning) in NumPy 1.26 and 2.x, and with warnings as errors
+    (the compatibility stage) that lookup failed the compile (20 tests of the minimum
+    environment).  The kernel compiles, runs and is cached."""
+    (tmp_path / "alias_mod.py").write_text(textwrap.dedent('''
+        import numpy as np
+        from bayeschain.chains.jit import jit
+
+        def kernel(x):
+            s = 0.0
+            for v in x:
+                s += np.sqrt(v) if len(str(1)) == 1 else v
+            return s
+
+        kernel = jit(kernel)
+    '''))
+    script = ("import numpy as np, alias_mod; "
+              "print(alias_mod.kernel(np.array([4.0, 9.0])))")
+    proc = subprocess.run([sys.executable, "-W", "error::FutureWarning", "-W",
+                           "error::DeprecationWarning", "-c", script], capture_output=True,
+                          text=True, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+                                          "PATH": "/usr/bin:/bin",
+                                          "PYTHONPATH": ":".join([str(tmp_path), *sys.path]),
+                                          "PYTHONDONTWRITEBYTECODE": "1"}, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["5.0"]
