@@ -109,7 +109,7 @@ def factor_lanes(n, lo, up, cp, inv):
 
 def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, states,
                         clicked, term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc,
-                        gsc, gc, gq, g_kappa, wk, mask, sums, term_ll):
+                        gsc, gc, gq, g_kappa, wk, term_ll):
     """Log-likelihood of up to ``LANES`` work items side by side, on ``n`` positions:
     column ``w`` of the rows ``f .. c`` (shape ``(width >= n, LANES)``, C-contiguous so that
     the lane loops vectorise) is the configuration of item ``w`` (a shorter page has zero
@@ -127,7 +127,6 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
     ``kappa c_i`` instead of ``c_i`` (a result already clicked is clicked again less
     often; an all-zero mask is the walk whose every arrival is a fresh click chance), so
     such a state solves with its own matrix ``A_S = I - diag(1 - c'_S) P``.
-    ``mask (lanes,)`` and ``sums (6, lanes)`` are work arrays too, held by the driver.
     Gradients are *added* into ``gf .. gq`` and ``g_kappa[0]``; the log-probability of
     every term is written into ``term_ll`` unless it is empty.  The tridiagonal solves run
     across the lanes at once (SIMD); the terms are read lane by lane.  Returns ``-inf``
@@ -145,11 +144,12 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
     direct = wk[17:20]         # dL/dv_o at the clicked state itself (e_i = v_o,i + ...)
     a_s, lo_s, up_s, cp_s, inv_s = wk[20], wk[21], wk[22], wk[23], wk[24]
     aov_s = wk[25:28]          # the same for a state with clicked positions
-    pw, wsum = sums[0:3], sums[3:6]
+    mask = np.zeros(lanes, dtype=np.int64)
+    pw = np.zeros((3, lanes))
+    wsum = np.zeros((3, lanes))
     total = 0.0
     slots = 0
     for w in range(lanes):
-        mask[w] = 0
         slots = max(slots, s_hi[w] - s_lo[w])
     fill_lanes(n, f, b, r, s, c, kappa, mask, a, aov, lo, up)    # mask 0: no click yet
     for i in range(n):
@@ -412,18 +412,15 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
     """Per-position driver: rows ``f .. q`` of shape (G, N) (``fc .. sc``: the moves after a
     click), gradients added to ``g*``."""
     n_cfg, width = f.shape
-    lanes = LANES
-    wk = np.zeros((_WORK_ROWS, width, lanes))
-    rows = np.zeros((ROWS, width, lanes))
-    grads = np.zeros((ROWS, width, lanes))
-    s_lo = np.zeros(lanes, dtype=np.int64)
-    s_hi = np.zeros(lanes, dtype=np.int64)
-    mask = np.zeros(lanes, dtype=np.int64)
-    sums = np.zeros((6, lanes))
+    wk = np.zeros((_WORK_ROWS, width, LANES))
+    rows = np.zeros((ROWS, width, LANES))
+    grads = np.zeros((ROWS, width, LANES))
+    s_lo = np.zeros(LANES, dtype=np.int64)
+    s_hi = np.zeros(LANES, dtype=np.int64)
     total = 0.0
     for blk in range(starts.size - 1):
         n = lengths[items[starts[blk + 1] - 1, 0]]      # the block's longest page
-        for w in range(lanes):
+        for w in range(LANES):
             k = starts[blk] + w
             on = k < starts[blk + 1]
             g = items[k, 0] if on else 0
@@ -447,7 +444,7 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
                                  rows[8], rows[9], rows[4], rows[5], kappa, s_lo, s_hi,
                                  states, clicked, term_ptr, targets, counts, grads[0],
                                  grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
-                                 grads[9], grads[4], grads[5], g_kappa, wk, mask, sums, term_ll)
+                                 grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -503,20 +500,17 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
     ``g_kappa[0]``; each term's log-probability is written into ``term_ll`` unless it is
     empty."""
     n_cfg, width = move_index.shape
-    lanes = LANES
-    wk = np.zeros((_WORK_ROWS, width, lanes))
-    rows = np.zeros((ROWS, width, lanes))
-    grads = np.zeros((ROWS, width, lanes))
-    saved = np.zeros((8, lanes))
-    s_lo = np.zeros(lanes, dtype=np.int64)
-    s_hi = np.zeros(lanes, dtype=np.int64)
-    mask = np.zeros(lanes, dtype=np.int64)
-    sums = np.zeros((6, lanes))
+    wk = np.zeros((_WORK_ROWS, width, LANES))
+    rows = np.zeros((ROWS, width, LANES))
+    grads = np.zeros((ROWS, width, LANES))
+    saved = np.zeros((8, LANES))
+    s_lo = np.zeros(LANES, dtype=np.int64)
+    s_hi = np.zeros(LANES, dtype=np.int64)
     total = 0.0
     for blk in range(starts.size - 1):
         n = lengths[items[starts[blk + 1] - 1, 0]]      # the block's longest page
         used = starts[blk + 1] - starts[blk]
-        for w in range(lanes):
+        for w in range(LANES):
             nw = lengths[items[starts[blk] + w, 0]] if w < used else 0
             for i in range(n):
                 for k in range(ROWS):
@@ -553,7 +547,7 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
                                  rows[8], rows[9], rows[4], rows[5], kappa, s_lo, s_hi,
                                  states, clicked, term_ptr, targets, counts, grads[0],
                                  grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
-                                 grads[9], grads[4], grads[5], g_kappa, wk, mask, sums, term_ll)
+                                 grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
