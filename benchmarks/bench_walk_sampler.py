@@ -226,7 +226,7 @@ def gradient(names: list[str]) -> None:
     spec = bayeschain.inference.load_spec("walk")
     least = spec.section("examination")["min_impressions"]
     print("| log | clicks | configurations | left states | states a lane | blocks | "
-          "one gradient ms |")
+          "one log density with gradient, ms |")
     print("|---|---|---|---|---|---|---|")
     for name in names:
         log = bayeschain.read_clicks(TREC) if name == "trec" else load_log(name)
