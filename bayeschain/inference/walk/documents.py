@@ -16,8 +16,10 @@ NUTS (807 s, R-hat 1.013) nor this route (over 25 minutes) is fast.)  The route 
    INLA finds its mode (the joint mode of every coordinate is not that point: a
    hierarchical model's joint mode shrinks the documents' spread towards 0);
 2. the documents integrated out at second order (:mod:`~bayeschain.inference.walk.laplace`):
-   NUTS samples the moves, the repeats and the population's trend (intercept, slope in log
-   rank, spread) from the Laplace approximation of their marginal density, the documents
+   NUTS samples the moves, the repeats, the population's trend (intercept, slope in log
+   rank, spread) and, with ``min_impressions > 1``, the rarer pairs' click chance per
+   rank (pseudo-documents every query shares, which would join every query's block)
+   from the Laplace approximation of their marginal density, the documents
    at their mode given each point (``z_hat + R delta``, the linear response measured at
    the point) and the log-determinant of their precision to second order along the
    trend (to first order in the moves alone).  Every document is parametrised by its
@@ -75,6 +77,8 @@ class DocumentsAtMode:
 
         self.documents = document_slice(model)
         self.layout = document_layout(model)
+        #: the rarer pairs' pseudo-documents (one per rank), sampled with the walk
+        self.pooled = np.flatnonzero(model.data.documents["pooled_rank"].to_numpy() > 0)
         fixed = np.zeros(model.ndim, dtype=bool)
         fixed[self.documents] = True                 # every z (the spread is sampled)
         self.model = model
@@ -141,7 +145,13 @@ class DocumentsAtMode:
         return out
 
     def expand(self, theta: np.ndarray) -> dict[str, np.ndarray]:
-        return self.model.expand(self.drawn(theta))
+        """The walk's quantities of a draw; ``pooled_click``, the rarer pairs' chances
+        per rank (coordinates of the chain, unlike the documents), for the sampler's
+        checks."""
+        out = self.model.expand(self.drawn(theta))
+        if self.pooled.size:
+            out["pooled_click"] = out["click"][self.pooled]
+        return out
 
     def pattern_log_likelihood(self, theta: np.ndarray) -> np.ndarray:
         return self.model.pattern_log_likelihood(self.drawn(theta))
@@ -153,17 +163,26 @@ def document_coordinates(model: WalkModel) -> tuple[int, int]:
     return model.click_coordinates()
 
 
+def _own_documents(model: WalkModel):
+    """The documents table's rows of pairs with an attractiveness of their own: the
+    first rows (the pseudo-documents of the rarer pairs, one per rank, come after them)."""
+    docs = model.data.documents
+    return docs[docs["pooled_rank"].to_numpy() == 0]
+
+
 def document_slice(model: WalkModel) -> slice:
-    """Where the documents' ``z`` lie in ``theta`` (after the click family's intercept,
-    slope and log sd)."""
-    start, n_docs = document_coordinates(model)
-    return slice(start + 3, start + 3 + n_docs)
+    """Where the ``z`` of the documents integrated out lie in ``theta`` (after the click
+    family's intercept, slope and log sd): the pairs with an attractiveness of their own.
+    The pseudo-documents of the rarer pairs (one per rank, shared across queries: they
+    would join every query's block) follow them and are sampled with the walk."""
+    start = document_coordinates(model)[0]
+    return slice(start + 3, start + 3 + len(_own_documents(model)))
 
 
 def document_colors(model: WalkModel) -> np.ndarray:
     """Each document's place among its query's documents (0, 1, ...): documents of one
     colour share no page."""
-    queries = model.data.documents["query_id"]
+    queries = _own_documents(model)["query_id"]
     return queries.groupby(queries, sort=False).cumcount().to_numpy()
 
 
@@ -174,7 +193,7 @@ def document_layout(model: WalkModel):
 
     from .laplace import Layout
 
-    queries = pd.factorize(model.data.documents["query_id"])[0]
+    queries = pd.factorize(_own_documents(model)["query_id"])[0]
     return Layout.of(document_slice(model), document_colors(model), queries)
 
 

@@ -90,12 +90,10 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     if data.report["clicks"] == 0:
         raise ParameterError("the click log has no clicks on its result pages: nothing to "
                              "learn (the posterior would be the prior)")
-    at_mode = clicks == "document" and exam["documents"] == "mode"
-    if at_mode and (data.documents["pooled_rank"] > 0).any():
-        raise ParameterError(
-            f"[examination] documents = 'mode' integrates out every pair's attractiveness "
-            f"by query; the pairs shown fewer than min_impressions = {least} times would "
-            f"share one per rank across queries: set min_impressions = 1 with it")
+    # the documents integrated out by query, the rarer pairs' chances per rank sampled
+    # with the walk (a log whose every pair is rare has no document to integrate out)
+    at_mode = (clicks == "document" and exam["documents"] == "mode"
+               and bool((data.documents["pooled_rank"] == 0).any()))
     model = WalkModel(data, moves=exam["moves"], clicks=clicks, backward=exam["backward"],
                       click_moves=exam["click_moves"], boundary=exam["boundary"],
                       prior_sd=exam["prior_sd"], deviation_sd=exam["deviation_sd"],

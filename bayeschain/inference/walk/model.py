@@ -447,7 +447,8 @@ class WalkModel:
     centred_documents : documents with many impressions parametrised by their logit
         (``False``: every document by its standardised deviation ``z``, as the route that
         integrates them out about their mode needs: its rounds and Newton steps work in
-        ``z``)
+        ``z``; the rarer pairs' pseudo-documents, which that route samples, stay centred
+        where they have many impressions)
     rank_offsets : with attractiveness per document, the click logit of a document shown
         at rank ``i`` is its own logit plus an offset of the rank, ``delta_i`` (``delta_1
         = 0``; ``delta_i = a + b log i + sd z_i`` for ``i >= 2``): the same snippet is
@@ -521,7 +522,8 @@ class WalkModel:
             self.families.append(Family(
                 "click", True, np.log(docs["median_rank"].to_numpy(dtype=float, na_value=np.nan)),
                 np.where((docs["impressions"].to_numpy() >= CENTRED_IMPRESSIONS)
-                         & centred_documents, CENTRED, NON_CENTRED), CLICK_PRIOR_MEAN))
+                         & (centred_documents | (docs["pooled_rank"].to_numpy() > 0)),
+                         CENTRED, NON_CENTRED), CLICK_PRIOR_MEAN))
         else:
             self.families.append(Family("click", clicks == "pooled", log_rank, seen,
                                         CLICK_PRIOR_MEAN))

@@ -58,7 +58,8 @@ def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
     assert lo <= true_e_h <= hi
 
 
-def test_pairs_shown_on_few_pages_share_one_click_chance_per_rank():
+@pytest.mark.parametrize("documents", ["sampled", "mode"])
+def test_pairs_shown_on_few_pages_share_one_click_chance_per_rank(documents):
     """30 documents shown on about 1,700 pages each, and at each position but the first,
     with probability 0.3, instead a document shown on that page alone, attractiveness
     uniform in [0.05, 0.35] (so that, over pages, such a position clicks at an arrival
@@ -66,7 +67,8 @@ def test_pairs_shown_on_few_pages_share_one_click_chance_per_rank():
     intervals) and gives the rare ones one chance per rank 2-6, ``pooled_click``, whose
     99% intervals hold 0.2; the walk is recovered; pages of another log read an unseen
     pair at rank 3 with that chance, and one at rank 1 (no rare pair there) with a draw
-    from the documents' population."""
+    from the documents' population.  The same with the documents integrated out by
+    Laplace (``documents = "mode"``), the rarer pairs' chances sampled with the walk."""
     from bayeschain.inference.walk.prediction import pages_for
     from bayeschain.posterior.walk import page_tables
     from tests.reference.walk_clicks import pages_to_log, simulate_document_pages
@@ -94,8 +96,10 @@ def test_pairs_shown_on_few_pages_share_one_click_chance_per_rank():
     pages = simulate_document_pages(rng, n_pages, f, b, 0.3 * leave, 0.7 * leave,
                                     np.r_[frequent, rare], shown)
     log = pages_to_log(pages, n, documents=names, queries=["q"] * n_pages)
-    post = fit(log, seed=5)                               # clicks = "auto": per document
+    spec = bc.load_spec("walk").with_keys("examination", documents=documents)
+    post = fit(log, spec, seed=5)                         # clicks = "auto": per document
     assert post.attrs["click_level"] == "document"
+    assert ("Laplace" in post.attrs["document_effects"]) == (documents == "mode")
     att = post.posterior["attractiveness"]
     assert sorted(att["doc_id"].values) == sorted(f"doc{d}" for d in range(n_docs))
     order = [int(d[3:]) for d in att["doc_id"].values]
@@ -130,7 +134,7 @@ def test_a_log_whose_every_pair_is_rare_predicts_with_the_pooled_chances():
     """Clicks per document asked of a log whose every pair is shown once: no document has
     its own attractiveness, the pooled chances carry every rank, and held-out prediction
     reads them (finite probabilities, no error).  The route that integrates documents out
-    by query refuses such pairs before it samples."""
+    by query has none to integrate out: it samples as the default does."""
     import warnings
 
     from bayeschain.inference.walk.prediction import predict_clicks
@@ -153,10 +157,14 @@ def test_a_log_whose_every_pair_is_rare_predicts_with_the_pooled_chances():
     assert list(post.posterior["pooled_click"]["pooled_rank"].values) == [1, 2, 3, 4]
     pred = predict_clicks(post, log, max_draws=20, seed=0)
     assert np.isfinite(pred["p_click"]).all() and (pred["p_click"] > 0).all()
-    # documents integrated out by query cannot take pseudo-documents every query shares
+    # with no document of its own to integrate out, the Laplace route is the sampled one
     mode = spec.with_keys("examination", documents="mode")
-    with pytest.raises(bc.errors.ParameterError, match="min_impressions = 1"):
-        fit(log, mode, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = fit(log, mode, seed=1, draws=200, tune=200)
+    assert again.attrs["document_effects"] == "sampled by NUTS with the rest"
+    np.testing.assert_array_equal(again.posterior["pooled_click"].values,
+                                  post.posterior["pooled_click"].values)
 
 
 def test_the_scored_click_walk_gives_a_runs_document_the_rarer_pairs_chance():
