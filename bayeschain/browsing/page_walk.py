@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..chains.jit import jit
+from ..chains.jit import jit, jit_globals
 
 
 def boundary(n, f, b, r, s, rescale):
@@ -60,10 +60,8 @@ def compiled(name: str):
     bound first), or the same Python function without Numba: the one compile helper of
     the page kernels, which the likelihood's and the predictions' kernels call."""
     if not _KERNELS:
-        g = globals()
-        for k in ("boundary", "page_rows"):
-            g[k] = jit(g[k], nogil=True, error_model="numpy")
-            _KERNELS[k] = g[k]
+        _KERNELS.update(jit_globals(globals(), ("boundary", "page_rows"), nogil=True,
+                                    error_model="numpy"))
     return _KERNELS[name]
 
 

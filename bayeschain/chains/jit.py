@@ -62,6 +62,19 @@ def jit(func: Callable, **options) -> Callable:
     return dispatcher
 
 
+def jit_globals(namespace: dict, names, **options) -> dict:
+    """The functions ``names`` of a module's globals ``namespace`` compiled by :func:`jit`
+    and bound in it (so that kernels calling one another compile against the compiled
+    callees: Numba binds a callee when its caller first compiles, at the first call);
+    returns name -> compiled function.  All or none: when one fails, ``namespace`` is left
+    as it was, so the next call starts again from the Python functions (a table filled
+    part way would answer it with a KeyError, and a callee bound twice would be wrapped
+    again)."""
+    done = {name: jit(namespace[name], **options) for name in names}
+    namespace.update(done)
+    return done
+
+
 def _guard_cache(cache, func) -> None:
     """Wrap a Numba cache object's ``load_overload`` / ``save_overload``: an entry another
     Numba wrote is a miss, a write that fails is skipped, and at the first of either (when

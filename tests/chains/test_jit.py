@@ -206,3 +206,34 @@ def test_a_kernel_naming_numpys_deprecated_aliases_compiles_with_warnings_as_err
                                           "PYTHONDONTWRITEBYTECODE": "1"}, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["5.0"]
+
+
+def test_a_modules_kernels_are_compiled_all_or_none(monkeypatch):
+    """When compiling one of a module's kernels fails, none is bound: the module keeps
+    its Python functions and the next call compiles them all (a table filled part way
+    answered the next call with a KeyError)."""
+    from bayeschain.chains import jit as jit_module
+
+    def first(x):
+        return x + 1
+
+    def second(x):
+        return x * 2
+
+    namespace = {"first": first, "second": second}
+    failures = ["second"]
+
+    def compile_once_failing(func, **options):
+        if func.__name__ in failures:
+            failures.remove(func.__name__)
+            raise RuntimeError("the compiler failed")
+        return ("compiled", func, options)
+
+    monkeypatch.setattr(jit_module, "jit", compile_once_failing)
+    with pytest.raises(RuntimeError, match="the compiler failed"):
+        jit_module.jit_globals(namespace, ("first", "second"), nogil=True)
+    assert namespace == {"first": first, "second": second}
+    done = jit_module.jit_globals(namespace, ("first", "second"), nogil=True)
+    assert done == {"first": ("compiled", first, {"nogil": True}),
+                    "second": ("compiled", second, {"nogil": True})}
+    assert namespace == done

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...browsing import page_walk
-from ...chains.jit import jit
+from ...chains.jit import jit_globals
 from ...posterior.vocabulary import BOUNDARIES
 
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
@@ -583,10 +583,7 @@ def compiled(name: str):
     function without Numba."""
     if not _COMPILED:
         page_walk.compiled("page_rows")            # the page kernels, bound first
-        g = globals()
-        for k in _JITTED:                          # callees first: globals are bound
-            g[k] = jit(g[k], nogil=True, error_model="numpy")
-            _COMPILED[k] = g[k]
+        _COMPILED.update(jit_globals(globals(), _JITTED, nogil=True, error_model="numpy"))
     return _COMPILED[name]
 
 

@@ -72,7 +72,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...browsing.page_walk import click_combinations
-from ...chains.jit import jit
+from ...chains.jit import jit_globals
 from ...errors import ParameterError
 from . import likelihood as walk_likelihood
 from .data import PageData
@@ -318,9 +318,7 @@ def compiled(name: str):
         if not _COMPILED:
             g = globals()
             g["table_loglik_kernel"] = walk_likelihood.compiled("table_loglik_kernel")
-            for k in _JITTED:
-                g[k] = jit(g[k], nogil=True, error_model="numpy")
-                _COMPILED[k] = g[k]
+            _COMPILED.update(jit_globals(g, _JITTED, nogil=True, error_model="numpy"))
     return _COMPILED[name]
 
 

@@ -57,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from ...browsing import page_walk
-from ...chains.jit import jit
+from ...chains.jit import jit_globals
 from ...errors import ParameterError
 from . import likelihood as walk_likelihood
 from .likelihood import OUTCOMES
@@ -489,10 +489,8 @@ def _kernels() -> dict:
     nutpie's chains make their first calls at the same time."""
     with _KERNELS_LOCK:
         if not _KERNELS:
-            g = globals()
-            for name in _JITTED:
-                g[name] = jit(g[name], nogil=True, error_model="numpy")
-                _KERNELS[name] = g[name]
+            _KERNELS.update(jit_globals(globals(), _JITTED, nogil=True,
+                                        error_model="numpy"))
     return _KERNELS
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...chains.jit import jit
+from ...chains.jit import jit_globals
 
 
 def _page_slot(page, gen, table_key, table_gen, table_val, pages):
@@ -210,11 +210,9 @@ _COMPILED = {}
 
 def _kernels():
     if not _COMPILED:
-        g = globals()
-        for name in ("_page_slot", "_sort_run", "_same_terms"):         # callees first
-            g[name] = jit(g[name], nogil=True)
-        _COMPILED["pages"] = jit(_chunk_pages, nogil=True)
-        _COMPILED["sets"] = jit(_local_sets, nogil=True)
+        done = jit_globals(globals(), ("_page_slot", "_sort_run", "_same_terms",
+                                       "_chunk_pages", "_local_sets"), nogil=True)
+        _COMPILED.update(pages=done["_chunk_pages"], sets=done["_local_sets"])
     return _COMPILED
 
 

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from ...browsing import page_walk
-from ...chains.jit import jit
+from ...chains.jit import jit_globals
 from ...chains.tridiagonal import thomas_factor, thomas_solve
 from ...errors import ParameterError
 from ...posterior.draws import draw_indices
@@ -175,10 +175,9 @@ def _kernel():
     global _COMPILED
     if _COMPILED is None:
         page_walk.compiled("page_rows")
-        g = globals()
-        for name in ("thomas_factor", "thomas_solve", "_no_click", "_no_click_once"):
-            g[name] = jit(g[name], nogil=True, error_model="numpy")
-        _COMPILED = jit(_predict, nogil=True, error_model="numpy")
+        _COMPILED = jit_globals(globals(), ("thomas_factor", "thomas_solve", "_no_click",
+                                            "_no_click_once", "_predict"),
+                                nogil=True, error_model="numpy")["_predict"]
     return _COMPILED
 
 
