@@ -69,8 +69,11 @@ def jit_globals(namespace: dict, names, **options) -> dict:
     returns name -> compiled function.  All or none: when one fails, ``namespace`` is left
     as it was, so the next call starts again from the Python functions (a table filled
     part way would answer it with a KeyError, and a callee bound twice would be wrapped
-    again)."""
-    done = {name: jit(namespace[name], **options) for name in names}
+    again).  That covers building them; Numba compiles each at its first call.  A name
+    already compiled (another thread's first call bound it) is compiled from its Python
+    function again, not wrapped twice."""
+    done = {name: jit(getattr(namespace[name], "py_func", namespace[name]), **options)
+            for name in names}
     namespace.update(done)
     return done
 

@@ -67,7 +67,8 @@ class DocumentsAtMode:
     the walk's coordinates."""
 
     #: expanded quantities that are not draws of the chain (the documents: their mode
-    #: given the draw plus independent Laplace noise), left out of the sampler's checks: with 10^5
+    #: given the draw plus independent Laplace noise; the rarer pairs' chances per rank,
+    #: which are, are checked as ``pooled_click``), left out of the sampler's checks: with 10^5
     #: documents their checks cost more than the sampling, and the largest R-hat of 10^5
     #: independent quantities needs thousands of draws to reach 1.01
     unchecked = ("click",)
@@ -159,7 +160,8 @@ class DocumentsAtMode:
 
 def document_coordinates(model: WalkModel) -> tuple[int, int]:
     """``(start, n)``: the click family's first coordinate (its intercept; then slope,
-    log sd and the ``n`` documents' z)."""
+    log sd and the ``n`` click coordinates: the documents' z, then the rarer pairs'
+    pseudo-documents, one per rank)."""
     return model.click_coordinates()
 
 
@@ -176,7 +178,11 @@ def document_slice(model: WalkModel) -> slice:
     The pseudo-documents of the rarer pairs (one per rank, shared across queries: they
     would join every query's block) follow them and are sampled with the walk."""
     start = document_coordinates(model)[0]
-    return slice(start + 3, start + 3 + len(_own_documents(model)))
+    own = model.data.documents["pooled_rank"].to_numpy() == 0
+    if not own[:own.sum()].all():
+        raise ValueError("the documents table must list the pairs with an attractiveness "
+                         "of their own before the rarer pairs' pseudo-documents")
+    return slice(start + 3, start + 3 + int(own.sum()))
 
 
 def document_colors(model: WalkModel) -> np.ndarray:

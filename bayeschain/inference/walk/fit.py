@@ -114,16 +114,20 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             if troubles:
                 warnings.warn(f"the documents' Laplace approximation: {'; '.join(troubles)}:"
                               f" the walk's posterior may be off", stacklevel=3)
+            pooled = (", and the rarer pairs' click chances per rank" if target.pooled.size
+                      else "")
             route = {"document_effects": (
                 f"integrated out by a Laplace approximation about their mode ("
                 f"{len(info['gains'])} rounds to the point, its derivatives, up to "
                 f"{target.layout.n_places} documents a query: "
                 f"{info['evaluations'] + target.evaluations} evaluations of the density"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
-                f"NUTS on the walk, the repeats and the trend of attractiveness; each "
-                f"draw's documents from their Laplace approximation given the draw")}
+                f"NUTS on the walk, the repeats and the trend of attractiveness{pooled}; "
+                f"each draw's documents from their Laplace approximation given the draw")}
         elif clicks == "document":
-            route = {"document_effects": "sampled by NUTS with the rest"}
+            route = {"document_effects": "sampled by NUTS with the rest" + (
+                " (documents = 'mode' asked, but no pair has an attractiveness of its own "
+                "to integrate out)" if exam["documents"] == "mode" else "")}
         if once:
             from .once import DecidedOnce, click_sequences
 

@@ -235,3 +235,33 @@ def test_a_draws_documents_are_its_own_laplace_draw(at_mode):
     assert np.array_equal(target.expand(theta)["click"], model.expand(one)["click"])
     with pytest.raises(ValueError, match="one draw at a time"):
         target.drawn(np.stack([theta, theta]))
+
+
+def test_the_rarer_pairs_chances_are_sampled_with_the_walk_not_integrated_out(log):
+    """With a threshold that pools the rarer pairs (one pseudo-document per rank, shown by
+    every query), only the pairs of their own are integrated out: the pseudo-documents
+    are coordinates the sampler draws, the density's gradient is exact along them, and a
+    draw hands them to the stopping rule as ``pooled_click``."""
+    from bayeschain.inference.walk.documents import document_coordinates
+
+    impressions = page_data(log, clicks="document").documents["impressions"]
+    least = int(np.quantile(impressions, 0.3)) + 1
+    data = page_data(log, clicks="document", min_impressions=least)
+    pooled = data.documents["pooled_rank"].to_numpy() > 0
+    assert pooled.any() and not pooled.all()
+    model = WalkModel(data, clicks="document", centred_documents=False)
+    mode, _ = posterior_mode(model, seed=0)
+    target = DocumentsAtMode(model, mode, curvature=False)
+    assert target.ndim == model.ndim - int((~pooled).sum())
+    start = document_coordinates(model)[0]
+    at = np.searchsorted(target.free, start + 3 + np.flatnonzero(pooled))
+    np.testing.assert_array_equal(target.free[at], start + 3 + np.flatnonzero(pooled))
+    theta = target.initial_point(np.random.default_rng(1))
+    _, grad = target.logp(theta)
+    for k in at:
+        e = np.zeros(target.ndim)
+        e[k] = 1e-6
+        numeric = (target.logp(theta + e)[0] - target.logp(theta - e)[0]) / 2e-6
+        assert numeric == pytest.approx(grad[k], rel=1e-5, abs=1e-5)
+    out = target.expand(theta)
+    np.testing.assert_array_equal(out["pooled_click"], out["click"][pooled])
