@@ -220,7 +220,7 @@ def gradient(names: list[str]) -> None:
     import bayeschain
     from bayeschain.inference.walk import likelihood
     from bayeschain.inference.walk.data import page_data, recurring_share
-    from bayeschain.inference.walk.fit import AUTO_DOCUMENT_SHARE
+    from bayeschain.inference.walk.fit import auto_clicks
     from bayeschain.inference.walk.model import WalkModel
 
     spec = bayeschain.inference.load_spec("walk")
@@ -230,7 +230,7 @@ def gradient(names: list[str]) -> None:
     print("|---|---|---|---|---|---|---|")
     for name in names:
         log = bayeschain.read_clicks(TREC) if name == "trec" else load_log(name)
-        document = recurring_share(log, least) >= AUTO_DOCUMENT_SHARE
+        document = auto_clicks(recurring_share(log, least)) == "document"
         data = page_data(log, clicks="document" if document else "rank",
                          default_length=spec.ranks, min_impressions=least)
         model = WalkModel(data, clicks="document" if document else "pooled")

@@ -239,10 +239,11 @@ def _fits_out_of_core(args, spec, files) -> bool:
             exam["clicks"] == "document" or exam["reclicks"] == "once":
         return False
     if exam["clicks"] == "auto" and args.results:
-        from ..inference.walk.fit import AUTO_DOCUMENT_SHARE
+        from ..inference.walk.fit import auto_clicks
 
         # computed once: the fit reads the same ClickLogFiles' share
-        return files.recurring_share(exam["min_impressions"]) < AUTO_DOCUMENT_SHARE
+        return auto_clicks(files.recurring_share(exam["min_impressions"]),
+                           exam["reclicks"]) != "document"
     return True
 
 

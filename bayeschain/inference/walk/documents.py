@@ -169,7 +169,11 @@ def _own_documents(model: WalkModel):
     """The documents table's rows of pairs with an attractiveness of their own: the
     first rows (the pseudo-documents of the rarer pairs, one per rank, come after them)."""
     docs = model.data.documents
-    return docs[docs["pooled_rank"].to_numpy() == 0]
+    own = docs["pooled_rank"].to_numpy() == 0
+    if not own[:own.sum()].all():
+        raise ValueError("the documents table must list the pairs with an attractiveness "
+                         "of their own before the rarer pairs' pseudo-documents")
+    return docs[own]
 
 
 def document_slice(model: WalkModel) -> slice:
@@ -178,11 +182,7 @@ def document_slice(model: WalkModel) -> slice:
     The pseudo-documents of the rarer pairs (one per rank, shared across queries: they
     would join every query's block) follow them and are sampled with the walk."""
     start = document_coordinates(model)[0]
-    own = model.data.documents["pooled_rank"].to_numpy() == 0
-    if not own[:own.sum()].all():
-        raise ValueError("the documents table must list the pairs with an attractiveness "
-                         "of their own before the rarer pairs' pseudo-documents")
-    return slice(start + 3, start + 3 + int(own.sum()))
+    return slice(start + 3, start + 3 + len(_own_documents(model)))
 
 
 def document_colors(model: WalkModel) -> np.ndarray:

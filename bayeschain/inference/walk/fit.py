@@ -30,6 +30,14 @@ from .choice import log_likelihood_groups
 AUTO_DOCUMENT_SHARE = 0.25
 
 
+def auto_clicks(share: float, reclicks: str = "fresh") -> str:
+    """What ``clicks = "auto"`` fits on a log whose pairs shown ``min_impressions`` times or
+    more hold ``share`` of its impressions: ``"document"`` from :data:`AUTO_DOCUMENT_SHARE`
+    on (but for the walk that decides once, ``reclicks = "once"``: clicks per rank),
+    ``"pooled"`` otherwise."""
+    return "document" if share >= AUTO_DOCUMENT_SHARE and reclicks != "once" else "pooled"
+
+
 def _import_in_background(module: str) -> None:
     """Start importing ``module`` in a daemon thread (DuckDB releases the GIL while it
     reads a log out of core: nutpie's imports, 5 s here, then cost nothing)."""
@@ -67,8 +75,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     least = exam["min_impressions"]
     share = log.recurring_share(least) if files else recurring_share(log, least)
     once = exam["reclicks"] == "once"
-    if clicks == "auto":      # the walk that decides once has clicks per rank
-        clicks = "document" if share >= AUTO_DOCUMENT_SHARE and not once else "pooled"
+    if clicks == "auto":
+        clicks = auto_clicks(share, exam["reclicks"])
     damped = exam["reclicks"] == "damped"
     if files:
         if clicks == "document" or exam["by_relevance"]:
