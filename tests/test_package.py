@@ -23,6 +23,23 @@ def test_import_loads_no_heavy_module():
     assert out.stdout.strip() == "[]"
 
 
+def test_a_module_of_the_chains_package_imports_no_solver():
+    """Readers of large files import ``chains.checks`` from worker threads while the main
+    thread imports the measures: importing it must not run the package's solvers'
+    imports (two threads importing the package from different modules at once met the
+    import lock's deadlock detection, ``_DeadlockError``, in ``bayeschain eval``)."""
+    code = ("import sys, bayeschain.chains.checks; "
+            "print(sorted(m for m in sys.modules if m.startswith('bayeschain.chains.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['bayeschain.chains.checks']"
+    import bayeschain.chains as chains
+
+    for name in chains.__all__:
+        assert getattr(chains, name).__name__ == name
+    with pytest.raises(AttributeError):
+        chains.does_not_exist  # noqa: B018
+
+
 def test_public_names_resolve_lazily():
     assert bayeschain.Tridiagonal.__name__ == "Tridiagonal"
     assert callable(bayeschain.simulate_users)

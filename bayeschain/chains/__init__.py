@@ -5,30 +5,38 @@ axes.  Transient blocks are dense ``(..., N, N)`` arrays or :class:`Tridiagonal`
 dense arrays that are tridiagonal are solved on the O(N) path automatically.
 """
 
-from .absorbing import (
-    exit_probabilities,
-    expected_reward,
-    expected_stopping_time,
-    expected_visits,
-    fundamental_matrix,
-    geometric_loss_reward,
-    hitting_probabilities,
-    return_probabilities,
-    reward_variance,
-    stopping_time_pmf,
-    stopping_time_variance,
-)
-from .blocks import as_block
-from .passage import forward_passage_times
-from .recursion import (
-    effort_values,
-    expected_ratio,
-    joint_distribution,
-    ratio_distribution,
-    ratio_weights,
-)
-from .stationary import censored_chain, continuous_time_weights, invariant_distribution
-from .tridiagonal import Tridiagonal
+import importlib
+from typing import Any
+
+#: where each public name lives: imported on first use (PEP 562), so that importing one
+#: module of the package (``chains.checks``, which readers of large files call from
+#: worker threads) does not import every solver; two threads importing the package from
+#: different modules at once met Python's import-lock deadlock detection
+#: (``_DeadlockError`` on ``bayeschain.chains.checks`` in ``bayeschain eval``)
+_PUBLIC = {
+    "Tridiagonal": "tridiagonal",
+    "as_block": "blocks",
+    "censored_chain": "stationary",
+    "continuous_time_weights": "stationary",
+    "effort_values": "recursion",
+    "exit_probabilities": "absorbing",
+    "expected_ratio": "recursion",
+    "expected_reward": "absorbing",
+    "expected_stopping_time": "absorbing",
+    "expected_visits": "absorbing",
+    "forward_passage_times": "passage",
+    "fundamental_matrix": "absorbing",
+    "geometric_loss_reward": "absorbing",
+    "hitting_probabilities": "absorbing",
+    "invariant_distribution": "stationary",
+    "joint_distribution": "recursion",
+    "ratio_distribution": "recursion",
+    "ratio_weights": "recursion",
+    "return_probabilities": "absorbing",
+    "reward_variance": "absorbing",
+    "stopping_time_pmf": "absorbing",
+    "stopping_time_variance": "absorbing",
+}
 
 __all__ = [
     "Tridiagonal",
@@ -54,3 +62,16 @@ __all__ = [
     "stopping_time_pmf",
     "stopping_time_variance",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bayeschain.chains' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
