@@ -102,18 +102,32 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     # with the walk (a log whose every pair is rare has no document to integrate out)
     at_mode = (clicks == "document" and exam["documents"] == "mode"
                and bool((data.documents["pooled_rank"] == 0).any()))
-    model = WalkModel(data, moves=exam["moves"], clicks=clicks, backward=exam["backward"],
-                      click_moves=exam["click_moves"], boundary=exam["boundary"],
-                      prior_sd=exam["prior_sd"], deviation_sd=exam["deviation_sd"],
-                      centred_documents=not at_mode, rank_offsets=exam["rank_offsets"],
-                      reclicks=exam["reclicks"])
-    target, route = model, {}
+
+    def walk_model(centred_documents: bool) -> WalkModel:
+        return WalkModel(data, moves=exam["moves"], clicks=clicks, backward=exam["backward"],
+                         click_moves=exam["click_moves"], boundary=exam["boundary"],
+                         prior_sd=exam["prior_sd"], deviation_sd=exam["deviation_sd"],
+                         centred_documents=centred_documents,
+                         rank_offsets=exam["rank_offsets"], reclicks=exam["reclicks"])
+
+    model = walk_model(not at_mode)
+    target, route, improper = model, {}, ""
     with interrupt_watch() as seen:
         if at_mode:
             from .documents import DocumentsAtMode, posterior_mode
 
             mode, info = posterior_mode(model, seed=s["seed"])
             target = DocumentsAtMode(model, mode)
+            if target.bends_up:
+                # not a peak: NUTS would run off (CLARA2: over 20 minutes, no end)
+                improper = (f"its density bends up at its point in {target.bends_up} "
+                            f"direction{'s' if target.bends_up > 1 else ''} of the walk")
+                warnings.warn(f"the documents' Laplace approximation is not proper here "
+                              f"({improper}): the documents are sampled by NUTS with the "
+                              f"rest instead, as with documents = 'sampled'", stacklevel=3)
+                at_mode = False
+                model = target = walk_model(True)
+        if at_mode:
             troubles = ([] if info["converged"] else
                         [f"its point did not converge ({info['message']})"])
             if target.laplace.floored:
@@ -133,9 +147,11 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"NUTS on the walk, the repeats and the trend of attractiveness{pooled}; "
                 f"each draw's documents from their Laplace approximation given the draw")}
         elif clicks == "document":
+            asked = exam["documents"] == "mode"
             route = {"document_effects": "sampled by NUTS with the rest" + (
+                f" (documents = 'mode' asked, but {improper})" if improper else
                 " (documents = 'mode' asked, but no pair has an attractiveness of its own "
-                "to integrate out)" if exam["documents"] == "mode" else "")}
+                "to integrate out)" if asked else "")}
         if once:
             from .once import DecidedOnce, click_sequences
 

@@ -26,9 +26,16 @@ the missing determinant.  Here, to first order in ``delta = theta - theta_hat``:
 * ``log det A_zz(theta, z_hat(theta)) = const + t^T delta + delta^T T delta / 2``,
   with ``t`` its total derivative at the point, ``t = t_theta + R^T t_z``, and ``T`` its
   second derivatives along the trend of attractiveness (intercept, slope, log spread:
-  :func:`logdet_curvature`, central differences of ``t``), where it curves most (its
-  second derivatives in the moves are left out: they barely change the moves'
-  marginal).  Without ``T`` the spread's marginal was 1.2 times too wide.
+  :func:`logdet_curvature`, central differences of ``t``; 6 second-order measurements).
+  Without ``T`` the spread's marginal was 1.2 times too wide.  Its second derivatives in
+  the moves are left out (a column costs 2 measurements; all of them, 130 on CLARA2).
+  With a few hundred documents they barely change the moves' marginal (WSCD's 654: the
+  second differences of the exact Laplace marginal and of this density agree to 0.02
+  along the two weakest directions), but they grow with the documents: on CLARA2's 9,375
+  the exact marginal bends down along the moves' spreads (-11.7) where the density
+  without them bends up (+30.3), and NUTS runs off
+  (``benchmarks/bench_laplace_point.py``;
+  :attr:`~bayeschain.inference.walk.documents.DocumentsAtMode.bends_up`).
 
 ``A_zz`` is block diagonal: a document's logit enters only the pages of its query, so
 documents of different queries do not interact.  Every measurement moves one document of
@@ -84,6 +91,10 @@ class SecondOrder:
     noise: object
     #: each document's conditional standard deviation, ``sqrt((A_zz^{-1})_dd)``
     z_sd: np.ndarray
+    #: ``A_tt - A_tz A_zz^{-1} A_zt = A_tt + A_tz R``, ``(sampled, sampled)``: the
+    #: precision of ``log p(y, z_hat(theta), theta)`` in the sampled coordinates at the
+    #: point (the Schur complement), without the determinant's curvature
+    schur: np.ndarray
     #: ``A_zz^{-1} g_z``: the Newton step from the documents' point to their mode given
     #: the sampled coordinates there (an optimiser stops short of it)
     newton: np.ndarray
@@ -192,8 +203,10 @@ def second_order(model, theta: np.ndarray, layout: Layout,
     n_docs = index.size
     blocks = layout.blocks(model, theta, g0)
     a_zt = np.empty((n_docs, free.size))
+    a_tt = np.empty((free.size, free.size))
     for k, coordinate in enumerate(free):
-        a_zt[:, k] = _column(model, theta, g0, [coordinate], HESSIAN_STEP)[index]
+        column = _column(model, theta, g0, [coordinate], HESSIAN_STEP)
+        a_zt[:, k], a_tt[:, k] = column[index], column[free]
     response = np.empty((n_docs, free.size))
     z_sd = np.empty(n_docs)
     directions = np.zeros((n_docs, n_places))
@@ -226,8 +239,9 @@ def second_order(model, theta: np.ndarray, layout: Layout,
     noise = sparse.csr_matrix((values, (r.astype(np.int64), c.astype(np.int64))),
                               shape=(n_docs, n_docs))
     newton = noise @ (noise.T @ g0[index])       # A_zz^-1 g_z
+    schur = a_tt + a_zt.T @ response
     return SecondOrder(response=response, logdet_slope=logdet_slope, noise=noise,
-                       newton=newton,
+                       schur=0.5 * (schur + schur.T), newton=newton,
                        z_sd=z_sd, floored=floored,
                        evaluations=1 + n_places + free.size + 2 * n_places)
 

@@ -265,3 +265,51 @@ def test_the_rarer_pairs_chances_are_sampled_with_the_walk_not_integrated_out(lo
         assert numeric == pytest.approx(grad[k], rel=1e-5, abs=1e-5)
     out = target.expand(theta)
     np.testing.assert_array_equal(out["pooled_click"], out["click"][pooled])
+
+
+def test_the_sampled_densitys_precision_at_its_point_is_the_schur_complement(at_mode):
+    """The precision of the density the route samples, at its point: the Hessian of
+    :meth:`DocumentsAtMode.logp` by central differences of its exact gradient equals
+    ``A_tt + A_tz R`` (measured from the walk's own density) plus half the determinant's
+    curvature; where that has no eigenvalue <= 0 the density is a peak there and
+    ``bends_up`` is 0."""
+    _, _, _, target = at_mode
+    x = target.mode[target.free]
+    h = 1e-4
+    numeric = np.empty((target.ndim, target.ndim))
+    for k in range(target.ndim):
+        e = np.zeros(target.ndim)
+        e[k] = h
+        numeric[:, k] = -(target.logp(x + e)[1] - target.logp(x - e)[1]) / (2 * h)
+    numeric = 0.5 * (numeric + numeric.T)
+    claimed = target.laplace.schur + 0.5 * target.curvature
+    scale = np.sqrt(np.outer(np.diag(numeric), np.diag(numeric)))
+    assert np.max(np.abs(claimed - numeric) / scale) < 0.01
+    assert np.linalg.eigvalsh(numeric).min() > 0 and target.bends_up == 0
+
+
+def test_a_laplace_density_that_bends_up_at_its_point_is_not_sampled(log, monkeypatch):
+    """Where the density the route would sample bends up at its point (CLARA2: NUTS ran
+    for over 20 minutes), the fit says so and samples the documents with the rest: the
+    same draws as ``documents = "sampled"``, the route's text saying why."""
+    import warnings
+
+    pytest.importorskip("nutpie")
+    spec = bc.load_spec("walk-document-mode")
+    sampled = spec.with_keys("examination", documents="sampled")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # a short fit: its diagnostics may warn
+        want = bc.fit(log, sampled, seed=3, draws=150, tune=150)
+    monkeypatch.setattr(DocumentsAtMode, "bends_up", property(lambda self: 2))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")          # (and the short fit's diagnostics)
+        got = bc.fit(log, spec, seed=3, draws=150, tune=150)
+    said = [str(w.message) for w in caught if "Laplace" in str(w.message)]
+    assert len(said) == 1 and "not proper here (its density bends up at its point in 2 " \
+        "directions of the walk)" in said[0], said
+    assert got.attrs["document_effects"] == (
+        "sampled by NUTS with the rest (documents = 'mode' asked, but its density bends "
+        "up at its point in 2 directions of the walk)")
+    np.testing.assert_array_equal(got.posterior["walk"].values, want.posterior["walk"].values)
+    np.testing.assert_array_equal(got.posterior["attractiveness"].values,
+                                  want.posterior["attractiveness"].values)

@@ -1,0 +1,145 @@
+"""Where the documents' Laplace route (``[examination] documents = "mode"``) stands on a
+log: the maximum of the exact Laplace marginal, and how the density the route samples
+bends there against that marginal.
+
+    python3 benchmarks/bench_laplace_point.py [--logs clara2 wscd] [--iterations 40]
+        [--directions 2]
+
+For each log (CLARA2 and WSCD from the shared samples, skipped when absent; the pages and
+model of the default spec with ``documents = "mode"``: clicks per document, 10
+impressions, every document by its standardised deviation), in process:
+
+1. **The point.** From the sampler's start (seed 2026), Newton steps on the exact Laplace
+   marginal of the sampled coordinates, ``F(theta) = log p(y, z_hat(theta), theta) - 1/2
+   log det A_zz``: at each point the documents' mode afresh
+   (:func:`~bayeschain.inference.walk.laplace.documents_mode`), ``F`` from the blocks'
+   eigenvalues, its gradient ``g_theta + R^T g_z - t / 2`` and the Schur complement
+   ``S = A_tt + A_tz R`` (:func:`~bayeschain.inference.walk.laplace.second_order`), the
+   step ``S^-1 grad`` with ``|eigenvalues|`` (a negative one would step downhill), at most
+   1 on any coordinate, halved until ``F`` rises. Printed per iteration: time, ``F``,
+   the largest gradient entry, the Newton decrement and ``S``'s smallest eigenvalue.
+2. **The bend.** At the last point, along the ``--directions`` eigenvectors of ``S`` with
+   the smallest eigenvalues: ``F``'s second difference (steps 0.05 and 0.1, the documents
+   at their mode at each end) beside ``-S``'s, which is the curvature of the density the
+   route samples there but for the determinant's curvature along the trend of
+   attractiveness (:class:`~bayeschain.inference.walk.documents.DocumentsAtMode`).
+   Where they differ in sign, the sampled density bends up where the marginal bends down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from click_model_peers import LOGS, load_log  # noqa: E402
+
+from bayeschain.inference.walk import laplace  # noqa: E402
+from bayeschain.inference.walk.data import page_data  # noqa: E402
+from bayeschain.inference.walk.documents import document_layout, document_slice  # noqa: E402
+from bayeschain.inference.walk.model import WalkModel  # noqa: E402
+
+
+def marginal(model, theta, layout):
+    """``F`` at ``theta`` (the documents at their mode there): ``(F, theta, gradients)``,
+    ``F = -inf`` where the density is not finite."""
+    theta, calls = laplace.documents_mode(model, theta, layout)
+    lp, g0 = model.logp(theta)
+    if not np.isfinite(lp):
+        return -np.inf, theta, calls + 1
+    blocks = layout.blocks(model, theta, g0)
+    logdet = sum(np.sum(np.log(np.maximum(vals, laplace.FLOOR))) for _, vals, _ in blocks)
+    return lp - 0.5 * logdet, theta, calls + 1 + layout.n_places
+
+
+def newton(model, layout, free, iterations, out):
+    theta = model.initial_point(np.random.default_rng(2026))
+    value, theta, calls = marginal(model, theta, layout)
+    start = time.perf_counter()
+    for it in range(iterations):
+        at = laplace.second_order(model, theta, layout, free)
+        calls += at.evaluations
+        g = model.logp(theta)[1]
+        grad = g[free] + at.response.T @ g[layout.index] - 0.5 * at.logdet_slope
+        vals, vecs = np.linalg.eigh(at.schur)
+        step = vecs @ ((vecs.T @ grad) / np.maximum(np.abs(vals), 1e-3 * vals.max()))
+        step /= max(1.0, np.abs(step).max())
+        decrement = float(grad @ step)
+        print(f"  {time.perf_counter() - start:6.1f} s  iteration {it:2d}  F {value:.3f}  "
+              f"max |grad| {np.abs(grad).max():.3g}  decrement {decrement:.3g}  "
+              f"smallest eigenvalue of S {vals.min():.3g}  ({calls} gradients)", file=out,
+              flush=True)
+        if decrement < 1e-3:
+            break
+        scale = 1.0
+        for _ in range(12):
+            moved = theta.copy()
+            moved[free] += scale * step
+            moved[layout.index] += scale * (at.response @ step)
+            if np.isfinite(model.logp(moved)[0]):
+                new, moved, more = marginal(model, moved, layout)
+                calls += more
+                if new >= value:
+                    break
+            scale /= 2
+        else:
+            break
+        theta, value = moved, new
+    return theta, value
+
+
+def bend(model, layout, free, theta, value, directions, out):
+    at = laplace.second_order(model, theta, layout, free)
+    vals, vecs = np.linalg.eigh(at.schur)
+    for k in range(directions):
+        v = vecs[:, k]
+        named = ", ".join(f"{i}: {v[i]:+.2f}" for i in np.argsort(-np.abs(v))[:4])
+        print(f"  direction {k} (its largest entries by sampled coordinate: {named})", file=out)
+        for eps in (0.05, 0.1):
+            ends = []
+            for s in (eps, -eps):
+                moved = theta.copy()
+                moved[free] += s * v
+                moved[layout.index] += s * (at.response @ v)
+                ends.append(marginal(model, moved, layout)[0])
+            print(f"    step {eps}: F'' {(ends[0] - 2 * value + ends[1]) / eps**2:9.2f}   "
+                  f"the sampled density's (-S) {-vals[k]:9.2f}", file=out, flush=True)
+
+
+def sampled(model):
+    fixed = np.zeros(model.ndim, dtype=bool)
+    fixed[document_slice(model)] = True
+    return np.flatnonzero(~fixed)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--logs", nargs="+", default=["clara2", "wscd"],
+                        choices=["clara2", "wscd"])
+    parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--directions", type=int, default=2)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    for name in args.logs:
+        if not all(p.exists() for p in LOGS[name]):
+            print(f"{name}: skipped, the shared log sample is absent")
+            continue
+        data = page_data(load_log(name), clicks="document", default_length=10,
+                         min_impressions=10)
+        model = WalkModel(data, clicks="document", centred_documents=False)
+        layout, free = document_layout(model), sampled(model)
+        print(f"{name}: {model.ndim} coordinates, {free.size} sampled, {layout.index.size} "
+              f"documents integrated out, up to {layout.n_places} a query", flush=True)
+        theta, value = newton(model, layout, free, args.iterations, sys.stdout)
+        bend(model, layout, free, theta, value, args.directions, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
