@@ -10,6 +10,7 @@ cost grows with the number of timed clicks.
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 
 import xarray as xr
@@ -34,7 +35,8 @@ def build_model(data: ModelData, spec: ModelSpec):
 def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Posterior:
     """Sample the model with PyMC's NUTS and wrap the draws in a :class:`Posterior`.
     The sampler is named (PyMC 6 would otherwise take nutpie when it is installed, PyMC 5
-    its own), so every supported PyMC samples these models the same way."""
+    its own), so every supported PyMC samples these models the same way; the chains run
+    side by side on as many processes as there are chains and cores."""
     import pymc as pm
 
     s = spec.sampler
@@ -43,7 +45,7 @@ def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Pos
         raise ParameterError("the spec defines no parameter to fit")
     with model, _quiet_pymc(not progress):
         idata = pm.sample(draws=s["draws"], tune=s["tune"], chains=s["chains"],
-                          cores=min(s["chains"], 2), random_seed=s["seed"],
+                          cores=min(s["chains"], os.cpu_count() or 1), random_seed=s["seed"],
                           target_accept=s["target_accept"], progressbar=progress,
                           compute_convergence_checks=False, nuts_sampler="pymc")
     post = _group(idata, "posterior")

@@ -59,3 +59,24 @@ def test_decay_exponent_is_recovered_by_nuts():
     lo, hi = g.quantile([0.005, 0.995], dim=("chain", "draw")).values
     assert lo <= 1.3 <= hi and hi - lo < 0.6
     assert post.divergences() == 0
+
+
+@pytest.mark.parametrize(("cpus", "chains", "cores"), [(8, 4, 4), (2, 4, 2), (None, 4, 1)])
+def test_pymc_chains_run_side_by_side_on_the_cores_there_are(monkeypatch, cpus, chains, cores):
+    """PyMC samples as many chains at once as the machine has cores (no cap at 2)."""
+    pm = pytest.importorskip("pymc")
+    asked = {}
+
+    class Stop(Exception):
+        pass
+
+    def sample(**options):
+        asked.update(options)
+        raise Stop
+
+    monkeypatch.setattr(pm, "sample", sample)
+    monkeypatch.setattr("os.cpu_count", lambda: cpus)
+    with pytest.raises(Stop):
+        fit(stats_from_moves(sample_moves(decay_matrix("ID", 1.3, 4), 50, 1)),
+            load_spec("jumps-id").with_keys("model", ranks=4), draws=10, tune=10, chains=chains)
+    assert asked["chains"] == chains and asked["cores"] == cores
