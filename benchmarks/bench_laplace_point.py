@@ -12,12 +12,11 @@ impressions, every document by its standardised deviation), in process:
 1. **The point.** From the sampler's start (seed 2026), Newton steps on the exact Laplace
    marginal of the sampled coordinates, ``F(theta) = log p(y, z_hat(theta), theta) - 1/2
    log det A_zz``: at each point the documents' mode afresh
-   (:func:`~bayeschain.inference.walk.laplace.documents_mode`), ``F`` from the blocks'
-   eigenvalues, its gradient ``g_theta + R^T g_z - t / 2`` and the Schur complement
-   ``S = A_tt + A_tz R`` (:func:`~bayeschain.inference.walk.laplace.second_order`), the
-   step ``S^-1 grad`` with ``|eigenvalues|`` (a negative one would step downhill), at most
-   1 on any coordinate, halved until ``F`` rises. Printed per iteration: time, ``F``,
-   the largest gradient entry, the Newton decrement and ``S``'s smallest eigenvalue.
+   (:func:`~bayeschain.inference.walk.laplace.marginal`), the step
+   :func:`~bayeschain.inference.walk.laplace.newton_step` takes (the Schur complement
+   ``S = A_tt + A_tz R`` for the Hessian, its eigenvalues' absolute values, at most 1 on
+   any coordinate, halved until ``F`` rises). Printed per iteration: time, ``F``, the
+   Newton decrement and ``S``'s smallest eigenvalue.
 2. **The bend.** At the last point, along the ``--directions`` eigenvectors of ``S`` with
    the smallest eigenvalues: ``F``'s second difference (steps 0.05 and 0.1, the documents
    at their mode at each end) beside ``-S``'s, which is the curvature of the density the
@@ -46,49 +45,21 @@ from bayeschain.inference.walk.documents import document_layout, document_slice 
 from bayeschain.inference.walk.model import WalkModel  # noqa: E402
 
 
-def marginal(model, theta, layout):
-    """``F`` at ``theta`` (the documents at their mode there): ``(F, theta, gradients)``,
-    ``F = -inf`` where the density is not finite."""
-    theta, calls = laplace.documents_mode(model, theta, layout)
-    lp, g0 = model.logp(theta)
-    if not np.isfinite(lp):
-        return -np.inf, theta, calls + 1
-    blocks = layout.blocks(model, theta, g0)
-    logdet = sum(np.sum(np.log(np.maximum(vals, laplace.FLOOR))) for _, vals, _ in blocks)
-    return lp - 0.5 * logdet, theta, calls + 1 + layout.n_places
-
-
 def newton(model, layout, free, iterations, out):
+    """Newton steps on the exact Laplace marginal from the sampler's start
+    (:func:`~bayeschain.inference.walk.laplace.newton_step`)."""
     theta = model.initial_point(np.random.default_rng(2026))
-    value, theta, calls = marginal(model, theta, layout)
+    value, theta, calls = laplace.marginal(model, theta, layout)
     start = time.perf_counter()
     for it in range(iterations):
-        at = laplace.second_order(model, theta, layout, free)
-        calls += at.evaluations
-        g = model.logp(theta)[1]
-        grad = g[free] + at.response.T @ g[layout.index] - 0.5 * at.logdet_slope
-        vals, vecs = np.linalg.eigh(at.schur)
-        step = vecs @ ((vecs.T @ grad) / np.maximum(np.abs(vals), 1e-3 * vals.max()))
-        step /= max(1.0, np.abs(step).max())
-        decrement = float(grad @ step)
+        moved, new, at, decrement, more = laplace.newton_step(model, theta, value, layout,
+                                                              free)
+        calls += more
         print(f"  {time.perf_counter() - start:6.1f} s  iteration {it:2d}  F {value:.3f}  "
-              f"max |grad| {np.abs(grad).max():.3g}  decrement {decrement:.3g}  "
-              f"smallest eigenvalue of S {vals.min():.3g}  ({calls} gradients)", file=out,
+              f"decrement {decrement:.3g}  smallest eigenvalue of S "
+              f"{np.linalg.eigvalsh(at.schur).min():.3g}  ({calls} gradients)", file=out,
               flush=True)
-        if decrement < 1e-3:
-            break
-        scale = 1.0
-        for _ in range(12):
-            moved = theta.copy()
-            moved[free] += scale * step
-            moved[layout.index] += scale * (at.response @ step)
-            if np.isfinite(model.logp(moved)[0]):
-                new, moved, more = marginal(model, moved, layout)
-                calls += more
-                if new >= value:
-                    break
-            scale /= 2
-        else:
+        if decrement < 1e-3 or moved is theta:
             break
         theta, value = moved, new
     return theta, value
@@ -107,7 +78,7 @@ def bend(model, layout, free, theta, value, directions, out):
                 moved = theta.copy()
                 moved[free] += s * v
                 moved[layout.index] += s * (at.response @ v)
-                ends.append(marginal(model, moved, layout)[0])
+                ends.append(laplace.marginal(model, moved, layout)[0])
             print(f"    step {eps}: F'' {(ends[0] - 2 * value + ends[1]) / eps**2:9.2f}   "
                   f"the sampled density's (-S) {-vals[k]:9.2f}", file=out, flush=True)
 

@@ -191,6 +191,62 @@ def documents_mode(model, theta: np.ndarray, layout: Layout, *, steps: int = 30,
     return theta, calls
 
 
+def marginal(model, theta: np.ndarray, layout: Layout) -> tuple[float, np.ndarray, int]:
+    """The Laplace marginal of the sampled coordinates of ``theta`` from its definition,
+    ``F = log p(y, z_hat, theta) - 1/2 log det A_zz`` with the documents at their mode
+    given the rest (:func:`documents_mode`) and ``A_zz``'s blocks measured there; returns
+    ``(F, theta with the documents there, gradients taken)``, ``F = -inf`` where the
+    density is not finite."""
+    theta, calls = documents_mode(model, theta, layout)
+    lp, g0 = model.logp(theta)
+    if not (np.isfinite(lp) and np.all(np.isfinite(g0))):
+        return -np.inf, theta, calls + 1
+    blocks = layout.blocks(model, theta, g0)
+    logdet = sum(float(np.sum(np.log(np.maximum(vals, FLOOR)))) for _, vals, _ in blocks)
+    return lp - 0.5 * logdet, theta, calls + 1 + layout.n_places
+
+
+#: the largest step of :func:`newton_step` on any sampled coordinate, and its halvings
+NEWTON_REACH = 1.0
+NEWTON_HALVINGS = 12
+
+
+def newton_step(model, theta: np.ndarray, value: float, layout: Layout, free: np.ndarray,
+                at: SecondOrder | None = None):
+    """One Newton step on the exact Laplace marginal ``F`` (:func:`marginal`) from
+    ``theta`` (the documents at their mode there, ``F = value``): the gradient
+    ``g_theta + R^T g_z - t / 2``, the Schur complement ``S`` for the Hessian (the
+    determinant's curvature left out), divided by the absolute values of its eigenvalues
+    (a negative one would step downhill; Dauphin et al., NeurIPS 2014), at most
+    :data:`NEWTON_REACH` on any coordinate, halved until ``F`` rises.  Returns ``(theta,
+    value, second_order at the start, Newton decrement, gradients taken)``, ``theta``
+    unchanged when no halving rises; ``at``: :func:`second_order` at ``theta``, when
+    measured already."""
+    calls = 1
+    if at is None:
+        at = second_order(model, theta, layout, free)
+        calls += at.evaluations
+    g = model.logp(theta)[1]
+    grad = g[free] + at.response.T @ g[layout.index] - 0.5 * at.logdet_slope
+    vals, vecs = np.linalg.eigh(at.schur)
+    step = vecs @ ((vecs.T @ grad) / np.maximum(np.abs(vals), 1e-3 * np.abs(vals).max()))
+    step /= max(1.0, np.abs(step).max() / NEWTON_REACH)
+    scale = 1.0
+    for _ in range(NEWTON_HALVINGS):
+        moved = np.array(theta, dtype=float)
+        moved[free] += scale * step
+        moved[layout.index] += scale * (at.response @ step)
+        if np.isfinite(model.logp(moved)[0]):
+            new, moved, more = marginal(model, moved, layout)
+            calls += more + 1
+            if new >= value:
+                return moved, new, at, float(grad @ step), calls
+        else:
+            calls += 1
+        scale /= 2
+    return theta, value, at, float(grad @ step), calls
+
+
 def second_order(model, theta: np.ndarray, layout: Layout,
                  free: np.ndarray) -> SecondOrder:
     """Measure ``R``, ``t`` and the blocks' factors at ``theta`` (module docstring; the

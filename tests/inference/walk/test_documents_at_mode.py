@@ -313,3 +313,34 @@ def test_a_laplace_density_that_bends_up_at_its_point_is_not_sampled(log, monkey
     np.testing.assert_array_equal(got.posterior["walk"].values, want.posterior["walk"].values)
     np.testing.assert_array_equal(got.posterior["attractiveness"].values,
                                   want.posterior["attractiveness"].values)
+
+
+def test_newton_steps_on_the_exact_laplace_marginal_reach_its_maximum(at_mode):
+    """From a point moved off the mode, Newton steps on the exact Laplace marginal
+    (``laplace.newton_step``) raise it at every step, the value they report is the
+    marginal from its definition (the documents' mode found afresh by L-BFGS, the
+    determinant of their Hessian by differences), and they end where its slope along
+    the trend and a random direction is 0."""
+    from bayeschain.inference.walk import laplace
+
+    model, _, _, target = at_mode
+    rng = np.random.default_rng(4)
+    theta = target.mode.copy()
+    theta[target.free] += rng.normal(0.0, 0.3, target.ndim)
+    value, theta, _ = laplace.marginal(model, theta, target.layout)
+    for _ in range(30):
+        moved, new, _, decrement, _ = laplace.newton_step(model, theta, value, target.layout,
+                                                          target.free)
+        assert new >= value
+        theta, value = moved, new
+        if decrement < 1e-6:
+            break
+    x = theta[target.free] - target.mode[target.free]
+    assert value == pytest.approx(_exact_laplace(model, target, x)[0], abs=1e-3)
+    eps = 1e-3
+    random = rng.normal(0.0, 1.0, target.ndim)
+    directions = [np.eye(target.ndim)[k] for k in _trend(model, target)]
+    for v in [*directions, random / np.linalg.norm(random)]:
+        slope = (_exact_laplace(model, target, x + eps * v)[0]
+                 - _exact_laplace(model, target, x - eps * v)[0]) / (2 * eps)
+        assert abs(slope) < 0.05, (v, slope)
