@@ -63,15 +63,23 @@ def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Pos
 def _quiet_pymc(quiet: bool):
     """PyMC's INFO lines ("Initializing NUTS...", "Multiprocess sampling...", "Sampling 2
     chains ... took 31 seconds.") kept off standard error unless progress is asked for
-    (``bayeschain fit --quiet`` printed them; its warnings still pass)."""
+    (``bayeschain fit --quiet`` printed them; its warnings still pass), and PyTensor's
+    warning, on a pip install, that it "could not link to a BLAS installation" (at its
+    first compile in a process: these models' tensors are vectors of counts and a
+    rank-by-rank matrix at most, whose products BLAS does not speed up; PyTensor then
+    calls NumPy's)."""
     import logging
+    import warnings
 
     logger = logging.getLogger("pymc")
     level = logger.level
     if quiet:
         logger.setLevel(max(level, logging.WARNING))
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS",
+                                    category=UserWarning)
+            yield
     finally:
         logger.setLevel(level)
 

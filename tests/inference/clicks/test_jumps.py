@@ -80,3 +80,29 @@ def test_pymc_chains_run_side_by_side_on_the_cores_there_are(monkeypatch, cpus, 
         fit(stats_from_moves(sample_moves(decay_matrix("ID", 1.3, 4), 50, 1)),
             load_spec("jumps-id").with_keys("model", ranks=4), draws=10, tune=10, chains=chains)
     assert asked["chains"] == chains and asked["cores"] == cores
+
+
+def test_pytensors_missing_blas_warning_does_not_reach_the_user(monkeypatch):
+    """PyTensor installed by pip warns at its first compile in a process that it "could not
+    link to a BLAS installation" (here raised where PyTensor raises it, inside PyMC's
+    sampling): these models' products gain nothing from BLAS, and a fit stays quiet."""
+    import warnings
+
+    pm = pytest.importorskip("pymc")
+
+    class Stop(Exception):
+        pass
+
+    def sample(**options):
+        warnings.warn("PyTensor could not link to a BLAS installation. Operations that "
+                      "might benefit from BLAS will be severely degraded.", UserWarning,
+                      stacklevel=2)
+        warnings.warn("another warning passes", UserWarning, stacklevel=2)
+        raise Stop
+
+    monkeypatch.setattr(pm, "sample", sample)
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(Stop):
+        warnings.simplefilter("always")
+        fit(stats_from_moves(sample_moves(decay_matrix("ID", 1.3, 4), 50, 1)),
+            load_spec("jumps-id").with_keys("model", ranks=4), draws=10, tune=10)
+    assert [str(w.message) for w in caught] == ["another warning passes"]
