@@ -114,9 +114,11 @@ class DocumentsAtMode:
         not positive.  Such a density is not the peak the Laplace marginal has at a
         maximum, and NUTS runs off along those directions.  On CLARA2 (9,375 documents
         in 929 queries) the determinant's curvature along the moves' spreads, which
-        :meth:`logp` leaves out, outweighs the rest: along the weakest direction the
-        exact Laplace marginal bends down (second difference -11.7) where this density
-        bends up (+30.3), ``benchmarks/bench_laplace_point.py``."""
+        :meth:`logp` leaves out, outweighs the rest: at the marginal's maximum, along
+        the weakest direction, the exact Laplace marginal bends down (second difference
+        -11.7) where the Schur complement bends up (+30.3; the direction lies on the
+        backward moves, off the trend along which this density keeps the determinant's
+        curvature), ``benchmarks/bench_laplace_point.py``."""
         precision = self.laplace.schur + 0.5 * self.curvature
         return int(np.sum(np.linalg.eigvalsh(precision) <= 0.0))
 
@@ -289,17 +291,23 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
 
 
 #: the most Newton steps :func:`posterior_mode` takes on the exact Laplace marginal to a
-#: point where the Schur complement is positive definite
+#: point where the Schur complement is positive definite, and the Newton decrement below
+#: which the point is the marginal's maximum (more steps cannot make it a peak)
 PEAK_STEPS = 8
+PEAK_DECREMENT = 1e-2
 
 
 def _to_a_peak(model: WalkModel, theta: np.ndarray, layout) -> tuple[np.ndarray, int, int]:
     """From the rounds' point, Newton steps on the exact Laplace marginal
     (:func:`~bayeschain.inference.walk.laplace.newton_step`) while the Schur complement
-    ``A_tt + A_tz R`` there has an eigenvalue <= 0, at most :data:`PEAK_STEPS`: the rounds
-    maximise the linearised marginal, and where they stop short (WSCD's training split:
-    20 rounds, one direction bending up, a rank's forward deviation) one step makes it a
-    peak.  Returns ``(theta, steps taken, gradients taken)``."""
+    ``A_tt + A_tz R`` there has an eigenvalue <= 0, at most :data:`PEAK_STEPS`, and
+    until the marginal's maximum (:data:`PEAK_DECREMENT`): the rounds maximise the
+    linearised marginal, and where they stop short (WSCD's training split: 20 rounds, one
+    direction bending up, a rank's forward deviation) one step makes it a peak.  Where
+    the Schur complement is indefinite at the maximum itself (CLARA2) the route cannot be
+    a peak, and the fit samples the documents (:attr:`DocumentsAtMode.bends_up`, which
+    adds the determinant's curvature along the trend: a point it still finds bending up
+    is not stepped from here).  Returns ``(theta, steps taken, gradients taken)``."""
     from .laplace import marginal, newton_step, second_order
 
     free = np.flatnonzero(~np.isin(np.arange(model.ndim), layout.index))
@@ -309,11 +317,14 @@ def _to_a_peak(model: WalkModel, theta: np.ndarray, layout) -> tuple[np.ndarray,
         if value is None:
             value, theta, more = marginal(model, theta, layout)
             calls += more
-        moved, value, _, _, more = newton_step(model, theta, value, layout, free, at=at)
+        moved, value, _, decrement, more = newton_step(model, theta, value, layout, free,
+                                                       at=at)
         calls += more
         if moved is theta:                       # no rise along the step
             break
         theta, steps = moved, steps + 1
+        if decrement < PEAK_DECREMENT:           # at the maximum: no peak to step to
+            break
         at = second_order(model, theta, layout, free)
         calls += at.evaluations
     return theta, steps, calls

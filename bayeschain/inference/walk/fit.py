@@ -121,7 +121,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             if target.bends_up:
                 # not a peak: NUTS would run off (CLARA2: over 20 minutes, no end)
                 improper = (f"its density bends up at its point in {target.bends_up} "
-                            f"direction{'s' if target.bends_up > 1 else ''} of the walk")
+                            f"direction{'s' if target.bends_up > 1 else ''}")
                 warnings.warn(f"the documents' Laplace approximation is not proper here "
                               f"({improper}): the documents are sampled by NUTS with the "
                               f"rest instead, as with documents = 'sampled'", stacklevel=3)

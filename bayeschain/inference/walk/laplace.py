@@ -32,8 +32,8 @@ the missing determinant.  Here, to first order in ``delta = theta - theta_hat``:
   With a few hundred documents they barely change the moves' marginal (WSCD's 654: the
   second differences of the exact Laplace marginal and of this density agree to 0.02
   along the two weakest directions), but they grow with the documents: on CLARA2's 9,375
-  the exact marginal bends down along the moves' spreads (-11.7) where the density
-  without them bends up (+30.3), and NUTS runs off
+  the exact marginal bends down along the moves' spreads at its maximum (-11.7) where
+  the density without them bends up (+30.3), and NUTS runs off
   (``benchmarks/bench_laplace_point.py``;
   :attr:`~bayeschain.inference.walk.documents.DocumentsAtMode.bends_up`).
 
@@ -219,9 +219,9 @@ def newton_step(model, theta: np.ndarray, value: float, layout: Layout, free: np
     determinant's curvature left out), divided by the absolute values of its eigenvalues
     (a negative one would step downhill; Dauphin et al., NeurIPS 2014), at most
     :data:`NEWTON_REACH` on any coordinate, halved until ``F`` rises.  Returns ``(theta,
-    value, second_order at the start, Newton decrement, gradients taken)``, ``theta``
-    unchanged when no halving rises; ``at``: :func:`second_order` at ``theta``, when
-    measured already."""
+    value, second_order at the start, grad . step (the Newton decrement where the step is
+    not cut to the reach), gradients taken)``, ``theta`` unchanged when no halving rises;
+    ``at``: :func:`second_order` at ``theta``, when measured already."""
     calls = 1
     if at is None:
         at = second_order(model, theta, layout, free)
@@ -239,7 +239,7 @@ def newton_step(model, theta: np.ndarray, value: float, layout: Layout, free: np
         if np.isfinite(model.logp(moved)[0]):
             new, moved, more = marginal(model, moved, layout)
             calls += more + 1
-            if new >= value:
+            if new > value:
                 return moved, new, at, float(grad @ step), calls
         else:
             calls += 1

@@ -5,6 +5,9 @@ the draw): its pieces against their definitions (the documents' mode found afres
 determinant of their Hessian by differences), and on logs simulated with documents of
 known attractiveness the walk that made them, the spread and the documents recovered."""
 
+import copy
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -286,6 +289,13 @@ def test_the_sampled_densitys_precision_at_its_point_is_the_schur_complement(at_
     scale = np.sqrt(np.outer(np.diag(numeric), np.diag(numeric)))
     assert np.max(np.abs(claimed - numeric) / scale) < 0.01
     assert np.linalg.eigvalsh(numeric).min() > 0 and target.bends_up == 0
+    # two directions made to bend up: counted
+    vals, vecs = np.linalg.eigh(claimed)
+    bent = copy.copy(target)
+    bent.laplace = dataclasses.replace(
+        target.laplace,
+        schur=target.laplace.schur - (vecs[:, :2] * (vals[:2] + 1.0)) @ vecs[:, :2].T)
+    assert bent.bends_up == 2
 
 
 def test_a_laplace_density_that_bends_up_at_its_point_is_not_sampled(log, monkeypatch):
@@ -306,10 +316,10 @@ def test_a_laplace_density_that_bends_up_at_its_point_is_not_sampled(log, monkey
         got = bc.fit(log, spec, seed=3, draws=150, tune=150)
     said = [str(w.message) for w in caught if "Laplace" in str(w.message)]
     assert len(said) == 1 and "not proper here (its density bends up at its point in 2 " \
-        "directions of the walk)" in said[0], said
+        "directions)" in said[0], said
     assert got.attrs["document_effects"] == (
         "sampled by NUTS with the rest (documents = 'mode' asked, but its density bends "
-        "up at its point in 2 directions of the walk)")
+        "up at its point in 2 directions)")
     np.testing.assert_array_equal(got.posterior["walk"].values, want.posterior["walk"].values)
     np.testing.assert_array_equal(got.posterior["attractiveness"].values,
                                   want.posterior["attractiveness"].values)
@@ -328,15 +338,17 @@ def test_newton_steps_on_the_exact_laplace_marginal_reach_its_maximum(at_mode):
     theta = target.mode.copy()
     theta[target.free] += rng.normal(0.0, 0.3, target.ndim)
     value, theta, _ = laplace.marginal(model, theta, target.layout)
+    x0 = theta[target.free] - target.mode[target.free]
     for _ in range(30):
-        moved, new, _, decrement, _ = laplace.newton_step(model, theta, value, target.layout,
-                                                          target.free)
-        assert new >= value
-        theta, value = moved, new
-        if decrement < 1e-6:
+        moved, value, _, decrement, _ = laplace.newton_step(model, theta, value,
+                                                            target.layout, target.free)
+        if moved is theta or decrement < 1e-6:
             break
+        theta = moved
     x = theta[target.free] - target.mode[target.free]
-    assert value == pytest.approx(_exact_laplace(model, target, x)[0], abs=1e-3)
+    end = _exact_laplace(model, target, x)[0]
+    assert value == pytest.approx(end, abs=1e-3)
+    assert end > _exact_laplace(model, target, x0)[0] + 1.0
     eps = 1e-3
     random = rng.normal(0.0, 1.0, target.ndim)
     directions = [np.eye(target.ndim)[k] for k in _trend(model, target)]
@@ -344,3 +356,27 @@ def test_newton_steps_on_the_exact_laplace_marginal_reach_its_maximum(at_mode):
         slope = (_exact_laplace(model, target, x + eps * v)[0]
                  - _exact_laplace(model, target, x - eps * v)[0]) / (2 * eps)
         assert abs(slope) < 0.05, (v, slope)
+
+
+def test_a_point_short_of_a_peak_is_stepped_to_one(at_mode):
+    """Where the rounds stop short (here: the mode's sampled coordinates moved by 0.3,
+    where the Schur complement has negative eigenvalues), ``posterior_mode``'s last stage
+    takes Newton steps until the density the route samples is a peak: the Laplace
+    marginal, from its definition, rises, and the route built there bends up nowhere."""
+    from bayeschain.inference.walk import laplace
+    from bayeschain.inference.walk.documents import PEAK_STEPS, _to_a_peak
+
+    model, _, _, target = at_mode
+    theta = target.mode.copy()
+    theta[target.free] += np.random.default_rng(0).normal(0.0, 0.3, target.ndim)
+    theta, _ = laplace.documents_mode(model, theta, target.layout)
+    start = laplace.second_order(model, theta, target.layout, target.free)
+    assert np.linalg.eigvalsh(start.schur).min() < 0
+    peak, steps, _ = _to_a_peak(model, theta, target.layout)
+    assert 1 <= steps < PEAK_STEPS
+    assert DocumentsAtMode(model, peak, curvature=False).bends_up == 0
+
+    def exact(point):
+        return _exact_laplace(model, target, point[target.free] - target.mode[target.free])[0]
+
+    assert exact(peak) > exact(theta) + 1.0
