@@ -6,8 +6,7 @@ is fast and pulls in none of the heavy libraries (not even NumPy) until they are
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -57,15 +56,4 @@ _PUBLIC = {
 __all__ = sorted(_PUBLIC) + ["__version__"]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _PUBLIC.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'bayeschain' has no attribute {name!r}")
-    module = importlib.import_module(module_name)
-    value = module if module_name.endswith("." + name) else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_names(__name__, _PUBLIC, globals())

@@ -17,7 +17,7 @@ PACKAGE = Path(bayeschain.__file__).resolve().parent
 
 #: layers, lowest first: a module may import from its own layer or a lower one only
 LAYERS = [
-    {"errors", "registry", "caches", "interrupts"},
+    {"errors", "registry", "caches", "interrupts", "lazy"},
     {"chains", "io"},
     {"browsing"},
     {"measures"},

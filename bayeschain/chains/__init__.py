@@ -5,8 +5,7 @@ axes.  Transient blocks are dense ``(..., N, N)`` arrays or :class:`Tridiagonal`
 dense arrays that are tridiagonal are solved on the O(N) path automatically.
 """
 
-import importlib
-from typing import Any
+from ..lazy import lazy_names
 
 #: where each public name lives: imported on first use (PEP 562), so that importing one
 #: module of the package (``chains.checks``, which readers of large files call from
@@ -14,28 +13,28 @@ from typing import Any
 #: different modules at once met Python's import-lock deadlock detection
 #: (``_DeadlockError`` on ``bayeschain.chains.checks`` in ``bayeschain eval``)
 _PUBLIC = {
-    "Tridiagonal": "tridiagonal",
-    "as_block": "blocks",
-    "censored_chain": "stationary",
-    "continuous_time_weights": "stationary",
-    "effort_values": "recursion",
-    "exit_probabilities": "absorbing",
-    "expected_ratio": "recursion",
-    "expected_reward": "absorbing",
-    "expected_stopping_time": "absorbing",
-    "expected_visits": "absorbing",
-    "forward_passage_times": "passage",
-    "fundamental_matrix": "absorbing",
-    "geometric_loss_reward": "absorbing",
-    "hitting_probabilities": "absorbing",
-    "invariant_distribution": "stationary",
-    "joint_distribution": "recursion",
-    "ratio_distribution": "recursion",
-    "ratio_weights": "recursion",
-    "return_probabilities": "absorbing",
-    "reward_variance": "absorbing",
-    "stopping_time_pmf": "absorbing",
-    "stopping_time_variance": "absorbing",
+    "Tridiagonal": ".tridiagonal",
+    "as_block": ".blocks",
+    "censored_chain": ".stationary",
+    "continuous_time_weights": ".stationary",
+    "effort_values": ".recursion",
+    "exit_probabilities": ".absorbing",
+    "expected_ratio": ".recursion",
+    "expected_reward": ".absorbing",
+    "expected_stopping_time": ".absorbing",
+    "expected_visits": ".absorbing",
+    "forward_passage_times": ".passage",
+    "fundamental_matrix": ".absorbing",
+    "geometric_loss_reward": ".absorbing",
+    "hitting_probabilities": ".absorbing",
+    "invariant_distribution": ".stationary",
+    "joint_distribution": ".recursion",
+    "ratio_distribution": ".recursion",
+    "ratio_weights": ".recursion",
+    "return_probabilities": ".absorbing",
+    "reward_variance": ".absorbing",
+    "stopping_time_pmf": ".absorbing",
+    "stopping_time_variance": ".absorbing",
 }
 
 __all__ = [
@@ -64,14 +63,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'bayeschain.chains' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_names(__name__, _PUBLIC, globals())

@@ -8,8 +8,7 @@ pandas.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..lazy import lazy_names
 
 _HOMES = {
     "SimulatedUsers": "bayeschain.chains.simulation",
@@ -21,13 +20,4 @@ _HOMES = {
 __all__ = sorted(_HOMES)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module 'bayeschain.simulate' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOMES[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())
