@@ -15,8 +15,9 @@ impressions, every document by its standardised deviation), in process:
    (:func:`~bayeschain.inference.walk.laplace.marginal`), the step
    :func:`~bayeschain.inference.walk.laplace.newton_step` takes (the Schur complement
    ``S = A_tt + A_tz R`` for the Hessian, its eigenvalues' absolute values, at most 1 on
-   any coordinate, halved until ``F`` rises). Printed per iteration: time, ``F``, the
-   Newton decrement and ``S``'s smallest eigenvalue.
+   any coordinate, halved until ``F`` rises). Printed per iteration: time, ``F``,
+   ``grad . step`` (the Newton decrement once the step is not cut to 1) and ``S``'s
+   smallest eigenvalue.
 2. **The bend.** At the last point, along the ``--directions`` eigenvectors of ``S`` with
    the smallest eigenvalues: ``F``'s second difference (steps 0.05 and 0.1, the documents
    at their mode at each end) beside ``-S``'s, which is the curvature of the density the
@@ -41,7 +42,10 @@ from click_model_peers import LOGS, load_log  # noqa: E402
 
 from bayeschain.inference.walk import laplace  # noqa: E402
 from bayeschain.inference.walk.data import page_data  # noqa: E402
-from bayeschain.inference.walk.documents import document_layout, document_slice  # noqa: E402
+from bayeschain.inference.walk.documents import (  # noqa: E402
+    document_layout,
+    sampled_coordinates,
+)
 from bayeschain.inference.walk.model import WalkModel  # noqa: E402
 
 
@@ -56,7 +60,7 @@ def newton(model, layout, free, iterations, out):
                                                               free)
         calls += more
         print(f"  {time.perf_counter() - start:6.1f} s  iteration {it:2d}  F {value:.3f}  "
-              f"decrement {decrement:.3g}  smallest eigenvalue of S "
+              f"grad.step {decrement:.3g}  smallest eigenvalue of S "
               f"{np.linalg.eigvalsh(at.schur).min():.3g}  ({calls} gradients)", file=out,
               flush=True)
         if decrement < 1e-3 or moved is theta:
@@ -83,12 +87,6 @@ def bend(model, layout, free, theta, value, directions, out):
                   f"the sampled density's (-S) {-vals[k]:9.2f}", file=out, flush=True)
 
 
-def sampled(model):
-    fixed = np.zeros(model.ndim, dtype=bool)
-    fixed[document_slice(model)] = True
-    return np.flatnonzero(~fixed)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", nargs="+", default=["clara2", "wscd"],
@@ -104,7 +102,7 @@ def main(argv=None) -> int:
         data = page_data(load_log(name), clicks="document", default_length=10,
                          min_impressions=10)
         model = WalkModel(data, clicks="document", centred_documents=False)
-        layout, free = document_layout(model), sampled(model)
+        layout, free = document_layout(model), sampled_coordinates(model)
         print(f"{name}: {model.ndim} coordinates, {free.size} sampled, {layout.index.size} "
               f"documents integrated out, up to {layout.n_places} a query", flush=True)
         theta, value = newton(model, layout, free, args.iterations, sys.stdout)

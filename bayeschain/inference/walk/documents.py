@@ -80,23 +80,26 @@ class DocumentsAtMode:
     #: independent quantities needs thousands of draws to reach 1.01
     unchecked = ("click",)
 
-    def __init__(self, model: WalkModel, mode: np.ndarray, *, curvature: bool = True):
+    def __init__(self, model: WalkModel, mode: np.ndarray, *, curvature: bool = True,
+                 measured=None):
+        """``measured``: :func:`~bayeschain.inference.walk.laplace.second_order` at
+        ``mode`` when :func:`posterior_mode` measured it already (its gradients counted
+        there, not in :attr:`evaluations`)."""
         from .laplace import logdet_curvature, second_order
 
         self.documents = document_slice(model)
         self.layout = document_layout(model)
         #: the rarer pairs' pseudo-documents (one per rank), sampled with the walk
         self.pooled = np.flatnonzero(model.data.documents["pooled_rank"].to_numpy() > 0)
-        fixed = np.zeros(model.ndim, dtype=bool)
-        fixed[self.documents] = True                 # every z (the spread is sampled)
         self.model = model
         self.data = model.data
         self.mode = np.array(mode, dtype=float)
-        self.free = np.flatnonzero(~fixed)
+        self.free = sampled_coordinates(model)       # every z out (the spread is sampled)
         self.ndim = int(self.free.size)
-        self.laplace = second_order(model, self.mode, self.layout, self.free)
+        self.laplace = measured if measured is not None else \
+            second_order(model, self.mode, self.layout, self.free)
         self.mode[self.documents] += self.laplace.newton
-        self.evaluations = self.laplace.evaluations
+        self.evaluations = 0 if measured is not None else self.laplace.evaluations
         self.z_sd = self.laplace.z_sd
         self.curvature = np.zeros((self.ndim, self.ndim))
         if curvature:
@@ -208,6 +211,12 @@ def document_slice(model: WalkModel) -> slice:
     return slice(start + 3, start + 3 + len(_own_documents(model)))
 
 
+def sampled_coordinates(model: WalkModel) -> np.ndarray:
+    """The coordinates of ``theta`` the route samples: all but the documents integrated
+    out (:func:`document_slice`)."""
+    return np.delete(np.arange(model.ndim), document_slice(model))
+
+
 def document_colors(model: WalkModel) -> np.ndarray:
     """Each document's place among its query's documents (0, 1, ...): documents of one
     colour share no page."""
@@ -283,11 +292,11 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
     if not np.all(np.isfinite(theta)) or not np.isfinite(lp):
         raise ParameterError("the walk's posterior mode could not be found (the log density "
                              "is not finite along the way)")
-    theta, peak_steps, more = _to_a_peak(model, theta, layout)
+    theta, peak_steps, measured, more = _to_a_peak(model, theta, layout)
     calls += more
     return theta, {"evaluations": calls, "log_density": float(model.logp(theta)[0]),
                    "converged": message == "converged", "message": message, "gains": gains,
-                   "peak_steps": peak_steps}
+                   "peak_steps": peak_steps, "second_order": measured}
 
 
 #: the most Newton steps :func:`posterior_mode` takes on the exact Laplace marginal to a
@@ -297,7 +306,7 @@ PEAK_STEPS = 8
 PEAK_DECREMENT = 1e-2
 
 
-def _to_a_peak(model: WalkModel, theta: np.ndarray, layout) -> tuple[np.ndarray, int, int]:
+def _to_a_peak(model: WalkModel, theta: np.ndarray, layout):
     """From the rounds' point, Newton steps on the exact Laplace marginal
     (:func:`~bayeschain.inference.walk.laplace.newton_step`) while the Schur complement
     ``A_tt + A_tz R`` there has an eigenvalue <= 0, at most :data:`PEAK_STEPS`, and
@@ -307,11 +316,13 @@ def _to_a_peak(model: WalkModel, theta: np.ndarray, layout) -> tuple[np.ndarray,
     the Schur complement is indefinite at the maximum itself (CLARA2) the route cannot be
     a peak, and the fit samples the documents (:attr:`DocumentsAtMode.bends_up`, which
     adds the determinant's curvature along the trend: a point it still finds bending up
-    is not stepped from here).  Returns ``(theta, steps taken, gradients taken)``."""
+    is not stepped from here).  Returns ``(theta, steps taken, second_order at theta or
+    None, gradients taken)``."""
     from .laplace import marginal, newton_step, second_order
 
-    free = np.flatnonzero(~np.isin(np.arange(model.ndim), layout.index))
+    free = sampled_coordinates(model)
     at = second_order(model, theta, layout, free)
+    measured_at = theta
     calls, steps, value = at.evaluations, 0, None
     while np.linalg.eigvalsh(at.schur).min() <= 0.0 and steps < PEAK_STEPS:
         if value is None:
@@ -326,5 +337,6 @@ def _to_a_peak(model: WalkModel, theta: np.ndarray, layout) -> tuple[np.ndarray,
         if decrement < PEAK_DECREMENT:           # at the maximum: no peak to step to
             break
         at = second_order(model, theta, layout, free)
+        measured_at = theta
         calls += at.evaluations
-    return theta, steps, calls
+    return theta, steps, at if measured_at is theta else None, calls

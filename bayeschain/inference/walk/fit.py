@@ -117,7 +117,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             from .documents import DocumentsAtMode, posterior_mode
 
             mode, info = posterior_mode(model, seed=s["seed"])
-            target = DocumentsAtMode(model, mode)
+            target = DocumentsAtMode(model, mode, measured=info["second_order"])
             if target.bends_up:
                 # not a peak: NUTS would run off (CLARA2: over 20 minutes, no end)
                 improper = (f"its density bends up at its point in {target.bends_up} "

@@ -372,7 +372,7 @@ def test_a_point_short_of_a_peak_is_stepped_to_one(at_mode):
     theta, _ = laplace.documents_mode(model, theta, target.layout)
     start = laplace.second_order(model, theta, target.layout, target.free)
     assert np.linalg.eigvalsh(start.schur).min() < 0
-    peak, steps, _ = _to_a_peak(model, theta, target.layout)
+    peak, steps, _, _ = _to_a_peak(model, theta, target.layout)
     assert 1 <= steps < PEAK_STEPS
     assert DocumentsAtMode(model, peak, curvature=False).bends_up == 0
 
