@@ -29,6 +29,18 @@ from .choice import log_likelihood_groups
 #: 2013 0 (no pair on 5 pages)
 AUTO_DOCUMENT_SHARE = 0.25
 
+#: ``documents = "auto"`` integrates the documents out by Laplace (``"mode"``) when the
+#: log shows at least this many impressions per document of its own, and samples them with
+#: the rest otherwise.  The Laplace route keeps the log-determinant of the documents'
+#: precision to first order along the moves; that determinant's curvature along them is
+#: of the order of one unit per document, the likelihood's of the order of one per
+#: impression, so the route is trusted where documents are few beside impressions.
+#: Measured (``benchmarks/bench_laplace_point.py``): WSCD, 861 impressions per document,
+#: its density's curvature within 4% of the exact Laplace marginal's, the walk as full
+#: NUTS's in 52 s against 62 s; simulated logs at 100 per document (10^4 and 10^5 pairs)
+#: recover the walk; CLARA2, 34 per document, bends up at its point (not a peak)
+AUTO_LAPLACE_IMPRESSIONS = 100
+
 
 def auto_clicks(share: float, reclicks: str = "fresh") -> str:
     """What ``clicks = "auto"`` fits on a log whose pairs shown ``min_impressions`` times or
@@ -36,6 +48,24 @@ def auto_clicks(share: float, reclicks: str = "fresh") -> str:
     on (but for the walk that decides once, ``reclicks = "once"``: clicks per rank),
     ``"pooled"`` otherwise."""
     return "document" if share >= AUTO_DOCUMENT_SHARE and reclicks != "once" else "pooled"
+
+
+def auto_documents(documents, reclicks: str = "fresh") -> tuple[str, str]:
+    """What ``documents = "auto"`` does with the documents table of a per-document fit
+    (``impressions``, ``pooled_rank`` 0 for the pairs with an attractiveness of their
+    own): ``("mode", why)`` where the log's impressions are at least
+    :data:`AUTO_LAPLACE_IMPRESSIONS` per such pair, ``("sampled", why)`` otherwise (and
+    for the walk that decides once, whose likelihood the Laplace route does not wrap)."""
+    own = int((documents["pooled_rank"] == 0).sum())
+    shown = int(documents["impressions"].sum())
+    per = shown / max(own, 1)
+    why = (f"documents = 'auto': {own:,} documents of their own in {shown:,} impressions, "
+           f"{per:,.0f} per document")
+    if reclicks == "once":
+        return "sampled", why + "; the walk that decides once samples them"
+    if own and per >= AUTO_LAPLACE_IMPRESSIONS:
+        return "mode", why + f", at least {AUTO_LAPLACE_IMPRESSIONS}"
+    return "sampled", why + f", fewer than {AUTO_LAPLACE_IMPRESSIONS}"
 
 
 def _import_in_background(module: str) -> None:
@@ -100,7 +130,10 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                              "learn (the posterior would be the prior)")
     # the documents integrated out by query, the rarer pairs' chances per rank sampled
     # with the walk (a log whose every pair is rare has no document to integrate out)
-    at_mode = (clicks == "document" and exam["documents"] == "mode"
+    documents, chosen = exam["documents"], ""
+    if clicks == "document" and documents == "auto":
+        documents, chosen = auto_documents(data.documents, exam["reclicks"])
+    at_mode = (clicks == "document" and documents == "mode"
                and bool((data.documents["pooled_rank"] == 0).any()))
 
     def walk_model(centred_documents: bool) -> WalkModel:
@@ -122,9 +155,11 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 # not a peak: NUTS would run off (CLARA2: over 20 minutes, no end)
                 improper = (f"its density bends up at its point in {target.bends_up} "
                             f"direction{'s' if target.bends_up > 1 else ''}")
-                warnings.warn(f"the documents' Laplace approximation is not proper here "
-                              f"({improper}): the documents are sampled by NUTS with the "
-                              f"rest instead, as with documents = 'sampled'", stacklevel=3)
+                if not chosen:       # asked for: say so (chosen by 'auto': the route says)
+                    warnings.warn(f"the documents' Laplace approximation is not proper "
+                                  f"here ({improper}): the documents are sampled by NUTS "
+                                  f"with the rest instead, as with documents = 'sampled'",
+                                  stacklevel=3)
                 at_mode = False
                 model = target = walk_model(True)
         if at_mode:
@@ -148,13 +183,15 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"{info['evaluations'] + target.evaluations} evaluations of the density"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
                 f"NUTS on the walk, the repeats and the trend of attractiveness{pooled}; "
-                f"each draw's documents from their Laplace approximation given the draw")}
+                f"each draw's documents from their Laplace approximation given the draw"
+                f"{' (' + chosen + ')' if chosen else ''}")}
         elif clicks == "document":
-            asked = exam["documents"] == "mode"
+            asked = documents == "mode"
             route = {"document_effects": "sampled by NUTS with the rest" + (
-                f" (documents = 'mode' asked, but {improper})" if improper else
+                f" (documents = 'mode' {'chosen' if chosen else 'asked'}, but {improper}"
+                f"{'; ' + chosen if chosen else ''})" if improper else
                 " (documents = 'mode' asked, but no pair has an attractiveness of its own "
-                "to integrate out)" if asked else "")}
+                "to integrate out)" if asked else f" ({chosen})" if chosen else "")}
         if once:
             from .once import DecidedOnce, click_sequences
 

@@ -13,7 +13,7 @@ KEYS = {"moves": (str, ("pooled", "shared"), "pooled"),
                     "click_moves": (bool, None, False),
                     "rank_offsets": (bool, None, False),
                     "reclicks": (str, ("fresh", "damped", "once"), "fresh"),
-                    "documents": (str, ("sampled", "mode"), "sampled"),
+                    "documents": (str, ("auto", "sampled", "mode"), "auto"),
                     "min_impressions": (int, None, 10),
                     "boundary": (str, BOUNDARIES, "leave"),
                     "by_relevance": (bool, None, False),
@@ -33,6 +33,10 @@ def validate(section: dict, source: str = "<string>") -> dict:
         raise FormatError("[examination] min_impressions must be at least 1 (pages showing "
                           "a (query, document) pair for it to get its own attractiveness)",
                           file=source)
+    if clean["documents"] == "mode" and clean["reclicks"] == "once":
+        raise FormatError("[examination] documents = 'mode' is not available with reclicks "
+                          "= 'once' (the walk that decides once samples its documents with "
+                          "the rest): use documents = 'sampled' or 'auto'", file=source)
     return clean
 
 

@@ -15,6 +15,7 @@ import bayeschain as bc
 from bayeschain.inference import walk_parameters
 from bayeschain.inference.walk.data import page_data
 from bayeschain.inference.walk.documents import DocumentsAtMode, posterior_mode
+from bayeschain.inference.walk.fit import AUTO_LAPLACE_IMPRESSIONS, auto_documents
 from bayeschain.inference.walk.model import WalkModel
 from bayeschain.simulate import simulate_click_log
 from tests.inference.walk.test_fit import interval
@@ -380,3 +381,25 @@ def test_a_point_short_of_a_peak_is_stepped_to_one(at_mode):
         return _exact_laplace(model, target, point[target.free] - target.mode[target.free])[0]
 
     assert exact(peak) > exact(theta) + 1.0
+
+
+@pytest.mark.parametrize("per, pooled, reclicks, route", [
+    (AUTO_LAPLACE_IMPRESSIONS, 0, "fresh", "mode"),
+    (AUTO_LAPLACE_IMPRESSIONS - 1, 0, "fresh", "sampled"),
+    (AUTO_LAPLACE_IMPRESSIONS - 1, 40 * AUTO_LAPLACE_IMPRESSIONS, "fresh", "mode"),
+    (10 * AUTO_LAPLACE_IMPRESSIONS, 0, "once", "sampled"),
+])
+def test_auto_integrates_the_documents_out_where_each_has_many_impressions(
+        per, pooled, reclicks, route):
+    """``documents = "auto"``: the Laplace route where the log's impressions (the rarer
+    pairs' included) are at least ``AUTO_LAPLACE_IMPRESSIONS`` per document of its own,
+    NUTS on every document otherwise and for the walk that decides once; the reason
+    names the counts."""
+    import pandas as pd
+
+    docs = pd.DataFrame({"impressions": [per] * 40 + ([pooled] if pooled else []),
+                         "pooled_rank": [0] * 40 + ([2] if pooled else [])})
+    got, why = auto_documents(docs, reclicks)
+    assert got == route
+    assert f"40 documents of their own in {40 * per + pooled:,} impressions" in why
+

@@ -16,11 +16,15 @@ pytest.importorskip("nutpie")
 
 def test_attractiveness_per_document_is_told_apart_from_examination():
     """Documents shown at several ranks: their attractiveness and the walk are both
-    recovered (99% intervals; most documents inside)."""
+    recovered (99% intervals; most documents inside), by the default route (the documents
+    integrated out by Laplace, as they are few beside the impressions)."""
     log, attractive, f, b = documents_at_several_ranks(13)
     n = f.size
     post = fit(log, seed=5)                               # clicks = "auto": per document
     assert post.attrs["click_level"] == "document"
+    # documents = "auto": 30 documents shown about 2,400 times each, integrated out
+    assert "Laplace" in post.attrs["document_effects"]
+    assert "documents = 'auto': 30 documents of their own" in post.attrs["document_effects"]
     att = post.posterior["attractiveness"]
     order = [int(d[3:]) for d in att["doc_id"].values]
     draws = att.stack(s=("chain", "draw")).transpose("s", ...).values
