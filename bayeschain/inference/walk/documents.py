@@ -10,8 +10,10 @@ NUTS (807 s, R-hat 1.013) nor this route (over 25 minutes) is fast; with the def
 threshold, 9,375 pairs of their own, the density this route samples bends up at its
 point, :attr:`DocumentsAtMode.bends_up`, and the fit samples the documents with the rest
 instead.)  The route here,
-``documents = "mode"`` (``[examination]``, spec ``walk-document-mode``; the default,
-``"sampled"``, keeps full NUTS over every coordinate):
+``documents = "mode"`` (``[examination]``, spec ``walk-document-mode``; ``"sampled"``
+keeps full NUTS over every coordinate; the default, ``"auto"``, takes this route where the
+log shows at least :data:`~bayeschain.inference.walk.fit.AUTO_LAPLACE_IMPRESSIONS`
+impressions per document of its own, WSCD but not CLARA2):
 
 1. the point the approximation is taken about (:func:`posterior_mode`): the documents'
    mode given the rest (Newton steps on their block-diagonal Hessian) and the other
