@@ -324,6 +324,18 @@ def test_a_laplace_density_that_bends_up_at_its_point_is_not_sampled(log, monkey
     np.testing.assert_array_equal(got.posterior["walk"].values, want.posterior["walk"].values)
     np.testing.assert_array_equal(got.posterior["attractiveness"].values,
                                   want.posterior["attractiveness"].values)
+    # chosen by documents = "auto" (about 150 impressions per document), not asked: the
+    # same fallback, said by the route alone
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        auto = bc.fit(log, spec.with_keys("examination", documents="auto"), seed=3,
+                      draws=150, tune=150)
+    assert not [w for w in caught if "Laplace" in str(w.message)]
+    route = auto.attrs["document_effects"]
+    assert route.startswith("sampled by NUTS with the rest (documents = 'mode' chosen, but "
+                            "its density bends up at its point in 2 directions; "
+                            "documents = 'auto': "), route
+    np.testing.assert_array_equal(auto.posterior["walk"].values, want.posterior["walk"].values)
 
 
 def test_newton_steps_on_the_exact_laplace_marginal_reach_its_maximum(at_mode):
