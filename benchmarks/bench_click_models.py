@@ -13,8 +13,10 @@ with PyClick's definitions (``bayeschain.inference.click_metrics``: log-likeliho
 rank of the conditional click probabilities, perplexity of the unconditional ones,
 conditional perplexity).
 
-* **walk**: ``bayeschain.fit(train)`` (the default spec ``walk``, NUTS by nutpie, 2 chains
-  of 1,500 draws after 1,000 tuning steps, target_accept 0.95, warm Numba cache), scored by
+* **walk**: ``bayeschain.fit(train)`` (the default spec ``walk`` as it is: NUTS by nutpie
+  until the diagnostics pass, attractiveness per document where documents recur, those
+  documents integrated out by Laplace where ``documents = "auto"`` chooses it, the note
+  column says so; warm Numba cache), scored by
   ``heldout_click_metrics`` (posterior predictive over 200 draws).  ``walk-fresh`` is the
   same fit as users run it: ``bayeschain fit`` of the training log as a fresh process.
 * **RCTR, PBM, CM, UBM, DBN, SDBN**: ``click_model_peers.py`` (textbook EM, vectorised
@@ -76,7 +78,10 @@ def walk_rows(name: str, log, clicks: str, known: bool = True,
         seconds = time.perf_counter() - t
     m = heldout_click_metrics(post, test, pages=heldout_serps(log, known=known), seed=0)
     diag = post.diagnostics(sampled_only=True)
-    note = (f"{post.attrs['click_level']} clicks; R-hat <= {diag['max_rhat'].max():.3f}, "
+    laplace = "Laplace" in post.attrs.get("document_effects", "")
+    note = (f"{post.attrs['click_level']} clicks"
+            f"{' (integrated out by Laplace)' if laplace else ''}; "
+            f"R-hat <= {diag['max_rhat'].max():.3f}, "
             f"ESS >= {diag['min_ess'].min():.0f}, {post.divergences()} div.")
     label = f"{spec_name}, clicks {clicks}" + (f" ({post.attrs['click_level']})"
                                                if clicks == "auto" else "") + \

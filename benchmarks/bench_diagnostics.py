@@ -3,10 +3,11 @@
     python3 benchmarks/bench_diagnostics.py [--quantities 1346 41073] [--draws 1200]
         [--arviz-up-to 50000]
 
-A fit with attractiveness per document checks every document's R-hat and ESS while it
-samples, several times (``inference.walk.sampler``: WSCD has 1,346 documents, CLARA2
-41,073).  For 2 chains of ``--draws`` draws of ``Q`` quantities (autocorrelated, AR(1)
-with coefficients from -0.5 to 0.95, some tied), times
+A fit with attractiveness per document whose documents NUTS samples (``documents =
+"sampled"``, or ``"auto"`` where they are many beside the log's impressions) checks every
+document's R-hat and ESS while it samples, several times (``inference.walk.sampler``:
+WSCD has 1,346 documents, CLARA2 41,073).  For 2 chains of ``--draws`` draws of ``Q``
+quantities (autocorrelated, AR(1) with coefficients from -0.5 to 0.95, some tied), times
 ``bayeschain.posterior.diagnostics.rhat_and_ess`` and, in the same run, ArviZ's
 ``az.rhat(method="rank")`` and ``az.ess(method="bulk")`` on the same array (only up to
 ``--arviz-up-to`` quantities), and checks that they agree (largest relative difference).

@@ -281,6 +281,8 @@ def _report_walk(post, log, qrels, args, out) -> None:
              f"pairs shown {attrs['min_impressions']} times or more; the others share "
              f"a click chance per rank; --clicks pooled fits one click chance per rank "
              f"instead, far faster)" if level == "document" else ""))
+    if "document_effects" in attrs:
+        print(f"documents: {attrs['document_effects']}")
     if "relevance" not in post.posterior["walk"].dims:
         table = walk_summary(post, ranks=min(10, int(attrs["longest_page"])))
         cols = [c for c in ("forward", "backward", "leave", "click", "visits") if c in table]

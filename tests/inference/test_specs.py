@@ -121,8 +121,6 @@ def _spec(body, method="conjugate"):
      r"\[transitions\] prior: \[inf\] not finite"),
     ("[jumps]\nprior = [inf]", "conjugate", r"\[jumps\] prior: \[inf\] not finite"),
     ("[jumps]\nfamily = 'LID'\nprior = [2, inf]", "nuts", r"\[jumps\] prior: \[inf\] not finite"),
-    ("[examination]\ndocuments = 'mode'\nreclicks = 'once'", "nuts",
-     r"documents = 'mode' is not available with reclicks = 'once'"),
 ])
 def test_bad_sections_name_the_file_and_key(body, method, message):
     with pytest.raises(FormatError, match=message) as err:

@@ -12,8 +12,9 @@ point, :attr:`DocumentsAtMode.bends_up`, and the fit samples the documents with 
 instead.)  The route here,
 ``documents = "mode"`` (``[examination]``, spec ``walk-document-mode``; ``"sampled"``
 keeps full NUTS over every coordinate; the default, ``"auto"``, takes this route where the
-log shows at least :data:`~bayeschain.inference.walk.fit.AUTO_LAPLACE_IMPRESSIONS`
-impressions per document of its own, WSCD but not CLARA2):
+log's pages show at least
+:data:`~bayeschain.inference.walk.fit.AUTO_LAPLACE_IMPRESSIONS` impressions per document
+of its own, WSCD but not CLARA2, for the walk with fresh re-clicks):
 
 1. the point the approximation is taken about (:func:`posterior_mode`): the documents'
    mode given the rest (Newton steps on their block-diagonal Hessian) and the other

@@ -30,15 +30,16 @@ from .choice import log_likelihood_groups
 AUTO_DOCUMENT_SHARE = 0.25
 
 #: ``documents = "auto"`` integrates the documents out by Laplace (``"mode"``) when the
-#: log shows at least this many impressions per document of its own, and samples them with
-#: the rest otherwise.  The Laplace route keeps the log-determinant of the documents'
-#: precision to first order along the moves; that determinant's curvature along them is
-#: of the order of one unit per document, the likelihood's of the order of one per
-#: impression, so the route is trusted where documents are few beside impressions.
-#: Measured (``benchmarks/bench_laplace_point.py``): WSCD, 861 impressions per document,
-#: its density's curvature within 4% of the exact Laplace marginal's, the walk as full
-#: NUTS's in 52 s against 62 s; simulated logs at 100 per document (10^4 and 10^5 pairs)
-#: recover the walk; CLARA2, 34 per document, bends up at its point (not a peak)
+#: log's pages show at least this many impressions (every position, the rarer pairs'
+#: included) per document with an attractiveness of its own, and samples them with the
+#: rest otherwise.  The Laplace route keeps the log-determinant of the documents' precision
+#: to first order along the moves; that determinant's curvature along them is of the order
+#: of one unit per document, the likelihood's of the order of one per impression, so the
+#: route is trusted where documents are few beside impressions.  Measured
+#: (``benchmarks/bench_laplace_point.py``): WSCD, 864 impressions per document, its
+#: density's curvature within 4% of the exact Laplace marginal's, the walk as full NUTS's
+#: in 50 s against 62 s; simulated logs at 100 per document (10^4 and 10^5 pairs) recover
+#: the walk; CLARA2, 34 per document, bends up at its point (not a peak)
 AUTO_LAPLACE_IMPRESSIONS = 100
 
 
@@ -50,22 +51,34 @@ def auto_clicks(share: float, reclicks: str = "fresh") -> str:
     return "document" if share >= AUTO_DOCUMENT_SHARE and reclicks != "once" else "pooled"
 
 
-def auto_documents(documents, reclicks: str = "fresh") -> tuple[str, str]:
+def auto_documents(documents, exam: dict | None = None) -> tuple[str, str]:
     """What ``documents = "auto"`` does with the documents table of a per-document fit
     (``impressions``, ``pooled_rank`` 0 for the pairs with an attractiveness of their
-    own): ``("mode", why)`` where the log's impressions are at least
-    :data:`AUTO_LAPLACE_IMPRESSIONS` per such pair, ``("sampled", why)`` otherwise (and
-    for the walk that decides once, whose likelihood the Laplace route does not wrap)."""
+    own, the rarer pairs' pseudo-documents after them) and the spec's ``[examination]``:
+    ``("mode", why)`` where the impressions of the table (every position of the fitted
+    pages) are at least :data:`AUTO_LAPLACE_IMPRESSIONS` per pair of its own, for the walk
+    the threshold was measured on (fresh re-clicks, moves that do not depend on the click,
+    no click offsets by rank); ``("sampled", why)`` otherwise or when no pair has one.
+    ``why`` says so, with the counts."""
     own = int((documents["pooled_rank"] == 0).sum())
+    if not own:
+        return "sampled", "documents = 'auto': no pair has an attractiveness of its own"
+    exam = exam or {}
+    variant = [name for name, on in (
+        ("moves that depend on the click", exam.get("click_moves", False)),
+        ("damped re-clicks", exam.get("reclicks", "fresh") == "damped"),
+        ("click offsets by rank", exam.get("rank_offsets", False))) if on]
+    if variant:
+        return "sampled", (f"documents = 'auto': the Laplace route is not measured on the "
+                           f"walk with {' and '.join(variant)}")
     shown = int(documents["impressions"].sum())
-    per = shown / max(own, 1)
-    why = (f"documents = 'auto': {own:,} documents of their own in {shown:,} impressions, "
-           f"{per:,.0f} per document")
-    if reclicks == "once":
-        return "sampled", why + "; the walk that decides once samples them"
-    if own and per >= AUTO_LAPLACE_IMPRESSIONS:
-        return "mode", why + f", at least {AUTO_LAPLACE_IMPRESSIONS}"
-    return "sampled", why + f", fewer than {AUTO_LAPLACE_IMPRESSIONS}"
+    per = shown / own
+    counts = (f"{own:,} document{'s' if own > 1 else ''} of {'their' if own > 1 else 'its'}"
+              f" own in {shown:,} impressions, {per:,.0f} per document")
+    if per >= AUTO_LAPLACE_IMPRESSIONS:
+        return "mode", (f"documents = 'auto' chose the Laplace route: {counts}, at least "
+                        f"{AUTO_LAPLACE_IMPRESSIONS}")
+    return "sampled", f"documents = 'auto': {counts}, fewer than {AUTO_LAPLACE_IMPRESSIONS}"
 
 
 def _import_in_background(module: str) -> None:
@@ -132,7 +145,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     # with the walk (a log whose every pair is rare has no document to integrate out)
     documents, chosen = exam["documents"], ""
     if clicks == "document" and documents == "auto":
-        documents, chosen = auto_documents(data.documents, exam["reclicks"])
+        documents, chosen = auto_documents(data.documents, exam)
     at_mode = (clicks == "document" and documents == "mode"
                and bool((data.documents["pooled_rank"] == 0).any()))
 
@@ -153,13 +166,13 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
             target = DocumentsAtMode(model, mode, measured=info["second_order"])
             if target.bends_up:
                 # not a peak: NUTS would run off (CLARA2: over 20 minutes, no end)
-                improper = (f"its density bends up at its point in {target.bends_up} "
+                improper = (f"bends up at its point in {target.bends_up} "
                             f"direction{'s' if target.bends_up > 1 else ''}")
                 if not chosen:       # asked for: say so (chosen by 'auto': the route says)
                     warnings.warn(f"the documents' Laplace approximation is not proper "
-                                  f"here ({improper}): the documents are sampled by NUTS "
-                                  f"with the rest instead, as with documents = 'sampled'",
-                                  stacklevel=3)
+                                  f"here (its density {improper}): the documents are "
+                                  f"sampled by NUTS with the rest instead, as with "
+                                  f"documents = 'sampled'", stacklevel=3)
                 at_mode = False
                 model = target = walk_model(True)
         if at_mode:
@@ -170,7 +183,10 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                                 f"precision were raised to a floor (not a mode there)")
             if troubles:
                 warnings.warn(f"the documents' Laplace approximation: {'; '.join(troubles)}:"
-                              f" the walk's posterior may be off", stacklevel=3)
+                              f" the walk's posterior may be off" + (
+                                  " (the route documents = 'auto' chose; documents = "
+                                  "'sampled' samples every document)" if chosen else ""),
+                              stacklevel=3)
             pooled = (", and the rarer pairs' click chances per rank" if target.pooled.size
                       else "")
             steps = info["peak_steps"]
@@ -184,14 +200,14 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
                 f"NUTS on the walk, the repeats and the trend of attractiveness{pooled}; "
                 f"each draw's documents from their Laplace approximation given the draw"
-                f"{' (' + chosen + ')' if chosen else ''}")}
+                f"{'; ' + chosen if chosen else ''}")}
         elif clicks == "document":
-            asked = documents == "mode"
+            why = (f"{chosen}; its" if chosen else "documents = 'mode' asked, but its")
             route = {"document_effects": "sampled by NUTS with the rest" + (
-                f" (documents = 'mode' {'chosen' if chosen else 'asked'}, but {improper}"
-                f"{'; ' + chosen if chosen else ''})" if improper else
+                f" ({why} Laplace density {improper})" if improper else
                 " (documents = 'mode' asked, but no pair has an attractiveness of its own "
-                "to integrate out)" if asked else f" ({chosen})" if chosen else "")}
+                "to integrate out)" if documents == "mode" else f" ({chosen})" if chosen
+                else "")}
         if once:
             from .once import DecidedOnce, click_sequences
 

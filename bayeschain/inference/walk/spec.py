@@ -33,10 +33,6 @@ def validate(section: dict, source: str = "<string>") -> dict:
         raise FormatError("[examination] min_impressions must be at least 1 (pages showing "
                           "a (query, document) pair for it to get its own attractiveness)",
                           file=source)
-    if clean["documents"] == "mode" and clean["reclicks"] == "once":
-        raise FormatError("[examination] documents = 'mode' is not available with reclicks "
-                          "= 'once' (the walk that decides once samples its documents with "
-                          "the rest): use documents = 'sampled' or 'auto'", file=source)
     return clean
 
 

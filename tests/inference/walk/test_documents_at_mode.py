@@ -319,23 +319,36 @@ def test_a_laplace_density_that_bends_up_at_its_point_is_not_sampled(log, monkey
     assert len(said) == 1 and "not proper here (its density bends up at its point in 2 " \
         "directions)" in said[0], said
     assert got.attrs["document_effects"] == (
-        "sampled by NUTS with the rest (documents = 'mode' asked, but its density bends "
-        "up at its point in 2 directions)")
+        "sampled by NUTS with the rest (documents = 'mode' asked, but its Laplace density "
+        "bends up at its point in 2 directions)")
     np.testing.assert_array_equal(got.posterior["walk"].values, want.posterior["walk"].values)
     np.testing.assert_array_equal(got.posterior["attractiveness"].values,
                                   want.posterior["attractiveness"].values)
-    # chosen by documents = "auto" (about 150 impressions per document), not asked: the
-    # same fallback, said by the route alone
+    # chosen by documents = "auto" (125 impressions per document), not asked: the same
+    # fallback, said by the route alone
+    auto = spec.with_keys("examination", documents="auto")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        auto = bc.fit(log, spec.with_keys("examination", documents="auto"), seed=3,
-                      draws=150, tune=150)
+        chosen = bc.fit(log, auto, seed=3, draws=150, tune=150)
     assert not [w for w in caught if "Laplace" in str(w.message)]
-    route = auto.attrs["document_effects"]
-    assert route.startswith("sampled by NUTS with the rest (documents = 'mode' chosen, but "
-                            "its density bends up at its point in 2 directions; "
-                            "documents = 'auto': "), route
-    np.testing.assert_array_equal(auto.posterior["walk"].values, want.posterior["walk"].values)
+    assert chosen.attrs["document_effects"] == (
+        "sampled by NUTS with the rest (documents = 'auto' chose the Laplace route: 240 "
+        "documents of their own in 30,000 impressions, 125 per document, at least "
+        f"{AUTO_LAPLACE_IMPRESSIONS}; its Laplace density bends up at its point in 2 "
+        "directions)")
+    np.testing.assert_array_equal(chosen.posterior["walk"].values,
+                                  want.posterior["walk"].values)
+    # and with fewer impressions per document than the threshold, sampled from the start
+    monkeypatch.setattr("bayeschain.inference.walk.fit.AUTO_LAPLACE_IMPRESSIONS", 126)
+    monkeypatch.setattr(DocumentsAtMode, "__init__", None)         # not reached
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # a short fit: its diagnostics may warn
+        fewer = bc.fit(log, auto, seed=3, draws=150, tune=150)
+    assert fewer.attrs["document_effects"] == (
+        "sampled by NUTS with the rest (documents = 'auto': 240 documents of their own in "
+        "30,000 impressions, 125 per document, fewer than 126)")
+    np.testing.assert_array_equal(fewer.posterior["walk"].values,
+                                  want.posterior["walk"].values)
 
 
 def test_newton_steps_on_the_exact_laplace_marginal_reach_its_maximum(at_mode):
@@ -395,23 +408,47 @@ def test_a_point_short_of_a_peak_is_stepped_to_one(at_mode):
     assert exact(peak) > exact(theta) + 1.0
 
 
-@pytest.mark.parametrize("per, pooled, reclicks, route", [
-    (AUTO_LAPLACE_IMPRESSIONS, 0, "fresh", "mode"),
-    (AUTO_LAPLACE_IMPRESSIONS - 1, 0, "fresh", "sampled"),
-    (AUTO_LAPLACE_IMPRESSIONS - 1, 40 * AUTO_LAPLACE_IMPRESSIONS, "fresh", "mode"),
-    (10 * AUTO_LAPLACE_IMPRESSIONS, 0, "once", "sampled"),
+@pytest.mark.parametrize("own, per, pooled, route, says", [
+    (40, AUTO_LAPLACE_IMPRESSIONS, 0, "mode", "at least"),
+    (40, AUTO_LAPLACE_IMPRESSIONS - 1, 0, "sampled", "fewer than"),
+    # the rarer pairs' impressions count: 99 per document of its own, 4,000 pooled
+    (40, AUTO_LAPLACE_IMPRESSIONS - 1, 40 * AUTO_LAPLACE_IMPRESSIONS, "mode", "at least"),
+    (0, 0, 5_000, "sampled", "no pair has an attractiveness of its own"),
 ])
-def test_auto_integrates_the_documents_out_where_each_has_many_impressions(
-        per, pooled, reclicks, route):
-    """``documents = "auto"``: the Laplace route where the log's impressions (the rarer
-    pairs' included) are at least ``AUTO_LAPLACE_IMPRESSIONS`` per document of its own,
-    NUTS on every document otherwise and for the walk that decides once; the reason
-    names the counts."""
+def test_auto_integrates_the_documents_out_where_the_log_has_many_impressions_per_document(
+        own, per, pooled, route, says):
+    """``documents = "auto"``: the Laplace route where the fitted pages' impressions (the
+    rarer pairs' included) are at least ``AUTO_LAPLACE_IMPRESSIONS`` per document of its
+    own, NUTS on every document otherwise or when no pair has one; the reason names the
+    counts and the threshold."""
     import pandas as pd
 
-    docs = pd.DataFrame({"impressions": [per] * 40 + ([pooled] if pooled else []),
-                         "pooled_rank": [0] * 40 + ([2] if pooled else [])})
-    got, why = auto_documents(docs, reclicks)
+    docs = pd.DataFrame({"impressions": [per] * own + ([pooled] if pooled else []),
+                         "pooled_rank": [0] * own + ([2] if pooled else [])})
+    got, why = auto_documents(docs)
     assert got == route
-    assert f"40 documents of their own in {40 * per + pooled:,} impressions" in why
+    assert says in why and why.startswith("documents = 'auto'")
+    if own:
+        assert f"40 documents of their own in {own * per + pooled:,} impressions" in why
+        assert f"{AUTO_LAPLACE_IMPRESSIONS}" in why
 
+
+@pytest.mark.parametrize("keys, says", [
+    ({"click_moves": True}, "moves that depend on the click"),
+    ({"reclicks": "damped", "rank_offsets": True},
+     "damped re-clicks and click offsets by rank"),
+])
+def test_auto_samples_the_documents_of_walks_the_laplace_route_is_not_measured_on(keys,
+                                                                                  says):
+    """The threshold was measured on the walk with fresh re-clicks, moves that do not
+    depend on the click and no offsets by rank (WSCD's ``walk-reclick`` did not reach
+    its point): other walks sample every document, however many impressions each has."""
+    import pandas as pd
+
+    docs = pd.DataFrame({"impressions": [10_000] * 5, "pooled_rank": [0] * 5})
+    exam = {"click_moves": False, "reclicks": "fresh", "rank_offsets": False, **keys}
+    assert auto_documents(docs, exam) == (
+        "sampled", f"documents = 'auto': the Laplace route is not measured on the walk "
+                   f"with {says}")
+    assert auto_documents(docs, {**exam, **dict.fromkeys(keys, False),
+                                 "reclicks": "fresh"})[0] == "mode"

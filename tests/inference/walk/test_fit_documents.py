@@ -24,7 +24,9 @@ def test_attractiveness_per_document_is_told_apart_from_examination():
     assert post.attrs["click_level"] == "document"
     # documents = "auto": 30 documents shown about 2,400 times each, integrated out
     assert "Laplace" in post.attrs["document_effects"]
-    assert "documents = 'auto': 30 documents of their own" in post.attrs["document_effects"]
+    assert post.attrs["document_effects"].endswith(
+        "documents = 'auto' chose the Laplace route: 30 documents of their own in 72,000 "
+        "impressions, 2,400 per document, at least 100")
     att = post.posterior["attractiveness"]
     order = [int(d[3:]) for d in att["doc_id"].values]
     draws = att.stack(s=("chain", "draw")).transpose("s", ...).values
@@ -39,13 +41,18 @@ def test_attractiveness_per_document_is_told_apart_from_examination():
 def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
     """Documents shown at several ranks, clicked less often lower down once examined (a
     logit offset by rank, trust bias): the offsets, the documents' attractiveness, the
-    walk's forward moves and E[H] of a 6-result page are recovered (99% intervals)."""
+    walk's forward moves and E[H] of a 6-result page are recovered (99% intervals), every
+    document sampled by NUTS (``documents = "auto"`` does not integrate them out for a
+    walk with offsets by rank)."""
     offset = np.array([0.0, -0.4, -0.6, -0.7, -0.8, -0.9])
     log, attractive, f, b = documents_at_several_ranks(17, low=0.15, offset=offset)
     n = f.size
     spec = bc.load_spec("walk").with_keys("examination", rank_offsets=True)
     post = fit(log, spec, seed=5)
     assert post.attrs["click_level"] == "document"
+    assert post.attrs["document_effects"] == (
+        "sampled by NUTS with the rest (documents = 'auto': the Laplace route is not "
+        "measured on the walk with click offsets by rank)")
     got = post.posterior["click_offset"].stack(s=("chain", "draw")).transpose("s", ...).values
     assert np.all(got[:, 0] == 0.0)
     lo, hi = interval(got[:, 1:], 0.99)
