@@ -46,6 +46,7 @@ from click_model_peers import LOGS, MODELS, heldout_serps, load_log, present_log
 
 import bayeschain as bc  # noqa: E402
 from bayeschain.inference import heldout_click_metrics  # noqa: E402
+from bayeschain.inference.choose import documents_route  # noqa: E402
 from bayeschain.io import write_canonical  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -78,7 +79,7 @@ def walk_rows(name: str, log, clicks: str, known: bool = True,
         seconds = time.perf_counter() - t
     m = heldout_click_metrics(post, test, pages=heldout_serps(log, known=known), seed=0)
     diag = post.diagnostics(sampled_only=True)
-    laplace = "Laplace" in post.attrs.get("document_effects", "")
+    laplace = documents_route(post) == "Laplace"
     note = (f"{post.attrs['click_level']} clicks"
             f"{' (integrated out by Laplace)' if laplace else ''}; "
             f"R-hat <= {diag['max_rhat'].max():.3f}, "

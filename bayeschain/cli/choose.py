@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
                          progress=not args.quiet,
                          say=lambda text: print(text, flush=True))
     cols = ["elpd_loo", "se", "elpd_diff", "se_diff", "p_loo", "pareto_k_high",
-            "heldout_ll", "perplexity", "cond_perplexity", "E[H]", "max_rhat", "min_ess"]
+            "heldout_ll", "perplexity", "cond_perplexity", "E[H]", "max_rhat", "min_ess",
+            "documents"]
     print(f"\nPSIS-LOO on {table['pages'].iloc[0]:,} training pages "
           f"({table['patterns'].max():,} patterns at most); held-out click prediction on "
           f"ranks 1-{table['heldout_ranks'].iloc[0]} of {table['heldout_pages'].iloc[0]:,} "

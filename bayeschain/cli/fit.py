@@ -47,6 +47,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the walk's [examination] min_impressions: (query, document) pairs "
                         "shown fewer times share a click chance per rank (the spec's; 10 in "
                         "the default walk); with clicks per document only")
+    p.add_argument("--documents", choices=["auto", "sampled", "mode"], default=None,
+                   help="with attractiveness per document, the walk's [examination] "
+                        "documents: mode (integrated out by a Laplace approximation, NUTS "
+                        "on the rest), sampled (NUTS on every document), auto (mode where "
+                        "the log shows at least 100 impressions per document of its own, "
+                        "for the walk with fresh re-clicks; the default walk's)")
     p.add_argument("--draws", type=positive_int, default=None, help="draws per chain")
     p.add_argument("--chains", type=positive_int, default=None, help="chains")
     p.add_argument("--seed", type=seed, default=None, help="random seed")
@@ -96,13 +102,14 @@ def run(args: argparse.Namespace) -> int:
     from .arguments import MAX_TOTAL_DRAWS
 
     spec = load_spec(args.spec)
-    if args.clicks or args.min_impressions:
+    if args.clicks or args.min_impressions or args.documents:
         if spec.section("examination") is None:
-            raise ParameterError(f"--clicks and --min-impressions set the walk's click model; "
-                                 f"spec {spec.name!r} has no [examination] section")
+            raise ParameterError(f"--clicks, --min-impressions and --documents set the walk's "
+                                 f"click model; spec {spec.name!r} has no [examination] "
+                                 f"section")
         spec = spec.with_keys("examination", clicks=args.clicks,
                               min_impressions=args.min_impressions,
-                              note="set on the command line")
+                              documents=args.documents, note="set on the command line")
     protected = [p for p in (args.log, args.results, args.qrels) if p]
     if args.output:       # checked before the (possibly long) fit, not after it
         if Path(args.output).suffix != ".nc":

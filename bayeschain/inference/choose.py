@@ -14,6 +14,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+def documents_route(post) -> str:
+    """How a walk's posterior got its documents: ``"Laplace"`` (integrated out),
+    ``"NUTS"`` (sampled with the rest) or ``"-"`` (clicks per rank)."""
+    if post.attrs.get("click_level") != "document":
+        return "-"
+    return "Laplace" if "Laplace" in post.attrs.get("document_effects", "") else "NUTS"
+
+
 def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None,
                  known_queries: bool = True, progress: bool = False,
                  say=None) -> pd.DataFrame:
@@ -22,8 +30,9 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
     held-out click metrics on the other sessions' pages (``heldout_ll, perplexity,
     cond_perplexity``, on ``heldout_ranks`` ranks of ``heldout_pages`` pages; only pages
     whose query occurs in training with ``known_queries``, the click-model field's rule),
-    ``E[H]`` on a 10-result page with its 95% interval, the fit's seconds and its
-    diagnostics.  ``say(text)`` hears about each fit."""
+    ``E[H]`` on a 10-result page with its 95% interval, the fit's seconds, its
+    diagnostics and how it got its documents (:func:`documents_route`).  ``say(text)``
+    hears about each fit."""
     import time
 
     import pandas as pd
@@ -61,6 +70,7 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
                             "E[H]": f"{h.mean():.2f} [{np.quantile(h, 0.025):.2f}, "
                                     f"{np.quantile(h, 0.975):.2f}]",
                             "fit_seconds": seconds,
+                            "documents": documents_route(post),
                             "max_rhat": float(diag["max_rhat"].max()),
                             "min_ess": float(diag["min_ess"].min()),
                             "divergences": int(post.divergences())}

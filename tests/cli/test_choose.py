@@ -40,6 +40,7 @@ def test_choose_prints_loo_and_heldout_metrics_and_prefers_the_true_walk(tmp_pat
     for row in rows.values():
         assert -1 < float(row[7]) < 0                       # held-out LL per rank
         assert float(row[8]) > 1                            # perplexity
+        assert row[-1] == "-"                     # documents: none, clicks per rank
 
 
 def test_choose_refuses_a_spec_that_is_not_a_walk(tmp_path, capsys):

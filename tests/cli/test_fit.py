@@ -260,11 +260,13 @@ def test_heldout_reports_click_model_metrics(capsys):
 
 @pytest.mark.filterwarnings("ignore:NUTS diagnostics:UserWarning")   # short fits (200 draws)
 def test_the_click_model_is_chosen_on_the_command_line(tmp_path, capsys):
-    """`--clicks` and `--min-impressions` set the walk's [examination] keys: a log whose
-    (query, document) pairs recur (30 documents in 200 layouts, each pair shown hundreds
-    of times) is fitted per document by default, per rank with `--clicks pooled`, and per
-    rank when no pair is shown `--min-impressions` times; the posterior stores the spec it
-    was fitted with (read back by TOML); a spec without [examination] is refused."""
+    """`--clicks`, `--min-impressions` and `--documents` set the walk's [examination]
+    keys: a log whose (query, document) pairs recur (30 documents in 200 layouts, each
+    pair shown hundreds of times) is fitted per document by default (its documents
+    integrated out by Laplace), per rank with `--clicks pooled`, per rank when no pair is
+    shown `--min-impressions` times, and with every document sampled by `--documents
+    sampled`; the posterior stores the spec it was fitted with (read back by TOML) and the
+    fit prints the documents' route; a spec without [examination] is refused."""
     pytest.importorskip("nutpie")
     from bayeschain.io.clicklog import write_canonical
     from tests.reference.walk_clicks import documents_at_several_ranks
@@ -276,8 +278,9 @@ def test_the_click_model_is_chosen_on_the_command_line(tmp_path, capsys):
     base = ["fit", str(events), "--results", str(pages), "--draws", "200", "--quiet"]
     for options, level, impressions in ((["--clicks", "pooled"], "rank", 10),
                                         (["--min-impressions", "100000"], "rank", 100000),
-                                        ([], "document", 10)):
-        out = tmp_path / f"{level}-{impressions}.nc"
+                                        ([], "document", 10),
+                                        (["--documents", "sampled"], "document", 10)):
+        out = tmp_path / f"{level}-{impressions}-{len(options)}.nc"
         assert main(base + options + ["-o", str(out)]) == 0, capsys.readouterr().err
         text = capsys.readouterr().out
         post = Posterior.load(out)
@@ -287,5 +290,12 @@ def test_the_click_model_is_chosen_on_the_command_line(tmp_path, capsys):
         assert post.attrs["click_level"] == level and post.attrs["min_impressions"] == impressions
         assert ("attractiveness" in post.posterior) == (level == "document")
         assert ("--clicks pooled fits one click chance per rank" in text) == (level == "document")
+        if level == "document":       # how the documents were fitted, printed and stored
+            laplace = "--documents" not in options      # 2,400 impressions per document
+            assert exam.get("documents", "auto") == ("auto" if laplace else "sampled")
+            route = post.attrs["document_effects"]
+            assert route.startswith("integrated out by a Laplace" if laplace else
+                                    "sampled by NUTS with the rest"), route
+            assert f"documents: {route}" in text
     assert main(base + ["--spec", "clicks-conjugate", "--clicks", "pooled"]) == 2
     assert "no [examination] section" in capsys.readouterr().err
