@@ -38,7 +38,7 @@ AUTO_DOCUMENT_SHARE = 0.25
 #: route is trusted where documents are few beside impressions.  Measured
 #: (``benchmarks/bench_laplace_point.py``): WSCD, 864 impressions per document, its
 #: density's curvature within 4% of the exact Laplace marginal's, the walk as full NUTS's
-#: in 50 s against 62 s; simulated logs at 100 per document (10^4 and 10^5 pairs) recover
+#: in 53 s against 62 s; simulated logs at 100 per document (10^4 and 10^5 pairs) recover
 #: the walk; CLARA2, 34 per document, bends up at its point (not a peak)
 AUTO_LAPLACE_IMPRESSIONS = 100
 
