@@ -16,7 +16,7 @@ impressions, every document by its standardised deviation), in process:
    :func:`~bayeschain.inference.walk.laplace.newton_step` takes (the Schur complement
    ``S = A_tt + A_tz R`` for the Hessian, its eigenvalues' absolute values, at most 1 on
    any coordinate, halved until ``F`` rises). Printed per iteration: time, ``F``,
-   ``grad . step`` (the Newton decrement once the step is not cut to 1) and ``S``'s
+   ``grad . step`` (the Newton decrement, of the step before it is cut to 1) and ``S``'s
    smallest eigenvalue.
 2. **The bend.** At the last point, along the ``--directions`` eigenvectors of ``S`` with
    the smallest eigenvalues: ``F``'s second difference (steps 0.05 and 0.1, the documents

@@ -239,7 +239,8 @@ def document_layout(model: WalkModel):
 
 
 #: the most rounds of :func:`posterior_mode`, the rise of the approximate marginal log
-#: density (nats) below which a round ends them, and the halvings of a round's step
+#: density (nats) below which a round ends them (where it starts), and the most halvings
+#: of a round's step
 MODE_ROUNDS = 20
 MODE_GAIN = 0.05
 MODE_HALVINGS = 6
@@ -256,15 +257,19 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
     the documents' mode given the rest (:func:`~bayeschain.inference.walk.laplace.documents_mode`,
     Newton steps on their block-diagonal Hessian), the second-order terms there, and the
     maximum of the approximate marginal density over the sampled coordinates (L-BFGS on a
-    few tens of them), until a round raises that density by less than :data:`MODE_GAIN`.
-    Each round steps to that maximum, halved until the exact Laplace marginal
-    (:func:`~bayeschain.inference.walk.laplace.marginal`) rises: so the rounds cannot
-    cycle (they cycled between two points on 10% of WSCD's sessions), nor creep as the
-    fixed damping that kept them from cycling made them (from seed 2 on the whole of
-    WSCD, along a flat direction, the last rank's forward deviation, 20 rounds stopped
-    short of the point: the fit warned and took 67 s; the marginal takes those steps
-    whole, and 14 rounds reach the point).  Then Newton steps on the exact Laplace marginal while
-    the point is not a peak, or the rounds stopped short of it (:func:`_to_a_peak`;
+    few tens of them), until a round would raise that density by less than
+    :data:`MODE_GAIN` (it ends them where it starts).  Each round steps to that maximum,
+    halved until the exact Laplace marginal
+    (:func:`~bayeschain.inference.walk.laplace.marginal`) rises, and ends the rounds
+    where no halving does: so the rounds cannot cycle (they cycled between two points on
+    10% of WSCD's sessions), nor creep as the fixed damping that kept them from cycling
+    made them (from seed 2 on the whole of WSCD, along a flat direction, the last rank's
+    forward deviation, 20 rounds stopped short of the point: the fit warned and took
+    67 s; the marginal takes those steps whole, and 14 rounds reach the point).  Then
+    Newton steps on the exact Laplace marginal while the point is not a peak, or the
+    rounds stopped short of it (:func:`_to_a_peak`; ``info["peak_steps"]``); ``info``
+    says whether the point is the marginal's maximum (``converged``, by the rounds or by
+    those steps) and how the rounds ended (``rounds``).
     ``info["peak_steps"]``).  A point that is not finite is a ParameterError."""
     from scipy.optimize import minimize
 
@@ -287,8 +292,7 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
                          options={"maxiter": MODE_ITERATIONS, "maxcor": MODE_MEMORY})
         calls += int(found.nfev)
         gains.append(float(negative(at.mode[at.free])[0] - found.fun))
-        if gains[-1] < MODE_GAIN:
-            theta = at.full(found.x)
+        if gains[-1] < MODE_GAIN:                # at the point, within MODE_GAIN: stay
             message = "converged"
             break
         if value is None:
@@ -296,7 +300,7 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
             calls += more
         # the step to the linearised maximum, halved until the exact marginal rises
         start = at.mode[at.free]
-        for halving in range(MODE_HALVINGS):
+        for halving in range(MODE_HALVINGS + 1):
             risen, moved, more = marginal(
                 model, at.full(start + 0.5 ** halving * (found.x - start)), layout)
             calls += more
@@ -316,16 +320,16 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
     theta, peak_steps, measured, more, at_maximum = _to_a_peak(model, theta, layout,
                                                                rounds)
     calls += more
-    if not rounds and at_maximum:
-        message = "converged by Newton steps on the exact Laplace marginal"
     return theta, {"evaluations": calls, "log_density": float(model.logp(theta)[0]),
-                   "converged": rounds or at_maximum, "message": message, "gains": gains,
-                   "peak_steps": peak_steps, "second_order": measured}
+                   "converged": rounds or at_maximum, "rounds": message,
+                   "message": "converged" if rounds or at_maximum else message,
+                   "gains": gains, "peak_steps": peak_steps, "second_order": measured}
 
 
-#: the most Newton steps :func:`posterior_mode` takes on the exact Laplace marginal to a
-#: point where the Schur complement is positive definite, and the Newton decrement below
-#: which the point is the marginal's maximum (more steps cannot make it a peak)
+#: the most Newton steps :func:`posterior_mode` takes on the exact Laplace marginal (to a
+#: point where the Schur complement is positive definite, or to the marginal's maximum
+#: where the rounds stopped short of it), and the Newton decrement below which the point
+#: is the marginal's maximum (more steps cannot make it a peak)
 PEAK_STEPS = 8
 PEAK_DECREMENT = 1e-2
 
@@ -333,15 +337,16 @@ PEAK_DECREMENT = 1e-2
 def _to_a_peak(model: WalkModel, theta: np.ndarray, layout, converged: bool = True):
     """From the rounds' point, Newton steps on the exact Laplace marginal
     (:func:`~bayeschain.inference.walk.laplace.newton_step`) while the Schur complement
-    ``A_tt + A_tz R`` there has an eigenvalue <= 0, at most :data:`PEAK_STEPS`, and
-    until the marginal's maximum (:data:`PEAK_DECREMENT`): the rounds maximise the
+    ``A_tt + A_tz R`` there has an eigenvalue <= 0 or, where the rounds did not
+    ``converged``, at all, at most :data:`PEAK_STEPS`, and until the marginal's maximum
+    (:data:`PEAK_DECREMENT`): the rounds maximise the
     linearised marginal, and where they stop short (WSCD's training split: 20 rounds, one
     direction bending up, a rank's forward deviation) one step makes it a peak.  Where
     the Schur complement is indefinite at the maximum itself (CLARA2) the route cannot be
     a peak, and the fit samples the documents (:attr:`DocumentsAtMode.bends_up`, which
     adds the determinant's curvature along the trend: a point it still finds bending up
     is not stepped from here).  Returns ``(theta, steps taken, second_order at theta or
-    None, gradients taken)``."""
+    None, gradients taken, whether theta is the marginal's maximum)``."""
     from .laplace import marginal, newton_step, second_order
 
     free = sampled_coordinates(model)
@@ -351,7 +356,8 @@ def _to_a_peak(model: WalkModel, theta: np.ndarray, layout, converged: bool = Tr
     while (not converged or np.linalg.eigvalsh(at.schur).min() <= 0.0) \
             and steps < PEAK_STEPS:
         if value is None:
-            value, theta, more = marginal(model, theta, layout)
+            value, theta, more = marginal(model, theta, layout)   # re-moded: the same point
+            measured_at = theta
             calls += more
         moved, value, _, decrement, more = newton_step(model, theta, value, layout, free,
                                                        at=at)

@@ -189,12 +189,16 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                               stacklevel=3)
             pooled = (", and the rarer pairs' click chances per rank" if target.pooled.size
                       else "")
-            steps = info["peak_steps"]
-            peak = f", then {steps} Newton step{'s' if steps > 1 else ''} to a peak" \
-                if steps else ""
+            steps, rounds = info["peak_steps"], len(info["gains"])
+            point = (f"{rounds} rounds to the point" if info["rounds"] == "converged" else
+                     f"{rounds} rounds ({info['rounds']})")
+            if steps:
+                point += (f", then {steps} Newton step{'s' if steps > 1 else ''} on the "
+                          f"exact marginal" + (" to its maximum" if info["converged"]
+                                               else ""))
             route = {"document_effects": (
                 f"integrated out by a Laplace approximation about their mode ("
-                f"{len(info['gains'])} rounds to the point{peak}, its derivatives, up to "
+                f"{point}, its derivatives, up to "
                 f"{target.layout.n_places} documents a query: "
                 f"{info['evaluations'] + target.evaluations} evaluations of the density"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "

@@ -219,8 +219,9 @@ def newton_step(model, theta: np.ndarray, value: float, layout: Layout, free: np
     determinant's curvature left out), divided by the absolute values of its eigenvalues
     (a negative one would step downhill; Dauphin et al., NeurIPS 2014), at most
     :data:`NEWTON_REACH` on any coordinate, halved until ``F`` rises.  Returns ``(theta,
-    value, second_order at the start, grad . step (the Newton decrement where the step is
-    not cut to the reach), gradients taken)``, ``theta`` unchanged when no halving rises;
+    value, second_order at the start, the Newton decrement ``grad . step`` of the step
+    before it is cut to the reach, gradients taken)``, ``theta`` unchanged when no
+    halving rises;
     ``at``: :func:`second_order` at ``theta``, when measured already."""
     calls = 1
     if at is None:
@@ -230,6 +231,7 @@ def newton_step(model, theta: np.ndarray, value: float, layout: Layout, free: np
     grad = g[free] + at.response.T @ g[layout.index] - 0.5 * at.logdet_slope
     vals, vecs = np.linalg.eigh(at.schur)
     step = vecs @ ((vecs.T @ grad) / np.maximum(np.abs(vals), 1e-3 * np.abs(vals).max()))
+    decrement = float(grad @ step)               # before the step is cut to the reach
     step /= max(1.0, np.abs(step).max() / NEWTON_REACH)
     scale = 1.0
     for _ in range(NEWTON_HALVINGS):
@@ -240,11 +242,11 @@ def newton_step(model, theta: np.ndarray, value: float, layout: Layout, free: np
             new, moved, more = marginal(model, moved, layout)
             calls += more + 1
             if new > value:
-                return moved, new, at, float(grad @ step), calls
+                return moved, new, at, decrement, calls
         else:
             calls += 1
         scale /= 2
-    return theta, value, at, float(grad @ step), calls
+    return theta, value, at, decrement, calls
 
 
 def second_order(model, theta: np.ndarray, layout: Layout,
