@@ -239,8 +239,7 @@ def document_layout(model: WalkModel):
 
 
 #: the most rounds of :func:`posterior_mode`, the rise of the approximate marginal log
-#: density (nats) below which a round ends them (where it starts), and the most halvings
-#: of a round's step
+#: density (nats) below which a round ends them, and the most halvings of a round's step
 MODE_ROUNDS = 20
 MODE_GAIN = 0.05
 MODE_HALVINGS = 6
@@ -257,8 +256,8 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
     the documents' mode given the rest (:func:`~bayeschain.inference.walk.laplace.documents_mode`,
     Newton steps on their block-diagonal Hessian), the second-order terms there, and the
     maximum of the approximate marginal density over the sampled coordinates (L-BFGS on a
-    few tens of them), until a round would raise that density by less than
-    :data:`MODE_GAIN` (it ends them where it starts).  Each round steps to that maximum,
+    few tens of them), until a round raises that density by less than :data:`MODE_GAIN`
+    (that last step is taken whole).  Each round before it steps to that maximum,
     halved until the exact Laplace marginal
     (:func:`~bayeschain.inference.walk.laplace.marginal`) rises, and ends the rounds
     where no halving does: so the rounds cannot cycle (they cycled between two points on
@@ -292,7 +291,8 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
                          options={"maxiter": MODE_ITERATIONS, "maxcor": MODE_MEMORY})
         calls += int(found.nfev)
         gains.append(float(negative(at.mode[at.free])[0] - found.fun))
-        if gains[-1] < MODE_GAIN:                # at the point, within MODE_GAIN: stay
+        if gains[-1] < MODE_GAIN:                # a last step of less than MODE_GAIN
+            theta = at.full(found.x)
             message = "converged"
             break
         if value is None:
