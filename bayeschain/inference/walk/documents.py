@@ -268,8 +268,8 @@ def posterior_mode(model: WalkModel, *, seed: int = 0) -> tuple[np.ndarray, dict
     Newton steps on the exact Laplace marginal while the point is not a peak, or the
     rounds stopped short of it (:func:`_to_a_peak`; ``info["peak_steps"]``); ``info``
     says whether the point is the marginal's maximum (``converged``, by the rounds or by
-    those steps) and how the rounds ended (``rounds``).
-    ``info["peak_steps"]``).  A point that is not finite is a ParameterError."""
+    those steps) and how the rounds ended (``rounds``).  A point that is not finite is a
+    ParameterError."""
     from scipy.optimize import minimize
 
     from ...errors import ParameterError
@@ -337,9 +337,10 @@ PEAK_DECREMENT = 1e-2
 def _to_a_peak(model: WalkModel, theta: np.ndarray, layout, converged: bool = True):
     """From the rounds' point, Newton steps on the exact Laplace marginal
     (:func:`~bayeschain.inference.walk.laplace.newton_step`) while the Schur complement
-    ``A_tt + A_tz R`` there has an eigenvalue <= 0 or, where the rounds did not
-    ``converged``, at all, at most :data:`PEAK_STEPS`, and until the marginal's maximum
-    (:data:`PEAK_DECREMENT`): the rounds maximise the
+    ``A_tt + A_tz R`` there has an eigenvalue <= 0 (or, where the rounds did not
+    converge, ``converged=False``, whatever its eigenvalues), at most
+    :data:`PEAK_STEPS`, and until the marginal's maximum (:data:`PEAK_DECREMENT`): the
+    rounds maximise the
     linearised marginal, and where they stop short (WSCD's training split: 20 rounds, one
     direction bending up, a rank's forward deviation) one step makes it a peak.  Where
     the Schur complement is indefinite at the maximum itself (CLARA2) the route cannot be
