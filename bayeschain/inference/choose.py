@@ -15,11 +15,15 @@ if TYPE_CHECKING:
 
 
 def documents_route(post) -> str:
-    """How a walk's posterior got its documents: ``"Laplace"`` (integrated out),
-    ``"NUTS"`` (sampled with the rest) or ``"-"`` (clicks per rank)."""
-    if post.attrs.get("click_level") != "document":
+    """How a walk's posterior got its documents: ``"Laplace"`` (integrated out: their
+    draws are marked :data:`~bayeschain.posterior.container.LAPLACE_DRAWS`), ``"NUTS"``
+    (sampled with the rest) or ``"-"`` (clicks per rank)."""
+    from ..posterior.container import LAPLACE_DRAWS
+
+    if "attractiveness" not in post.posterior:
         return "-"
-    return "Laplace" if "Laplace" in post.attrs.get("document_effects", "") else "NUTS"
+    laplace = post.posterior["attractiveness"].attrs.get("draws") == LAPLACE_DRAWS
+    return "Laplace" if laplace else "NUTS"
 
 
 def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None,

@@ -51,7 +51,7 @@ def auto_clicks(share: float, reclicks: str = "fresh") -> str:
     return "document" if share >= AUTO_DOCUMENT_SHARE and reclicks != "once" else "pooled"
 
 
-def auto_documents(documents, exam: dict | None = None) -> tuple[str, str]:
+def auto_documents(documents, exam: dict) -> tuple[str, str]:
     """What ``documents = "auto"`` does with the documents table of a per-document fit
     (``impressions``, ``pooled_rank`` 0 for the pairs with an attractiveness of their
     own, the rarer pairs' pseudo-documents after them) and the spec's ``[examination]``:
@@ -63,11 +63,10 @@ def auto_documents(documents, exam: dict | None = None) -> tuple[str, str]:
     own = int((documents["pooled_rank"] == 0).sum())
     if not own:
         return "sampled", "documents = 'auto': no pair has an attractiveness of its own"
-    exam = exam or {}
     variant = [name for name, on in (
-        ("moves that depend on the click", exam.get("click_moves", False)),
-        ("damped re-clicks", exam.get("reclicks", "fresh") == "damped"),
-        ("click offsets by rank", exam.get("rank_offsets", False))) if on]
+        ("moves that depend on the click", exam["click_moves"]),
+        ("damped re-clicks", exam["reclicks"] == "damped"),
+        ("click offsets by rank", exam["rank_offsets"])) if on]
     if variant:
         return "sampled", (f"documents = 'auto': the Laplace route is not measured on the "
                            f"walk with {' and '.join(variant)}")

@@ -466,7 +466,8 @@ def test_auto_integrates_the_documents_out_where_the_log_has_many_impressions_pe
 
     docs = pd.DataFrame({"impressions": [per] * own + ([pooled] if pooled else []),
                          "pooled_rank": [0] * own + ([2] if pooled else [])})
-    got, why = auto_documents(docs)
+    got, why = auto_documents(docs, {"click_moves": False, "reclicks": "fresh",
+                                     "rank_offsets": False})
     assert got == route
     assert says in why and why.startswith("documents = 'auto'")
     if own:

@@ -8,6 +8,7 @@ import pytest
 import bayeschain as bc
 from bayeschain.browsing import build_chain
 from bayeschain.inference import expected_visits, fit, walk_parameters
+from bayeschain.inference.choose import documents_route
 from tests.inference.walk.test_fit import interval
 from tests.reference.walk_clicks import documents_at_several_ranks
 
@@ -27,6 +28,7 @@ def test_attractiveness_per_document_is_told_apart_from_examination():
     assert post.attrs["document_effects"].endswith(
         "documents = 'auto' chose the Laplace route: 30 documents of their own in 72,000 "
         "impressions, 2,400 per document, at least 100")
+    assert documents_route(post) == "Laplace"             # as bayeschain choose shows it
     att = post.posterior["attractiveness"]
     order = [int(d[3:]) for d in att["doc_id"].values]
     draws = att.stack(s=("chain", "draw")).transpose("s", ...).values
@@ -53,6 +55,7 @@ def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk():
     assert post.attrs["document_effects"] == (
         "sampled by NUTS with the rest (documents = 'auto': the Laplace route is not "
         "measured on the walk with click offsets by rank)")
+    assert documents_route(post) == "NUTS"
     got = post.posterior["click_offset"].stack(s=("chain", "draw")).transpose("s", ...).values
     assert np.all(got[:, 0] == 0.0)
     lo, hi = interval(got[:, 1:], 0.99)
