@@ -3,6 +3,7 @@
 log.
 
     python3 benchmarks/bench_document_effects.py [--log clara2|wscd] [--fraction 0.1]
+        [--spec walk-reclick]
 
 Fits the walk with attractiveness per document to a random share of the log's sessions
 (``ClickLog.split``) twice: ``documents = "mode"`` (the documents integrated out about
@@ -12,7 +13,9 @@ largest difference of the posterior means and of the 5% and 95% quantiles (the 9
 interval) of every move probability per rank, of E[H] on a 10-result page, of the click
 trend, and of P@H (rwbm, order 2) of three synthetic runs on five topics (gains drawn
 once with a fixed seed).  Then fits the whole log by the default route (time,
-diagnostics).
+diagnostics).  ``--spec NAME`` fits that spec instead of the plain walk below (its own
+``[examination]`` and sampler, with ``clicks = "document"`` and each route), e.g. the walk
+with damped re-clicks and click offsets by rank.
 """
 
 from __future__ import annotations
@@ -74,20 +77,29 @@ def summaries(post, runs, qrels) -> dict[str, tuple[np.ndarray, np.ndarray, np.n
     out["E[H]"] = expected_visits(post, 10).sum(axis=1)[:, None]
     trend = post.posterior["click_trend"].stack(sample=("chain", "draw"))
     out["click trend"] = trend.transpose("sample", ...).values
+    for name in ("reclick", "click_offset"):      # the variants' own quantities
+        if name in post.posterior:
+            v = post.posterior[name].stack(sample=("chain", "draw")).transpose("sample", ...)
+            out[name] = v.values.reshape(v.shape[0], -1)
     scores = bc.score(runs, qrels, "PatH(model='rwbm', order=2)", post)
     mean = scores.mean("topic").stack(sample=("chain", "draw")).transpose("sample", ...)
     out["P@H of 3 runs"] = mean.values
-    return {k: (v.mean(0), np.quantile(v, 0.05, axis=0), np.quantile(v, 0.95, axis=0))
-            for k, v in out.items()}
+    return {k: (v.mean(0), np.quantile(v, 0.05, axis=0), np.quantile(v, 0.95, axis=0),
+                v.std(0)) for k, v in out.items()}
 
 
-def fit(log, route: str, folder: Path):
+def fit(log, route: str, folder: Path, base: str | None = None):
     import bayeschain as bc
 
-    spec = folder / f"walk-{route}.toml"
-    spec.write_text(SPEC.format(route=route))
+    if base is None:
+        spec = folder / f"walk-{route}.toml"
+        spec.write_text(SPEC.format(route=route))
+        spec = str(spec)
+    else:
+        spec = bc.load_spec(base).with_keys("examination", clicks="document",
+                                            documents=route)
     t = time.perf_counter()
-    post = bc.fit(log, str(spec))
+    post = bc.fit(log, spec)
     wall = time.perf_counter() - t
     d = post.diagnostics(sampled_only=True)     # the mode route's documents: Laplace draws
     return post, (f"{wall:.1f} s, R-hat {float(d['max_rhat'].max()):.3f}, bulk ESS "
@@ -100,27 +112,31 @@ def main() -> None:
     ap.add_argument("--log", default="clara2", choices=["clara2", "wscd"])
     ap.add_argument("--fraction", type=float, default=0.1)
     ap.add_argument("--whole", action="store_true", help="also fit the whole log (mode)")
+    ap.add_argument("--spec", default=None,
+                    help="a walk spec to fit instead of the plain walk (e.g. walk-reclick)")
     a = ap.parse_args()
     log = load_log(a.log)
     _, subset = log.split(a.fraction, seed=1)
     runs, qrels = runs_and_qrels()
     folder = Path(tempfile.mkdtemp(prefix="bench-documents-"))
     print(f"{a.log}: subset of {subset.summary()['pages']:,} pages "
-          f"({a.fraction:.0%} of the sessions)")
+          f"({a.fraction:.0%} of the sessions), spec {a.spec or 'walk (above)'}")
     posts = {}
     for route in ("mode", "sampled"):
-        posts[route], line = fit(subset, route, folder)
+        posts[route], line = fit(subset, route, folder, a.spec)
         print(f"  {route}: {line}", flush=True)
     s_mode, s_full = (summaries(posts[r], runs, qrels) for r in ("mode", "sampled"))
-    print("largest |mode - sampled| of the posterior means and 5% / 95% quantiles:")
+    print("largest |mode - sampled| of the posterior means and 5% / 95% quantiles, and "
+          "of the means in full NUTS's posterior sds:")
     for key in s_mode:
         diffs = [np.abs(s_mode[key][i] - s_full[key][i]) for i in range(3)]
         names = ("mean", "5%", "95%")
         worst = ", ".join(f"{n} {float(np.max(x)):.4f}" for n, x in zip(names, diffs,
                                                                           strict=True))
-        print(f"  {key}: {worst}")
+        sds = np.where(s_full[key][3] > 0, s_full[key][3], np.inf)
+        print(f"  {key}: {worst}; mean {float(np.max(diffs[0] / sds)):.2f} sd")
     if a.whole:
-        _, line = fit(log, "mode", folder)
+        _, line = fit(log, "mode", folder, a.spec)
         print(f"whole {a.log} ({log.summary()['pages']:,} pages), documents integrated out "
               f"by Laplace: {line}")
 

@@ -158,26 +158,30 @@ def pages_to_log(pages, n_ranks, documents=None, queries=None):
 
 
 def simulate_document_pages(rng, n_pages, forward, backward, reformulate, stop,
-                            attractiveness, shown, offset=None):
+                            attractiveness, shown, offset=None, reclick=1.0):
     """Pages whose click probability at each position is the attractiveness of the
     document shown there: ``shown[k]`` lists the document indices of page ``k``.  With
     ``offset`` (a logit per position, 0-based), a document at position ``i`` clicks with
-    ``1 / (1 + exp(-(log(a / (1 - a)) + offset[i])))`` instead."""
+    ``1 / (1 + exp(-(log(a / (1 - a)) + offset[i])))`` instead; ``reclick`` as in
+    :func:`simulate_pages`."""
     out = []
     for k in range(n_pages):
         click = [attractiveness[d] for d in shown[k]]
         if offset is not None:
             click = [1 / (1 + np.exp(-(np.log(a / (1 - a)) + offset[i])))
                      for i, a in enumerate(click)]
-        out.extend(simulate_pages(rng, 1, forward, backward, reformulate, stop, click))
+        out.extend(simulate_pages(rng, 1, forward, backward, reformulate, stop, click,
+                                  reclick=reclick))
     return out
 
 
-def documents_at_several_ranks(seed, low=0.1, high=0.8, offset=None, n=6, n_docs=30):
+def documents_at_several_ranks(seed, low=0.1, high=0.8, offset=None, n=6, n_docs=30,
+                               reclick=1.0):
     """A log of 12,000 pages of one query, each a layout (of 200) of ``n`` of ``n_docs``
     documents with attractiveness uniform in ``[low, high]``, read by the walk with
     forward moves ``linspace(0.75, 0.6)``, backward 0.1 (none at rank 1), the rest leaving
-    (30% to a next query); ``offset`` as in :func:`simulate_document_pages`.  Returns
+    (30% to a next query); ``offset`` and ``reclick`` as in
+    :func:`simulate_document_pages`.  Returns
     ``(log, attractiveness, forward, backward)``: documents ``doc<k>`` have
     ``attractiveness[k]``."""
     rng = np.random.default_rng(seed)
@@ -188,7 +192,7 @@ def documents_at_several_ranks(seed, low=0.1, high=0.8, offset=None, n=6, n_docs
     b = np.r_[0.0, np.full(n - 1, 0.1)]
     leave = 1 - f - b
     pages = simulate_document_pages(rng, len(shown), f, b, 0.3 * leave, 0.7 * leave,
-                                    attractive, shown, offset=offset)
+                                    attractive, shown, offset=offset, reclick=reclick)
     log = pages_to_log(pages, n, documents=[[f"doc{d}" for d in s] for s in shown],
                        queries=["q"] * len(shown))
     return log, attractive, f, b

@@ -14,7 +14,7 @@ instead.)  The route here,
 keeps full NUTS over every coordinate; the default, ``"auto"``, takes this route where the
 log's pages show at least
 :data:`~bayeschain.inference.walk.fit.AUTO_LAPLACE_IMPRESSIONS` impressions per document
-of its own, WSCD but not CLARA2, for the walk with fresh re-clicks):
+of its own, WSCD but not CLARA2, for walks whose moves do not depend on the click):
 
 1. the point the approximation is taken about (:func:`posterior_mode`): the documents'
    mode given the rest (Newton steps on their block-diagonal Hessian) and the other
