@@ -40,54 +40,34 @@ def test_attractiveness_per_document_is_told_apart_from_examination():
     assert np.sum((f[:n - 1] < lo) | (f[:n - 1] > hi)) <= 1
 
 
-@pytest.mark.parametrize("documents", ["sampled", "auto"])
-def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk(documents):
+@pytest.mark.parametrize("spec, kappa, route", [
+    (bc.load_spec("walk").with_keys("examination", rank_offsets=True, documents="sampled"),
+     None, "NUTS"),
+    (bc.load_spec("walk").with_keys("examination", rank_offsets=True), None, "Laplace"),
+    ("walk-reclick", 0.25, "Laplace"),
+], ids=["offsets-sampled", "offsets-auto", "walk-reclick-auto"])
+def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk(spec, kappa,
+                                                                          route):
     """Documents shown at several ranks, clicked less often lower down once examined (a
     logit offset by rank, trust bias): the offsets, the documents' attractiveness, the
     walk's forward moves and E[H] of a 6-result page are recovered (99% intervals), with
     every document sampled by NUTS and by the default route (30 documents shown 2,400
-    times each: integrated out by Laplace)."""
+    times each: integrated out by Laplace); and ``walk-reclick`` by its default route,
+    its users clicking a result clicked before with a quarter of its chance at a later
+    arrival (``reclick`` 0.25, recovered too)."""
     offset = np.array([0.0, -0.4, -0.6, -0.7, -0.8, -0.9])
-    log, attractive, f, b = documents_at_several_ranks(17, low=0.15, offset=offset)
+    log, attractive, f, b = documents_at_several_ranks(
+        17 if kappa is None else 19, low=0.15, offset=offset,
+        reclick=1.0 if kappa is None else kappa)
     n = f.size
-    spec = bc.load_spec("walk").with_keys("examination", rank_offsets=True,
-                                          documents=documents)
     post = fit(log, spec, seed=5)
     assert post.attrs["click_level"] == "document"
-    assert documents_route(post) == {"sampled": "NUTS", "auto": "Laplace"}[documents]
+    assert documents_route(post) == route
+    if kappa is not None:
+        lo, hi = np.quantile(post.posterior["reclick"].values.ravel(), [0.005, 0.995])
+        assert lo <= kappa <= hi and hi - lo < 0.2
     got = post.posterior["click_offset"].stack(s=("chain", "draw")).transpose("s", ...).values
     assert np.all(got[:, 0] == 0.0)
-    lo, hi = interval(got[:, 1:], 0.99)
-    assert np.sum((offset[1:] < lo) | (offset[1:] > hi)) <= 1
-    att = post.posterior["attractiveness"]
-    order = [int(d[3:]) for d in att["doc_id"].values]
-    lo, hi = interval(att.stack(s=("chain", "draw")).transpose("s", ...).values, 0.99)
-    assert np.mean((lo <= attractive[order]) & (attractive[order] <= hi)) >= 0.9
-    p_hat, _ = walk_parameters(post)
-    lo, hi = interval(p_hat[:, :n - 1], 0.99)
-    assert np.sum((f[:n - 1] < lo) | (f[:n - 1] > hi)) <= 1
-    true_e_h = float(bc.chains.expected_stopping_time(build_chain("rwbm", n, p=f, q=b)))
-    lo, hi = np.quantile(expected_visits(post, n).sum(axis=1), [0.005, 0.995])
-    assert lo <= true_e_h <= hi
-
-
-def test_damped_reclicks_and_click_offsets_are_recovered_with_the_documents_integrated_out():
-    """``walk-reclick`` by its default route: documents shown at several ranks with offsets
-    by rank, read by users who click a result clicked before with a quarter of its chance
-    at a later arrival (``reclick`` 0.25); the documents integrated out by Laplace (2,400
-    impressions each), kappa, the offsets, the documents, the forward moves and E[H] of a
-    6-result page are recovered (99% intervals)."""
-    offset = np.array([0.0, -0.4, -0.6, -0.7, -0.8, -0.9])
-    kappa = 0.25
-    log, attractive, f, b = documents_at_several_ranks(19, low=0.15, offset=offset,
-                                                       reclick=kappa)
-    n = f.size
-    post = fit(log, "walk-reclick", seed=5)
-    assert post.attrs["click_level"] == "document"
-    assert documents_route(post) == "Laplace"
-    lo, hi = np.quantile(post.posterior["reclick"].values.ravel(), [0.005, 0.995])
-    assert lo <= kappa <= hi and hi - lo < 0.2
-    got = post.posterior["click_offset"].stack(s=("chain", "draw")).transpose("s", ...).values
     lo, hi = interval(got[:, 1:], 0.99)
     assert np.sum((offset[1:] < lo) | (offset[1:] > hi)) <= 1
     att = post.posterior["attractiveness"]
