@@ -3,7 +3,7 @@
     python3 benchmarks/bench_click_models.py [--logs trec clara2 wscd] [--pyclick PATH]
         [--specs walk walk-reclick walk-document-mode walk-once]
         [--clicks auto pooled document] [--min-impressions 5 10 20]
-        [--all-test-pages]
+        [--documents auto|sampled|mode] [--rank-offsets] [--all-test-pages]
 
 On each log (TREC Session 2013, bundled; CLARA2; WSCD = PyClick's trainSample +
 testSample, 56,477 pages), the split of the click-model field: ``log.split(0.25, seed=0)``
@@ -52,25 +52,29 @@ from bayeschain.io import write_canonical  # noqa: E402
 HERE = Path(__file__).resolve().parent
 
 
-def walk_spec(clicks: str, name: str = "walk", min_impressions: int | None = None):
+def walk_spec(clicks: str, name: str = "walk", min_impressions: int | None = None,
+              documents: str | None = None, rank_offsets: bool | None = None):
     """The walk spec ``name`` (default: the default spec ``walk``), with its clicks per
-    rank, per document or chosen from the log (``auto``, the default), and the pages a
-    (query, document) pair needs for an attractiveness of its own (``min_impressions``;
-    None: the spec's)."""
+    rank, per document or chosen from the log (``auto``, the default), the pages a
+    (query, document) pair needs for an attractiveness of its own (``min_impressions``),
+    how its documents are fitted (``documents``) and click offsets by rank
+    (``rank_offsets``); None: the spec's."""
     spec = bc.load_spec(name)
     if clicks != "auto" and spec.section("examination")["clicks"] != "auto":
         raise SystemExit(f"--clicks {clicks}: spec {name} fixes its clicks; fit it with "
                          f"--clicks auto")
     return spec.with_keys("examination", clicks=None if clicks == "auto" else clicks,
-                          min_impressions=min_impressions)
+                          min_impressions=min_impressions, documents=documents,
+                          rank_offsets=rank_offsets)
 
 
 def walk_rows(name: str, log, clicks: str, known: bool = True,
-              spec_name: str = "walk", min_impressions: int | None = None) -> list[tuple]:
-    """The walk fitted in this process and (the spec as it is, clicks ``auto``) as a fresh
-    ``bayeschain fit`` process."""
+              spec_name: str = "walk", min_impressions: int | None = None,
+              documents: str | None = None, rank_offsets: bool | None = None) -> list[tuple]:
+    """The walk fitted in this process and (the spec as it is: clicks ``auto``, no other
+    key changed) as a fresh ``bayeschain fit`` process."""
     train, test = log.split(0.25, seed=0)
-    spec = walk_spec(clicks, spec_name, min_impressions)
+    spec = walk_spec(clicks, spec_name, min_impressions, documents, rank_offsets)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         bc.fit(train.split(0.9, seed=1)[1], spec, draws=50, tune=50)   # warm caches
@@ -86,11 +90,14 @@ def walk_rows(name: str, log, clicks: str, known: bool = True,
             f"ESS >= {diag['min_ess'].min():.0f}, {post.divergences()} div.")
     label = f"{spec_name}, clicks {clicks}" + (f" ({post.attrs['click_level']})"
                                                if clicks == "auto" else "") + \
-        (f", min_impressions {min_impressions}" if min_impressions is not None else "")
+        (f", min_impressions {min_impressions}" if min_impressions is not None else "") + \
+        (f", documents {documents}" if documents is not None else "") + \
+        (", click offsets by rank" if rank_offsets else "")
     rows = [(name, label, post.attrs["pages"], m.pages, f"{seconds:.1f}",
              f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
              f"{m.conditional_perplexity:.4f}", note)]
-    if clicks != "auto" or min_impressions is not None:
+    if clicks != "auto" or min_impressions is not None or documents is not None \
+            or rank_offsets is not None:
         return rows
     with tempfile.TemporaryDirectory() as tmp:
         events, pages = Path(tmp) / "train.parquet", Path(tmp) / "pages.parquet"
@@ -147,6 +154,12 @@ def main() -> None:
                     help="fit the walk with these [examination] min_impressions (pages a "
                          "(query, document) pair needs for an attractiveness of its own; "
                          "rarer pairs share a click chance per rank), in process only")
+    ap.add_argument("--documents", choices=["auto", "sampled", "mode"], default=None,
+                    help="the walk's [examination] documents (default: the spec's), in "
+                         "process only")
+    ap.add_argument("--rank-offsets", action="store_true", default=None,
+                    help="fit the walk with [examination] rank_offsets = true (click "
+                         "offsets by rank for documents), in process only")
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out page of 10 results, not only those whose "
                          "query occurs in training (a pair never seen in training gets the "
@@ -164,7 +177,8 @@ def main() -> None:
         for spec_name in args.specs:
             for clicks in args.clicks:
                 for least in args.min_impressions:
-                    rows += walk_rows(name, log, clicks, known, spec_name, least)
+                    rows += walk_rows(name, log, clicks, known, spec_name, least,
+                                      args.documents, args.rank_offsets)
         rows += peer_rows(name, args.models, known)
         if args.pyclick is not None:
             rows += pyclick_rows(name, args.pyclick, known)

@@ -3,7 +3,7 @@
 log.
 
     python3 benchmarks/bench_document_effects.py [--log clara2|wscd] [--fraction 0.1]
-        [--spec walk-reclick]
+        [--spec walk-reclick] [--whole]
 
 Fits the walk with attractiveness per document to a random share of the log's sessions
 (``ClickLog.split``) twice: ``documents = "mode"`` (the documents integrated out about
@@ -12,8 +12,10 @@ coordinate), then reports, per route, the fit time and diagnostics, and between 
 largest difference of the posterior means and of the 5% and 95% quantiles (the 90%
 interval) of every move probability per rank, of E[H] on a 10-result page, of the click
 trend, and of P@H (rwbm, order 2) of three synthetic runs on five topics (gains drawn
-once with a fixed seed).  Then fits the whole log by the default route (time,
-diagnostics).  ``--spec NAME`` fits that spec instead of the plain walk below (its own
+once with a fixed seed), with kappa and the click offsets by rank where the spec has
+them; the difference of the means also in full NUTS's posterior standard deviations.
+``--whole`` then fits the whole log by the Laplace route (time, diagnostics).
+``--spec NAME`` fits that spec instead of the plain walk below (its own
 ``[examination]`` and sampler, with ``clicks = "document"`` and each route), e.g. the walk
 with damped re-clicks and click offsets by rank.
 """

@@ -52,7 +52,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "documents: mode (integrated out by a Laplace approximation, NUTS "
                         "on the rest), sampled (NUTS on every document), auto (mode where "
                         "the log shows at least 100 impressions per document of its own, "
-                        "for the walk with fresh re-clicks; the default walk's)")
+                        "for walks whose moves do not depend on the click; the default "
+                        "walk's)")
     p.add_argument("--draws", type=positive_int, default=None, help="draws per chain")
     p.add_argument("--chains", type=positive_int, default=None, help="chains")
     p.add_argument("--seed", type=seed, default=None, help="random seed")

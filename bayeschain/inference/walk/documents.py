@@ -27,7 +27,8 @@ of its own, WSCD but not CLARA2, for walks whose moves do not depend on the clic
    with the rest;
 2. the documents integrated out at second order (:mod:`~bayeschain.inference.walk.laplace`):
    NUTS samples the moves, the repeats, the population's trend (intercept, slope in log
-   rank, spread) and, with ``min_impressions > 1``, the rarer pairs' click chance per
+   rank, spread), kappa and the click offsets by rank where the walk has them
+   (``walk-reclick``) and, with ``min_impressions > 1``, the rarer pairs' click chance per
    rank (pseudo-documents every query shares, which would join every query's block)
    from the Laplace approximation of their marginal density, the documents
    at their mode given each point (``z_hat + R delta``, the linear response measured at

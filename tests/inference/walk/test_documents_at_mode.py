@@ -59,6 +59,20 @@ def at_mode(log):
     return model, mode, info, DocumentsAtMode(model, mode)
 
 
+@pytest.fixture(scope="module")
+def at_mode_reclick(log):
+    """The walk of ``walk-reclick`` (damped re-clicks, click offsets by rank) at its point:
+    ``documents = "auto"`` takes the route for it too."""
+    data = page_data(log, clicks="document", reclicks=True)
+    model = WalkModel(data, clicks="document", centred_documents=False, rank_offsets=True,
+                      reclicks="damped")
+    mode, info = posterior_mode(model, seed=0)
+    return model, mode, info, DocumentsAtMode(model, mode)
+
+
+BOTH_WALKS = pytest.mark.parametrize("walk", ["at_mode", "at_mode_reclick"])
+
+
 def _documents_mode(model, theta, docs):
     """The documents' mode given the other coordinates, by L-BFGS on the walk's density
     over the documents alone (the definition of ``z_hat(theta)``)."""
@@ -106,11 +120,13 @@ def test_the_sampler_sees_the_walk_and_the_trend_not_the_documents(at_mode):
     assert np.abs(model.logp(mode)[1][target.documents]).max() < 1e-4
 
 
-def test_the_documents_follow_the_walk_as_their_mode_does(at_mode):
+@BOTH_WALKS
+def test_the_documents_follow_the_walk_as_their_mode_does(walk, request):
     """``z_hat + R delta`` against the documents' mode found afresh given ``theta_hat +
     delta``: the error is of second order in ``delta`` (the linear response of the
-    Laplace approximation, Rue, Martino & Chopin 2009)."""
-    model, _, _, target = at_mode
+    Laplace approximation, Rue, Martino & Chopin 2009); for the default walk and for
+    ``walk-reclick``'s."""
+    model, _, _, target = request.getfixturevalue(walk)
     docs = target.documents
     direction = np.random.default_rng(4).normal(0.0, 1.0, target.ndim)
     errors = []
@@ -153,12 +169,13 @@ def _trend(model, target):
     return np.searchsorted(target.free, [start, start + 1, start + 2])
 
 
-def test_the_determinants_slope_is_that_of_the_documents_hessian(at_mode):
+@BOTH_WALKS
+def test_the_determinants_slope_is_that_of_the_documents_hessian(walk, request):
     """The total derivative of ``log det A_zz`` along the trend's intercept (every
     document's mode follows it), its log spread and a random direction of the sampled
     coordinates, against the log-determinants of the documents' Hessian at their mode
-    found afresh on either side."""
-    model, _, _, target = at_mode
+    found afresh on either side; for the default walk and for ``walk-reclick``'s."""
+    model, _, _, target = request.getfixturevalue(walk)
     eps = 1e-3
     random = np.random.default_rng(7).normal(0.0, 1.0, target.ndim)
     directions = [np.eye(target.ndim)[k] for k in _trend(model, target)[[0, 2]]]
@@ -475,18 +492,19 @@ def test_auto_integrates_the_documents_out_where_the_log_has_many_impressions_pe
         assert f"{AUTO_LAPLACE_IMPRESSIONS}" in why
 
 
-@pytest.mark.parametrize("keys", [{}, {"rank_offsets": True}, {"reclicks": "damped"},
+@pytest.mark.parametrize("keys", [{"rank_offsets": True}, {"reclicks": "damped"},
                                   {"reclicks": "damped", "rank_offsets": True}])
-def test_auto_samples_the_documents_of_walks_whose_moves_depend_on_the_click(keys):
-    """The route is measured on walks whose moves do not depend on the click (``walk`` and
-    ``walk-reclick``, damped re-clicks and click offsets by rank, on WSCD): those take it
-    over the threshold; the same walk with moves after a click apart samples every
-    document, however many impressions each has."""
+def test_auto_takes_the_laplace_route_for_damped_reclicks_and_offsets_not_moves_after_a_click(
+        keys):
+    """The route is measured on walks whose moves do not depend on the click (``walk``
+    and ``walk-reclick``, damped re-clicks and click offsets by rank, on WSCD): those take
+    it over the threshold; the walk with moves after a click apart (fresh re-clicks, as
+    the model requires) samples every document, however many impressions each has."""
     import pandas as pd
 
     docs = pd.DataFrame({"impressions": [10_000] * 5, "pooled_rank": [0] * 5})
-    exam = {"click_moves": False, "reclicks": "fresh", "rank_offsets": False, **keys}
-    got, why = auto_documents(docs, exam)
+    exam = {"click_moves": False, "reclicks": "fresh", "rank_offsets": False}
+    got, why = auto_documents(docs, {**exam, **keys})
     assert got == "mode" and "chose the Laplace route" in why
     assert auto_documents(docs, {**exam, "click_moves": True}) == (
         "sampled", "documents = 'auto': the Laplace route is not measured on the walk "

@@ -1,6 +1,6 @@
 """Attractiveness per document fitted to clicks: documents shown at several ranks are told
-apart from the walk that examines them, with and without click offsets by rank (users
-simulated by an independent simulator, tests/reference/walk_clicks.py)."""
+apart from the walk that examines them, with and without click offsets by rank and damped
+re-clicks (users simulated by an independent simulator, tests/reference/walk_clicks.py)."""
 
 import numpy as np
 import pytest
@@ -40,29 +40,29 @@ def test_attractiveness_per_document_is_told_apart_from_examination():
     assert np.sum((f[:n - 1] < lo) | (f[:n - 1] > hi)) <= 1
 
 
-@pytest.mark.parametrize("spec, kappa, route", [
+@pytest.mark.parametrize("spec, seed, kappa, route", [
     (bc.load_spec("walk").with_keys("examination", rank_offsets=True, documents="sampled"),
-     None, "NUTS"),
-    (bc.load_spec("walk").with_keys("examination", rank_offsets=True), None, "Laplace"),
-    ("walk-reclick", 0.25, "Laplace"),
+     17, None, "NUTS"),
+    (bc.load_spec("walk").with_keys("examination", rank_offsets=True), 17, None, "Laplace"),
+    ("walk-reclick", 19, 0.25, "Laplace"),
 ], ids=["offsets-sampled", "offsets-auto", "walk-reclick-auto"])
-def test_click_offsets_by_rank_are_told_apart_from_documents_and_the_walk(spec, kappa,
-                                                                          route):
+def test_click_offsets_and_damped_reclicks_are_told_apart_from_documents_and_the_walk(
+        spec, seed, kappa, route):
     """Documents shown at several ranks, clicked less often lower down once examined (a
     logit offset by rank, trust bias): the offsets, the documents' attractiveness, the
     walk's forward moves and E[H] of a 6-result page are recovered (99% intervals), with
     every document sampled by NUTS and by the default route (30 documents shown 2,400
-    times each: integrated out by Laplace); and ``walk-reclick`` by its default route,
-    its users clicking a result clicked before with a quarter of its chance at a later
-    arrival (``reclick`` 0.25, recovered too)."""
+    times each: integrated out by Laplace, its point reached); and ``walk-reclick`` by
+    its default route, its users clicking a result clicked before with a quarter of its
+    chance at a later arrival (``kappa`` 0.25, recovered too; None: fresh re-clicks)."""
     offset = np.array([0.0, -0.4, -0.6, -0.7, -0.8, -0.9])
     log, attractive, f, b = documents_at_several_ranks(
-        17 if kappa is None else 19, low=0.15, offset=offset,
-        reclick=1.0 if kappa is None else kappa)
+        seed, low=0.15, offset=offset, reclick=1.0 if kappa is None else kappa)
     n = f.size
     post = fit(log, spec, seed=5)
     assert post.attrs["click_level"] == "document"
     assert documents_route(post) == route
+    assert "not converged" not in post.attrs["document_effects"]
     if kappa is not None:
         lo, hi = np.quantile(post.posterior["reclick"].values.ravel(), [0.005, 0.995])
         assert lo <= kappa <= hi and hi - lo < 0.2
