@@ -3,8 +3,9 @@ derivatives measured about their mode.
 
 Write ``theta`` for the coordinates NUTS samples (the moves, the repeats, the trend's
 intercept, slope and spread, kappa and the click offsets by rank where the walk has them,
-and the rarer pairs' click chances per rank where a threshold pools them), ``z`` for the documents' standardised deviations,
-``(theta_hat, z_hat)`` for the point the approximation is taken about (``z_hat`` the
+and the rarer pairs' click chances per rank where a threshold pools them), ``z`` for the
+documents' standardised deviations, ``(theta_hat, z_hat)`` for the point the
+approximation is taken about (``z_hat`` the
 documents' mode given ``theta_hat``: :func:`documents_mode`) and ``A = -d2 log p``
 there, in blocks ``A_zz``, ``A_zt``.  The Laplace approximation of the marginal
 density of ``theta`` is
