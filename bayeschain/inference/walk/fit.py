@@ -188,7 +188,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                                   " (the route documents = 'auto' chose; documents = "
                                   "'sampled' samples every document)" if chosen else ""),
                               stacklevel=3)
-            pooled = "".join(
+            sampled_too = "".join(           # what NUTS samples beside the walk's
                 part for part, on in ((", kappa of the damped re-clicks",
                                        model.reclicks == "damped"),
                                       (", the click offsets by rank", model.rank_offsets),
@@ -207,7 +207,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"{target.layout.n_places} documents a query: "
                 f"{info['evaluations'] + target.evaluations} evaluations of the density"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
-                f"NUTS on the walk, the repeats and the trend of attractiveness{pooled}; "
+                f"NUTS on the walk, the repeats and the trend of attractiveness{sampled_too}; "
                 f"each draw's documents from their Laplace approximation given the draw"
                 f"{'; ' + chosen if chosen else ''}")}
         elif clicks == "document":
