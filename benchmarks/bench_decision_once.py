@@ -1,20 +1,32 @@
-r"""Does the user re-draw the click decision when a snippet is examined again?  A study.
+r"""Does the user re-draw the click decision when a snippet is examined again?  Does the
+reader keep a direction?  A study.
 
     python3 benchmarks/bench_decision_once.py [--logs trec clara2 wscd] [--cap K] [--check]
         [--all-test-pages] [--readers 2 [--mixture-kappa 1|free]] [--no-free-kappa]
+        [--direction] [--shared-moves] [--simulate PAGES]
 
 The walk that bayeschain fits gives every arrival on a rank a fresh click chance.  Click
 models (PBM, UBM, DBN) make the decision once.  This script fits, to the same clicks, the
 walk in which the *first* examination of a rank clicks with ``c_i`` and every later one
 with ``kappa c_i`` (``kappa = 1``: bayeschain's walk; ``kappa = 0``: the decision made
-once; between: the data decide), and compares it with ``kappa`` fixed at 1.
+once; between: the data decide), and compares it with ``kappa`` fixed at 1.  With
+``--direction`` it also fits the reader who keeps a direction: moves of their own after
+arriving on a rank by a backward move (reading up the page), so that going on up and
+turning back down are not the moves of a reader going down (bayeschain's walk has one set
+for both, and must make every backward click cost re-reading).  The states carry the depth
+for ``kappa``: on WSCD (clicks up to 46 per page) a fit takes over 15 minutes here;
+``bench_reader_direction.py --per-rank`` fits the readers with ``kappa = 1`` on the 20
+states without it, in seconds.
 
 **The chain.**  With moves to neighbouring ranks only, the ranks examined so far are
-``1..d`` (``d`` the deepest), so the state ``(i, d)``, ``1 <= i <= d <= n`` (55 states on
-10 results), says whether an arrival is fresh: forward from ``(d, d)`` reaches
-``(d+1, d+1)`` for the first time; every other move is a re-examination.  After the click
-decision the user moves with the moves after a click ``(f^c_i, b^c_i, l^c_i)`` or after
-no click ``(f^s_i, b^s_i, l^s_i)``; after a click they click the same result again at once
+``1..d`` (``d`` the deepest), so the state ``(i, d, u)``, ``1 <= i <= d <= n``, says
+whether an arrival is fresh: forward from ``(d, d, .)`` reaches ``(d+1, d+1, 0)`` for the
+first time; every other move is a re-examination.  ``u`` is the way the user came: 0 by a
+forward move (or at the start), 1 by a backward one (110 states on 10 results; ``u``
+changes nothing without ``--direction``).  After the click decision the user moves with
+the moves after a click ``(f^c_i, b^c_i, l^c_i)`` or after no click ``(f^s_i, b^s_i,
+l^s_i)`` (one set for both with ``--shared-moves``), each a set of its own for ``u = 1``
+with ``--direction``; after a click they click the same result again at once
 with ``rho_i`` (a repeat, as in bayeschain's walk).  With ``Q_s`` (``C_s``) the arrivals
 without (with) a click after no click, ``Q_c``, ``C_c`` after a click, ``L`` the leave
 vectors and ``N = (I - Q_s)^{-1}``, the clicks form a Markov chain over the states of the
@@ -30,7 +42,7 @@ chain, its exact gradient by hand, sampled by NUTS); this study keeps what the s
 not fit: moves that depend on the click (which the spec refuses: its walk over ranks
 would not be Markov), at the mode, and mixtures of readers.  ``--check`` tests the
 recursion and the clicked-set probabilities against a direct simulation of the walk
-(200,000 pages, random parameters).
+(200,000 pages, random parameters; each walk fitted).
 
 **Fit and scores.**  Clicks per rank, moves per rank (softmax of forward and backward
 against leaving; rank 1 has no backward move, rank 10 no forward one), logits with
@@ -43,7 +55,8 @@ pages and metrics are those of ``bench_click_models.py`` (``log.split(0.25, seed
 examinations (arrivals) per page.  ``--cap K`` also refits on the training pages with at
 most ``K`` clicks (are a few heavy clickers what makes the walks long?).  A second table
 sets each fit's click rate per rank and share of click-less pages on its own training
-pages beside the observed ones.
+pages beside the observed ones; a third, where the clicks go on pages simulated from
+each fit (``--simulate``), beside the training pages.
 """
 
 from __future__ import annotations
@@ -53,6 +66,7 @@ import itertools
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -65,44 +79,85 @@ from click_model_peers import LOGS, RANKS, _full_pages, heldout_serps, load_log,
 from bayeschain.inference import click_metrics  # noqa: E402
 
 N = RANKS
-STATES = [(i, d) for d in range(N) for i in range(d + 1)]
+# States (i, d, u): rank i, deepest rank examined d, and u = 1 where the user arrived by a
+# backward move (reading up the page), 0 by a forward one (reading down) or at the start.
+STATES = [(i, d, u) for u in (0, 1) for d in range(N) for i in range(d + 1)]
 INDEX = {s: k for k, s in enumerate(STATES)}
 S = len(STATES)
-RANK_OF = np.array([i for i, _ in STATES])
+RANK_OF = np.array([i for i, _, _ in STATES])
+DIR_OF = np.array([u for _, _, u in STATES])
 AT_RANK = np.stack([(RANK_OF == j).astype(float) for j in range(N)])      # (N, S)
-SRC_F = np.array([k for k, (i, _) in enumerate(STATES) if i < N - 1])
-TGT_F = np.array([INDEX[(i + 1, max(d, i + 1))] for i, d in STATES if i < N - 1])
-FRESH_F = np.array([float(i == d) for i, d in STATES if i < N - 1])
-SRC_B = np.array([k for k, (i, _) in enumerate(STATES) if i > 0])
-TGT_B = np.array([INDEX[(i - 1, d)] for i, d in STATES if i > 0])
-DIM = 2 * N + 1 + 4 * N            # click logits, kappa, repeats, two sets of move logits
+SRC_F = np.array([k for k, (i, _, _) in enumerate(STATES) if i < N - 1])
+TGT_F = np.array([INDEX[(i + 1, max(d, i + 1), 0)] for i, d, _ in STATES if i < N - 1])
+FRESH_F = np.array([float(i == d) for i, d, _ in STATES if i < N - 1])
+SRC_B = np.array([k for k, (i, _, _) in enumerate(STATES) if i > 0])
+TGT_B = np.array([INDEX[(i - 1, d, 1)] for i, d, _ in STATES if i > 0])
 
 
-def parameters(th, T):
-    """``c, kappa, rho`` and the two move sets ``(f, b, leave)`` (after no click, after a
-    click) from the unconstrained vector (``T``: numpy or pytensor.tensor)."""
+@dataclass(frozen=True)
+class Reader:
+    """Which moves a reader has: one set after a click and one after no click
+    (``click_moves``; one set for both otherwise), each once more for a reader who arrived
+    by a backward move, reading up the page (``direction``)."""
+
+    direction: bool = False
+    click_moves: bool = True
+
+    @property
+    def sets(self) -> int:
+        return (2 if self.direction else 1) * (2 if self.click_moves else 1)
+
+    @property
+    def dim(self) -> int:
+        """Click logits, kappa, repeats, and the forward and backward logits of each set."""
+        return 2 * N + 1 + 2 * N * self.sets
+
+    @property
+    def label(self) -> str:
+        return ", ".join([*(["moves after a click apart"] if self.click_moves else
+                            ["moves shared"]),
+                          *(["a reader with a direction"] if self.direction else [])])
+
+
+WALK = Reader()                                          # the study's first walk
+DEFAULT_WALK = Reader(direction=False, click_moves=False)   # bayeschain's default walk
+
+
+def parameters(th, T, reader: Reader = WALK):
+    """``c, kappa, rho`` and the moves ``moves[g][u] = (f, b, leave)`` after no click
+    (``g = 0``) or a click (``g = 1``), reading down (``u = 0``) or up (``u = 1``), from
+    the unconstrained vector (``T``: numpy or pytensor.tensor); sets the reader does not
+    have are those it has."""
     def sig(x):
         return 1.0 / (1.0 + T.exp(-x))
 
-    moves = []
-    for o in (2 * N + 1, 4 * N + 1):
+    def move_set(k):
+        o = 2 * N + 1 + 2 * N * k
         ef = T.exp(th[o:o + N]) * np.r_[np.ones(N - 1), 0.0]
         eb = T.exp(th[o + N:o + 2 * N]) * np.r_[0.0, np.ones(N - 1)]
         total = ef + eb + 1.0
-        moves.append((ef / total, eb / total, 1.0 / total))
+        return ef / total, eb / total, 1.0 / total
+
+    ways = 2 if reader.direction else 1
+    moves = []
+    for g in range(2):
+        k = ways * g if reader.click_moves else 0
+        moves.append([move_set(k + u) for u in range(ways)] * (2 // ways))
     return sig(th[:N]), sig(th[N]), sig(th[N + 1:2 * N + 1]), moves
 
 
-def chain(th, T, kappa=None):
+def chain(th, T, kappa=None, reader: Reader = WALK):
     """``(g, z, K, E)`` of the module docstring and the arrival matrices ``(Q, C, L)`` of
     both move sets."""
-    c, k_free, rho, moves = parameters(th, T)
+    c, k_free, rho, moves = parameters(th, T, reader)
+    stack = np.stack if T is np else T.stack
     kappa = k_free if kappa is None else kappa
     pcf = c[RANK_OF[TGT_F]] * (FRESH_F + (1.0 - FRESH_F) * kappa)
     pcb = c[RANK_OF[TGT_B]] * kappa
     mats = []
-    for f, b, leave in moves:
-        wf, wb = f[RANK_OF[SRC_F]], b[RANK_OF[SRC_B]]
+    for by_dir in moves:
+        f, b, leave = (stack([m[k] for m in by_dir]) for k in range(3))    # (2, N) each
+        wf, wb = f[DIR_OF[SRC_F], RANK_OF[SRC_F]], b[DIR_OF[SRC_B], RANK_OF[SRC_B]]
         if T is np:
             Q, C = np.zeros((S, S)), np.zeros((S, S))
             np.add.at(Q, (SRC_F, TGT_F), wf * (1 - pcf))
@@ -114,7 +169,7 @@ def chain(th, T, kappa=None):
             Q = T.inc_subtensor(Q[SRC_B, TGT_B], wb * (1 - pcb))
             C = T.inc_subtensor(T.zeros((S, S))[SRC_F, TGT_F], wf * pcf)
             C = T.inc_subtensor(C[SRC_B, TGT_B], wb * pcb)
-        mats.append((Q, C, leave[RANK_OF]))
+        mats.append((Q, C, leave[DIR_OF, RANK_OF]))
     (Qs, Cs, Ls), (Qc, Cc, Lc) = mats
     inv = np.linalg.inv if T is np else T.linalg.inv
     Nm = inv(np.eye(S) - Qs)
@@ -127,12 +182,12 @@ def chain(th, T, kappa=None):
     return g, z, K, E, mats
 
 
-def pattern_log_likelihoods(th, patterns, kappa=None):
+def pattern_log_likelihoods(th, patterns, kappa=None, reader: Reader = WALK):
     """PyTensor graph: the log-probability of each click sequence of ``patterns`` (tuples
     of 0-based ranks, in click order)."""
     import pytensor.tensor as pt
 
-    g, z, K, E, _ = chain(th, pt, kappa)
+    g, z, K, E, _ = chain(th, pt, kappa, reader)
     lengths = np.array([len(p) for p in patterns])
     out = pt.zeros(len(patterns))
     if (lengths == 0).any():
@@ -157,12 +212,12 @@ def pattern_log_likelihoods(th, patterns, kappa=None):
     return pt.set_subtensor(out[np.flatnonzero(keep)], logs + pt.log(alpha @ E))
 
 
-def log_likelihood(th, patterns, counts, kappa=None):
+def log_likelihood(th, patterns, counts, kappa=None, reader: Reader = WALK):
     """PyTensor graph: the log-likelihood of ``patterns`` seen ``counts`` times."""
-    return (counts * pattern_log_likelihoods(th, patterns, kappa)).sum()
+    return (counts * pattern_log_likelihoods(th, patterns, kappa, reader)).sum()
 
 
-def fit(patterns, counts, kappa=None, prior_sd=3.0, readers=1):
+def fit(patterns, counts, kappa=None, prior_sd=3.0, readers=1, reader: Reader = WALK):
     """The posterior mode (L-BFGS on the exact gradient) and its seconds.  ``readers = 2``:
     a mixture of two walks, each page read by one of them (weight ``sigmoid(w)``, the last
     coordinate); the second starts as a reader who leaves early."""
@@ -171,12 +226,13 @@ def fit(patterns, counts, kappa=None, prior_sd=3.0, readers=1):
     from scipy.optimize import minimize
 
     x = pt.dvector("x")
+    DIM = reader.dim
     if readers == 1:
-        ll = log_likelihood(x, patterns, counts, kappa)
+        ll = log_likelihood(x, patterns, counts, kappa, reader)
     else:
         w = x[2 * DIM]
-        one = pattern_log_likelihoods(x[:DIM], patterns, kappa)
-        two = pattern_log_likelihoods(x[DIM:2 * DIM], patterns, kappa)
+        one = pattern_log_likelihoods(x[:DIM], patterns, kappa, reader)
+        two = pattern_log_likelihoods(x[DIM:2 * DIM], patterns, kappa, reader)
         ll = (counts * pt.logaddexp(-pt.softplus(-w) + one, -pt.softplus(w) + two)).sum()
     lp = ll - 0.5 * (x ** 2).sum() / prior_sd**2
     fn = pytensor.function([x], [-lp, -pytensor.grad(lp, x)])
@@ -192,11 +248,11 @@ def fit(patterns, counts, kappa=None, prior_sd=3.0, readers=1):
     return res.x, time.perf_counter() - t
 
 
-def _arrivals(th, kappa=None, forbid=None):
+def _arrivals(th, kappa=None, forbid=None, reader: Reader = WALK):
     """Expected arrivals on the post-decision states ``(i, d, clicked)`` (``forbid``: ranks
     where a click is not allowed, for the no-click probabilities) and the leave vector."""
-    c = parameters(th, np)[0]
-    (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(th, np, kappa)[4]
+    c = parameters(th, np, reader)[0]
+    (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(th, np, kappa, reader)[4]
     ok = np.ones(S) if forbid is None else 1.0 - forbid[RANK_OF]
     W = np.block([[Qs, Cs * ok], [Qc, Cc * ok]])
     x0 = np.zeros(2 * S)
@@ -204,12 +260,13 @@ def _arrivals(th, kappa=None, forbid=None):
     return np.linalg.solve(np.eye(2 * S) - W.T, x0), np.r_[Ls, Lc]
 
 
-def no_click_table(th, kappa=None) -> np.ndarray:
+def no_click_table(th, kappa=None, reader: Reader = WALK) -> np.ndarray:
     """``Q[mask]``: the probability that the page ends with no click on the ranks of the
     bit mask (all 2^10 masks)."""
     out = np.empty(1 << N)
     for m in range(1 << N):
-        y, leave = _arrivals(th, kappa, np.array([(m >> r) & 1 for r in range(N)], float))
+        y, leave = _arrivals(th, kappa, np.array([(m >> r) & 1 for r in range(N)], float),
+                             reader)
         out[m] = y @ leave
     return out
 
@@ -236,9 +293,9 @@ def predict(noclick, clicked):
     return p_click, p_obs
 
 
-def examinations(th, kappa=None) -> np.ndarray:
+def examinations(th, kappa=None, reader: Reader = WALK) -> np.ndarray:
     """Expected arrivals per rank per page."""
-    y = _arrivals(th, kappa)[0]
+    y = _arrivals(th, kappa, reader=reader)[0]
     return np.bincount(RANK_OF, weights=y[:S] + y[S:], minlength=N)
 
 
@@ -255,18 +312,14 @@ def click_sequences(log) -> pd.Series:
     return out
 
 
-def check(pages: int = 200_000, seed: int = 1) -> None:
-    """The recursion and the clicked-set probabilities against a direct simulation."""
-    import pytensor
-    import pytensor.tensor as pt
-
-    rng = np.random.default_rng(seed)
-    th = rng.normal(0, 0.8, DIM)
-    th[:N] -= 0.5
-    c, kappa, rho, moves = parameters(th, np)
+def simulate(th, pages: int, rng, kappa=None, reader: Reader = WALK):
+    """Click sequences (tuples of 0-based ranks, with their counts) and arrivals of
+    ``pages`` pages simulated directly from the walk's definition, one step at a time."""
+    c, k_free, rho, moves = parameters(th, np, reader)
+    kappa = k_free if kappa is None else kappa
     seen, arrivals = {}, 0
     for _ in range(pages):
-        i = d = 0
+        i = d = up = 0
         fresh, clicks = True, []
         while True:
             arrivals += 1
@@ -276,31 +329,66 @@ def check(pages: int = 200_000, seed: int = 1) -> None:
                 while rng.random() < rho[i]:
                     clicks.append(i)
                 grp = 1
-            f, b, _ = (m[i] for m in moves[grp])
+            f, b, _ = (m[i] for m in moves[grp][up])
             u = rng.random()
             if u < f:
                 i += 1
-                fresh, d = i > d, max(d, i)
+                fresh, d, up = i > d, max(d, i), 0
             elif u < f + b:
-                i, fresh = i - 1, False
+                i, fresh, up = i - 1, False, 1
             else:
                 break
         seen[tuple(clicks)] = seen.get(tuple(clicks), 0) + 1
+    return seen, arrivals
+
+
+def click_shape(seen: dict) -> np.ndarray:
+    """Per page: clicks, distinct results clicked, re-clicks right after the same result's
+    click and after other clicks, and the backward share of click-to-click moves (to a
+    higher rank; a repeat counts as a move that is not backward)."""
+    pages = clicks = distinct = right = later = back = pairs = 0
+    for seq, n in seen.items():
+        pages += n
+        clicks += n * len(seq)
+        distinct += n * len(set(seq))
+        for t in range(1, len(seq)):
+            pairs += n
+            back += n * (seq[t] < seq[t - 1])
+            if seq[t] == seq[t - 1]:
+                right += n
+            elif seq[t] in seq[:t]:
+                later += n
+    return np.array([clicks / pages, distinct / pages, right / pages, later / pages,
+                     back / max(pairs, 1)])
+
+
+def check(pages: int = 200_000, seed: int = 1, reader: Reader = WALK) -> None:
+    """The recursion and the clicked-set probabilities against a direct simulation (of
+    ``reader``)."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    rng = np.random.default_rng(seed)
+    th = rng.normal(0, 0.8, reader.dim)
+    th[:N] -= 0.5
+    seen, arrivals = simulate(th, pages, rng, reader=reader)
     top = sorted(seen, key=seen.get, reverse=True)[:12]
     th_v = pt.dvector()
     worst = 0.0
     for p in top:
-        fn = pytensor.function([th_v], log_likelihood(th_v, [p], np.array([1.0])))
+        fn = pytensor.function([th_v], log_likelihood(th_v, [p], np.array([1.0]),
+                                                       reader=reader))
         exact = float(np.exp(fn(th)))
         se = np.sqrt(exact * (1 - exact) / pages)
         worst = max(worst, abs(seen[p] / pages - exact) / se)
-    noclick = no_click_table(th)
+    noclick = no_click_table(th, reader=reader)
     for r in range(N):
         freq = sum(v for k, v in seen.items() if r in k) / pages
         exact = 1 - noclick[1 << r]
         worst = max(worst, abs(freq - exact) / np.sqrt(max(exact * (1 - exact), 1e-12) / pages))
-    mean_arrivals = examinations(th).sum()
-    print(f"check: {pages:,} simulated pages, largest |simulated - exact| / se over the 12 "
+    mean_arrivals = examinations(th, reader=reader).sum()
+    what = f" ({reader.label})"
+    print(f"check{what}: {pages:,} simulated pages, largest |simulated - exact| / se over the 12 "
           f"commonest click sequences and the 10 click probabilities: {worst:.2f}; "
           f"arrivals per page {arrivals / pages:.3f} simulated, {mean_arrivals:.3f} exact")
     if worst > 4.5:
@@ -320,9 +408,12 @@ def observed_rates(seqs: pd.Series) -> np.ndarray:
 
 
 def study(name: str, cap: int | None, known: bool = True, readers: int = 1,
-          free: bool = True, mixture_kappa: float | None = 1.0
-          ) -> tuple[list[tuple], list[tuple]]:
-    """The score rows and the training click-rate rows of one log."""
+          free: bool = True, mixture_kappa: float | None = 1.0,
+          walks: tuple[Reader, ...] = (WALK,), sim_pages: int = 0
+          ) -> tuple[list[tuple], list[tuple], list[tuple]]:
+    """The score rows, the training click-rate rows and (``sim_pages`` pages simulated
+    from each fit) the rows of where the clicks go, of one log; each reader of ``walks``
+    fitted with ``kappa`` free (``free``) and 1."""
     log = load_log(name)
     train, test = log.split(0.25, seed=0)
     seqs = click_sequences(train)
@@ -330,25 +421,38 @@ def study(name: str, cap: int | None, known: bool = True, readers: int = 1,
     clicked = clicked[np.isin(serps, heldout_serps(log, known=known))]
     rows = []
     rates = [(name, "observed", *(f"{x:.3f}" for x in observed_rates(seqs)))]
-    fits = [(None, None, "free")] * free + [(1.0, None, "1 (bayeschain's walk)")]
+    shapes = [(name, "observed", *(f"{x:.3f}" for x in click_shape(
+        seqs.value_counts().to_dict())), "")]
+    fits = []
+    for reader in walks:
+        fits += [(None, None, f"free, {reader.label}", reader)] * free + \
+            [(1.0, None, f"1, {reader.label}" + (" (bayeschain's walk)" if reader ==
+                                                  DEFAULT_WALK else ""), reader)]
     if cap is not None:
-        fits.append((None, cap, f"free, pages of <= {cap} clicks"))
-    for kappa, most, label in fits:
+        fits.append((None, cap, f"free, {WALK.label}, pages of <= {cap} clicks", WALK))
+    for kappa, most, label, reader in fits:
         use = seqs if most is None else seqs[seqs.map(len) <= most]
         vc = use.value_counts()
-        th, seconds = fit(list(vc.index), vc.to_numpy(dtype=float), kappa)
-        noclick = no_click_table(th, kappa)
+        th, seconds = fit(list(vc.index), vc.to_numpy(dtype=float), kappa, reader=reader)
+        noclick = no_click_table(th, kappa, reader)
         m = click_metrics(clicked, *predict(noclick, clicked))
         if most is None:
             rates.append((name, f"kappa {label}", *(f"{x:.3f}" for x in
                                                     training_rates(noclick))))
-        k_hat = f"{parameters(th, np)[1]:.3f}" if kappa is None else "fixed"
-        prof = examinations(th, kappa)
+            if sim_pages:
+                seen, arrivals = simulate(th, sim_pages, np.random.default_rng(0), kappa,
+                                          reader)
+                shapes.append((name, f"kappa {label}", *(f"{x:.3f}" for x in
+                                                         click_shape(seen)),
+                               f"{arrivals / sim_pages:.2f}"))
+        k_hat = f"{parameters(th, np, reader)[1]:.3f}" if kappa is None else "fixed"
+        prof = examinations(th, kappa, reader)
         rows.append((name, label, len(use), m.pages, f"{seconds:.0f}", k_hat,
                      f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
                      f"{m.conditional_perplexity:.4f}", f"{prof.sum():.2f}",
                      " ".join(f"{x:.2f}" for x in prof[:4])))
     if readers == 2:
+        DIM = WALK.dim
         vc = seqs.value_counts()
         kappa = mixture_kappa
         x, seconds = fit(list(vc.index), vc.to_numpy(dtype=float), kappa, readers=2)
@@ -371,7 +475,7 @@ def study(name: str, cap: int | None, known: bool = True, readers: int = 1,
                      " ".join(f"{x:.2f}" for x in prof[:4])))
         rates.append((name, f"kappa {k_txt}, two readers", *(f"{x:.3f}" for x in
                                                       training_rates(noclick))))
-    return rows, rates
+    return rows, rates, shapes
 
 
 def main() -> None:
@@ -389,6 +493,15 @@ def main() -> None:
                          "free (each reader its own)")
     ap.add_argument("--no-free-kappa", action="store_true",
                     help="skip the fit with kappa free (only kappa = 1 and what else is asked)")
+    ap.add_argument("--direction", action="store_true",
+                    help="also fit the reader with a direction: moves of their own after "
+                         "arriving by a backward move (reading up the page)")
+    ap.add_argument("--shared-moves", action="store_true",
+                    help="also fit each reader with one set of moves after a click and "
+                         "after no click (as bayeschain's default walk)")
+    ap.add_argument("--simulate", type=int, default=50_000, metavar="PAGES",
+                    help="pages simulated from each fit for the table of where the clicks "
+                         "go (0: none)")
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out 10-result page, not only those whose query "
                          "occurs in training (TREC Session keeps 2 pages otherwise)")
@@ -398,21 +511,32 @@ def main() -> None:
 
     logging.getLogger("pytensor").setLevel(logging.ERROR)
     print(f"machine: {machine()}")
+    walks = [Reader(direction, moves) for direction in (False, True)[:1 + args.direction]
+             for moves in (True, False)[:1 + args.shared_moves]]
     if args.check:
-        check()
-    rows, rates = [], []
+        for reader in walks:
+            check(reader=reader)
+    rows, rates, shapes = [], [], []
     for name in present_logs(args.logs):
         got = study(name, args.cap, not args.all_test_pages, args.readers,
-                    not args.no_free_kappa, 1.0 if args.mixture_kappa == "1" else None)
+                    not args.no_free_kappa, 1.0 if args.mixture_kappa == "1" else None,
+                    tuple(walks), args.simulate)
         rows += got[0]
         rates += got[1]
-    print(table(rows, ("log", "kappa", "train pages", "test pages", "fit s", "kappa fitted",
-                       "LL", "perplexity", "cond. perplexity", "E[H]",
+        shapes += got[2]
+    print(table(rows, ("log", "kappa, walk", "train pages", "test pages", "fit s",
+                       "kappa fitted", "LL", "perplexity", "cond. perplexity", "E[H]",
                        "arrivals on ranks 1-4")))
     print("\nClick rate per rank on the training pages and their share without a click, "
           "observed and as each fit gives them (a model whose likelihood is the per-rank "
           "Bernoulli laws, as PBM's or RCTR's, matches the observed row):\n")
     print(table(rates, ("log", "fit", *(str(r) for r in range(1, N + 1)), "no click")))
+    if args.simulate:
+        print(f"\nWhere the clicks go, per training page: observed, and {args.simulate:,} "
+              "pages simulated from each fit:\n")
+        print(table(shapes, ("log", "fit", "clicks", "distinct results",
+                             "re-clicks right after", "re-clicks after others",
+                             "backward share of click-to-click moves", "arrivals")))
 
 
 if __name__ == "__main__":
