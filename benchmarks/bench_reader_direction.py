@@ -1,0 +1,511 @@
+r"""A reader who keeps a direction, with attractiveness per document: a study at the mode.
+
+    python3 benchmarks/bench_reader_direction.py [--logs wscd clara2 trec] [--check]
+        [--click-moves | --damped-reclicks] [--prior-sd 1.5] [--per-rank | --rank-offsets]
+        [--all-test-pages]
+
+``bench_decision_once.py --direction`` found, with one click chance per rank, that a reader
+with moves of their own after arriving by a backward move (reading up the page) predicts
+held-out clicks at least as well as bayeschain's walk and examines far fewer results.  On
+WSCD the field's models gain most from attractiveness per (query, document) pair, so this
+script fits both readers with it, at the posterior mode, beside PBM and UBM on the same
+pages.
+
+**The chain.**  States ``(i, u)``: rank ``i`` and the way the user came, ``u = 0`` by a
+forward move (or at the start, rank 1), ``u = 1`` by a backward one (20 states on 10
+results).  Every arrival on rank ``i`` of page ``g`` clicks with
+``c_gi = logistic(alpha_{q, d_gi})`` (fresh at every arrival, as in bayeschain's walk);
+right after a click the same result is clicked again with ``rho_i`` (a repeat).  After the
+decision the user moves forward ``f^u_i``, backward ``b^u_i`` or leaves (a softmax per
+rank; rank 1 has no backward move, rank 10 no forward one), with one set per ``u`` for the
+reader with a direction and one for both ``u`` for bayeschain's walk (``--click-moves``:
+a set after a click and one after no click as well).  With ``Q_s``, ``C_s`` (``Q_c``,
+``C_c``) the arrivals without and with a click along the moves after no click (after a
+click), ``L`` the leave vectors and ``N = (I - Q_s)^{-1}``, per configuration of the
+page's documents: first click ``g = c_1 e_1 + (1 - c_1) e_1^T N C_s``, no click
+``(1 - c_1) e_1^T N L_s``, next click ``K = diag(rho) + diag(1 - rho) (C_c + Q_c N C_s)``,
+leaving after a click ``E = (1 - rho) (L_c + Q_c N L_s)``; the direction is hidden, so a
+page's likelihood is a forward recursion over its ordered clicks (as in
+``bench_decision_once.py``, whose chain this is with the depth left out: every arrival is
+a fresh click chance).  ``--check`` tests it, and the PyTensor graph that is fitted,
+against pages simulated step by step (random parameters) by
+``bench_decision_once.simulate`` and, for damped re-clicks, by :func:`simulate_damped`.
+
+**Fit and scores.**  Logits ``alpha`` of every (query, document) pair of the training
+pages with a Normal(m, ``--prior-sd``) prior around a learned mean ``m`` (a pair not seen
+in training gets ``m``); moves and repeats Normal(0, 3); with ``--rank-offsets`` a
+document shown at rank ``i`` clicks with ``logistic(alpha + delta_i)``, ``delta_1 = 0``,
+the others Normal(0, 3) (the spec key ``rank_offsets`` has a pooled trend instead); with
+``--damped-reclicks`` a result clicked before on the page clicks at a later arrival with
+``kappa c`` (the spec key ``reclicks = "damped"``: after the ``t``-th click the chain's
+click chances are those of the ranks clicked so far, so the transition is keyed by the
+configuration and the clicked set; ``kappa``'s logit Normal(0, 3)); the mode by L-BFGS
+on PyTensor's exact gradient.  Split, held-out pages and metrics of
+``bench_click_models.py``; ``P(C_r = 1)`` and ``P(C_r = c_r | C_<r)`` exact per
+configuration (the no-click table over the 2^10 sets of ranks and inclusion-exclusion,
+``bench_decision_once.predict``).
+E[H]: expected arrivals per training page; the distinct ranks examined: the sum over
+ranks of the probability that the rank is examined at least once (eye-tracking's count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine, table  # noqa: E402
+from bench_decision_once import Reader, click_sequences, predict, simulate  # noqa: E402
+from click_model_peers import (  # noqa: E402
+    MODELS,
+    RANKS,
+    _full_pages,
+    heldout_serps,
+    load_log,
+    present_logs,
+    split_pages,
+)
+
+from bayeschain.inference import click_metrics  # noqa: E402
+
+N = RANKS
+S = 2 * N                                       # states (i, u), u-major: k = u N + i
+RANK_OF = np.tile(np.arange(N), 2)
+DIR_OF = np.repeat([0, 1], N)
+SRC_F = np.array([k for k in range(S) if RANK_OF[k] < N - 1])
+TGT_F = RANK_OF[SRC_F] + 1                      # (i + 1, 0)
+SRC_B = np.array([k for k in range(S) if RANK_OF[k] > 0])
+TGT_B = N + RANK_OF[SRC_B] - 1                  # (i - 1, 1)
+SRC = np.r_[SRC_F, SRC_B]
+TGT = np.r_[TGT_F, TGT_B]
+SCATTER = np.zeros((SRC.size, S * S))           # a move's value into its matrix entry
+SCATTER[np.arange(SRC.size), SRC * S + TGT] = 1.0
+AT_RANK = np.stack([(RANK_OF == j).astype(float) for j in range(N)])      # (N, S)
+
+
+def moves(th, T, reader: Reader):
+    """``[(F, B, L)]`` after no click and after a click, each ``(2, N)`` by the way the
+    user came, from the move logits ``th`` (the sets the reader does not have are those
+    it has)."""
+    stack = np.stack if T is np else T.stack
+    ways = 2 if reader.direction else 1
+
+    def move_set(k):
+        o = 2 * N * k
+        ef = T.exp(th[o:o + N]) * np.r_[np.ones(N - 1), 0.0]
+        eb = T.exp(th[o + N:o + 2 * N]) * np.r_[0.0, np.ones(N - 1)]
+        total = ef + eb + 1.0
+        return ef / total, eb / total, 1.0 / total
+
+    out = []
+    for g in range(2):
+        k = ways * g if reader.click_moves else 0
+        sets = [move_set(k + u) for u in range(ways)] * (2 // ways)
+        out.append(tuple(stack([s[j] for s in sets]) for j in range(3)))
+    return out
+
+
+class Layout:
+    """Where each block of the parameter vector sits: pair logits, their mean, repeats,
+    moves and (``rank_offsets``) the click logit's offsets at ranks 2..N."""
+
+    def __init__(self, pairs: int, reader: Reader, rank_offsets: bool = False,
+                 damped: bool = False):
+        self.pairs, self.reader = pairs, reader
+        self.rank_offsets, self.damped = rank_offsets, damped
+        self.mean = pairs
+        self.rho = slice(pairs + 1, pairs + 1 + N)
+        self.moves = slice(pairs + 1 + N, pairs + 1 + N + 2 * N * reader.sets)
+        self.offsets = slice(self.moves.stop, self.moves.stop + (N - 1) * rank_offsets)
+        self.kappa = self.offsets.stop                  # its logit, with ``damped``
+        self.size = self.offsets.stop + damped
+
+
+def chain(c, rho, mv, T):
+    """``(g, z, K, E)`` per configuration (``c``: ``(G, N)`` click chances) and the
+    arrival matrices (for the no-click tables)."""
+    G = c.shape[0]
+    ct = c[:, RANK_OF[TGT]]                                            # (G, moves)
+    mats = []
+    for F, B, L in mv:
+        w = T.concatenate([F[DIR_OF[SRC_F], RANK_OF[SRC_F]], B[DIR_OF[SRC_B], RANK_OF[SRC_B]]]) \
+            if T is not np else np.r_[F[DIR_OF[SRC_F], RANK_OF[SRC_F]],
+                                      B[DIR_OF[SRC_B], RANK_OF[SRC_B]]]
+        Q = ((w * (1 - ct)) @ SCATTER).reshape((G, S, S))
+        C = ((w * ct) @ SCATTER).reshape((G, S, S))
+        mats.append((Q, C, L[DIR_OF, RANK_OF]))
+    (Qs, Cs, Ls), (Qc, Cc, Lc) = mats
+    eye = np.eye(S)
+    solve = np.linalg.solve if T is np else T.linalg.solve
+    A = solve(eye - Qs, Cs)                                            # N C_s
+    X = solve(eye - Qs, T.broadcast_to(Ls[None, :, None], (G, S, 1)))[:, :, 0]
+    c0 = c[:, 0]
+    e0 = np.eye(S)[0]
+    g = c0[:, None] * e0 + (1 - c0)[:, None] * A[:, 0, :]
+    z = (1 - c0) * X[:, 0]
+    r = rho[RANK_OF]
+    K = eye * r[:, None] + (1 - r)[None, :, None] * (Cc + Qc @ A)
+    E = (1 - r) * (Lc + (Qc @ X[:, :, None])[:, :, 0])
+    return g, z, K, E, mats
+
+
+def unpack(x, lay: Layout, pair_of_cfg, T):
+    """Click chances per configuration ``(G, N)`` (pair ``-1``: the mean), repeats, moves."""
+    alpha = T.concatenate([x[:lay.pairs], x[lay.mean:lay.mean + 1]]) if T is not np else \
+        np.r_[x[:lay.pairs], x[lay.mean]]
+    logit = alpha[np.where(pair_of_cfg < 0, lay.pairs, pair_of_cfg)]
+    if lay.rank_offsets:
+        zero = np.zeros(1)
+        logit = logit + (T.concatenate([zero, x[lay.offsets]]) if T is not np else
+                         np.r_[zero, x[lay.offsets]])[None, :]
+    c = 1.0 / (1.0 + T.exp(-logit))
+    rho = 1.0 / (1.0 + T.exp(-x[lay.rho]))
+    return c, rho, moves(x[lay.moves], T, lay.reader)
+
+
+def sequence_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs):
+    """PyTensor graph: the log-probability of each unit (configuration ``cfg[u]``, click
+    sequence ``seqs[u]``: 0-based ranks in click order)."""
+    import pytensor.tensor as pt
+
+    c, rho, mv = unpack(x, lay, pair_of_cfg, pt)
+    g, z, K, E, _ = chain(c, rho, mv, pt)
+    lengths = np.array([len(s) for s in seqs])
+    out = pt.zeros(len(seqs))
+    empty = np.flatnonzero(lengths == 0)
+    if empty.size:
+        out = pt.set_subtensor(out[empty], pt.log(z[cfg[empty]]))
+    live_units = np.flatnonzero(lengths > 0)
+    order = live_units[np.argsort(-lengths[live_units], kind="stable")]
+    seq = np.zeros((order.size, lengths.max()), dtype=int)
+    for u, k in enumerate(order):
+        seq[u, :lengths[k]] = seqs[k]
+    live_len = lengths[order]
+    if lay.damped:
+        # the transition after the t-th click and the end use the chain in which the
+        # ranks clicked so far click with kappa c (keyed by configuration and clicked set)
+        masks = np.zeros(seq.shape, dtype=np.int64)
+        for u in range(order.size):
+            m = 0
+            for t in range(live_len[u]):
+                m |= 1 << int(seq[u, t])
+                masks[u, t] = m
+        keys = cfg[order][:, None] * (1 << N) + masks
+        combos, combo = np.unique(keys, return_inverse=True)
+        combo = combo.reshape(keys.shape)
+        clicked = ((combos[:, None] % (1 << N)) >> np.arange(N)) & 1       # (combos, N)
+        kappa = 1.0 / (1.0 + pt.exp(-x[lay.kappa]))
+        damp = 1.0 - (1.0 - kappa) * clicked
+        _, _, Kd, Ed, _ = chain(c[combos // (1 << N)] * damp, rho, mv, pt)
+    else:
+        combo = np.broadcast_to(cfg[order][:, None], seq.shape)
+        Kd, Ed = K, E
+    alpha = g[cfg[order]] * AT_RANK[seq[:, 0]]
+    norm = alpha.sum(1)
+    logs = pt.log(norm)
+    alpha = alpha / norm[:, None]
+    for t in range(1, seq.shape[1]):
+        n = int((live_len > t).sum())             # units are sorted by length: a prefix
+        nxt = pt.matmul(alpha[:n, None, :], Kd[combo[:n, t - 1]])[:, 0, :] * \
+            AT_RANK[seq[:n, t]]
+        norm = nxt.sum(1)
+        logs = pt.inc_subtensor(logs[:n], pt.log(norm))
+        alpha = pt.set_subtensor(alpha[:n], nxt / norm[:, None])
+    end = (alpha * Ed[combo[np.arange(order.size), live_len - 1]]).sum(1)
+    return pt.set_subtensor(out[order], logs + pt.log(end))
+
+
+def fit(lay, pair_of_cfg, cfg, seqs, counts, prior_sd):
+    """The posterior mode (L-BFGS on PyTensor's exact gradient) and its seconds."""
+    import pytensor
+    import pytensor.tensor as pt
+    from scipy.optimize import minimize
+
+    x = pt.dvector("x")
+    ll = (counts * sequence_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs)).sum()
+    m = x[lay.mean]
+    lp = ll - 0.5 * ((x[:lay.pairs] - m) ** 2).sum() / prior_sd**2 \
+        - 0.5 * (x[lay.pairs:] ** 2).sum() / 9.0
+    fn = pytensor.function([x], [-lp, -pytensor.grad(lp, x)])
+    x0 = np.zeros(lay.size)
+    x0[:lay.pairs + 1] = -1.0
+    x0[lay.rho] = -2.0
+    t = time.perf_counter()
+    res = minimize(fn, x0, jac=True, method="L-BFGS-B", options={"maxiter": 10000})
+    if not res.success:
+        raise SystemExit(f"L-BFGS did not converge: {res.message}")
+    return res.x, time.perf_counter() - t
+
+
+def _clicks_do_not_steer(lay) -> None:
+    """With damped re-clicks the no-click tables and the examination profile below hold
+    only for moves that do not depend on the click: then the ranks a page's reader visits
+    do not depend on its clicks, and a rank never clicked is a fresh chance at every
+    arrival."""
+    if lay.damped and lay.reader.click_moves:
+        raise SystemExit("damped re-clicks are studied with moves shared after a click")
+
+
+def no_click_tables(x, lay, pair_of_cfg):
+    """``(G, 2^N)``: per configuration, the probability that the page ends with no click
+    on the ranks of each bit mask; and the expected arrivals per page ``(G,)``."""
+    _clicks_do_not_steer(lay)
+    c, rho, mv = unpack(x, lay, pair_of_cfg, np)
+    (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(c, rho, mv, np)[4]
+    masks = np.array([[(m >> r) & 1 for r in range(N)] for m in range(1 << N)], float)
+    ok = 1.0 - masks[:, RANK_OF]                                     # (M, S)
+    leave = np.r_[Ls, Lc]
+    tables, arrivals = np.empty((c.shape[0], 1 << N)), np.empty(c.shape[0])
+    for gi in range(c.shape[0]):
+        W = np.empty((1 << N, 2 * S, 2 * S))
+        W[:, :S, :S], W[:, S:, :S] = Qs[gi], Qc[gi]
+        W[:, :S, S:], W[:, S:, S:] = Cs[gi] * ok[:, None, :], Cc[gi] * ok[:, None, :]
+        x0 = np.zeros((1 << N, 2 * S))
+        x0[:, 0], x0[:, S] = 1 - c[gi, 0], c[gi, 0] * ok[:, 0]
+        y = np.linalg.solve(np.eye(2 * S) - W.transpose(0, 2, 1), x0[:, :, None])[:, :, 0]
+        tables[gi] = y @ leave
+        arrivals[gi] = y[0].sum()
+    return tables, arrivals
+
+
+def examined(x, lay, pair_of_cfg) -> np.ndarray:
+    """``(G, N)``: per configuration, the probability that each rank is examined at least
+    once (the chain over the states after each click decision, the states of the rank
+    made absorbing)."""
+    _clicks_do_not_steer(lay)
+    c, rho, mv = unpack(x, lay, pair_of_cfg, np)
+    (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(c, rho, mv, np)[4]
+    W = np.block([[Qs, Cs], [Qc, Cc]])                               # (G, 2S, 2S)
+    x0 = np.zeros((c.shape[0], 2 * S))
+    x0[:, 0], x0[:, S] = 1 - c[:, 0], c[:, 0]
+    out = np.ones((c.shape[0], N))
+    for j in range(1, N):
+        at = np.r_[RANK_OF == j, RANK_OF == j]
+        Wj = W * ~at[None, :, None]                                  # absorbed there
+        y = np.linalg.solve(np.eye(2 * S) - Wj.transpose(0, 2, 1), x0[:, :, None])[:, :, 0]
+        out[:, j] = y[:, at].sum(1)
+    return out
+
+
+def exact_probability(x, lay, pair_of_cfg, seq) -> float:
+    """One click sequence's probability on the first configuration (numpy; after each
+    click the ranks clicked so far click with ``kappa c`` with ``lay.damped``)."""
+    c, rho, mv = unpack(x, lay, pair_of_cfg[:1], np)
+    g, z, K, E, _ = chain(c, rho, mv, np)
+    if not seq:
+        return float(z[0])
+    kappa = 1.0 / (1.0 + np.exp(-x[lay.kappa])) if lay.damped else 1.0
+    clicked = np.zeros(N)
+
+    def after(j):
+        clicked[j] = 1.0
+        return chain(c * (1.0 - (1.0 - kappa) * clicked), rho, mv, np)
+
+    alpha = g[0] * AT_RANK[seq[0]]
+    _, _, K, E, _ = after(seq[0])
+    for j in seq[1:]:
+        alpha = (alpha @ K[0]) * AT_RANK[j]
+        _, _, K, E, _ = after(j)
+    return float(alpha @ E[0])
+
+
+def simulate_damped(x, lay, pages: int, rng) -> tuple[dict, int]:
+    """Click sequences (with their counts) and arrivals of ``pages`` pages of the first
+    configuration, simulated step by step: a result clicked before on the page clicks
+    again at a later arrival with ``kappa c``; right after a click, a repeat with ``rho``."""
+    c, rho, mv = unpack(x, lay, np.arange(N)[None, :], np)
+    c = c[0]
+    kappa = 1.0 / (1.0 + np.exp(-x[lay.kappa]))
+    seen, arrivals = {}, 0
+    for _ in range(pages):
+        i = up = 0
+        clicks = []
+        while True:
+            arrivals += 1
+            g = 0
+            if rng.random() < c[i] * (kappa if i in clicks else 1.0):
+                clicks.append(i)
+                while rng.random() < rho[i]:
+                    clicks.append(i)
+                g = 1
+            F, B, _ = mv[g]
+            u = rng.random()
+            if u < F[up, i]:
+                i, up = i + 1, 0
+            elif u < F[up, i] + B[up, i]:
+                i, up = i - 1, 1
+            else:
+                break
+        seen[tuple(clicks)] = seen.get(tuple(clicks), 0) + 1
+    return seen, arrivals
+
+
+def check(pages: int = 200_000, seed: int = 3) -> None:
+    """The chain of this script against pages simulated step by step from the walk's
+    definition (by ``bench_decision_once.simulate`` with kappa = 1 for fresh re-clicks,
+    by :func:`simulate_damped` for damped ones), for each reader."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    rng = np.random.default_rng(seed)
+    for reader, damped in ((Reader(False, False), False), (Reader(True, False), False),
+                           (Reader(True, True), False), (Reader(True, False), True)):
+        lay = Layout(N, reader, damped=damped)
+        x = rng.normal(0, 0.8, lay.size)
+        x[:N] -= 0.5
+        pair_of_cfg = np.arange(N)[None, :]                 # one page: pair i at rank i
+        if damped:
+            x[lay.kappa] = -1.0
+            seen, arrivals = simulate_damped(x, lay, pages, rng)
+        else:
+            # the same walk in bench_decision_once's layout: clicks, kappa, repeats, moves
+            th = np.r_[x[:N], 0.0, x[lay.rho], x[lay.moves]]
+            seen, arrivals = simulate(th, pages, rng, 1.0, reader)
+        worst = 0.0
+        top = sorted(seen, key=seen.get, reverse=True)[:12]
+        for p in top:
+            exact = exact_probability(x, lay, pair_of_cfg, list(p))
+            worst = max(worst, abs(seen[p] / pages - exact) / np.sqrt(exact * (1 - exact)
+                                                                     / pages))
+        # the graph that is fitted computes the same probabilities
+        xv = pt.dvector()
+        graph = pytensor.function([xv], sequence_log_likelihoods(
+            xv, lay, pair_of_cfg, np.zeros(len(top), dtype=int), top))
+        direct = np.log([exact_probability(x, lay, pair_of_cfg, list(p)) for p in top])
+        if not np.allclose(graph(x), direct, rtol=0, atol=1e-9):
+            raise SystemExit("the fitted graph disagrees with the chain")
+        tables, exp_arrivals = no_click_tables(x, lay, pair_of_cfg)
+        for r in range(N):
+            freq = sum(v for k, v in seen.items() if r in k) / pages
+            exact = 1 - tables[0, 1 << r]
+            worst = max(worst, abs(freq - exact) / np.sqrt(max(exact * (1 - exact), 1e-12)
+                                                           / pages))
+        what = reader.label + (", damped re-clicks" if damped else "")
+        print(f"check ({what}): {pages:,} simulated pages, largest |simulated - "
+              f"exact| / se over the 12 commonest click sequences and the 10 click "
+              f"probabilities: {worst:.2f}; arrivals per page {arrivals / pages:.3f} "
+              f"simulated, {exp_arrivals[0]:.3f} exact")
+        if worst > 4.5:
+            raise SystemExit("the exact probabilities disagree with the simulation")
+
+
+def study(name: str, readers, prior_sd: float, per_rank: bool = False,
+          known: bool = True, rank_offsets: bool = False, damped: bool = False
+          ) -> list[tuple]:
+    """The rows of one log: each reader fitted at the mode, then PBM and UBM.  With
+    ``per_rank`` every page's "pair" at rank ``i`` is rank ``i`` (one click chance per
+    rank, the states of bench_decision_once.py's study without the depth)."""
+    log = load_log(name)
+    train, test = log.split(0.25, seed=0)
+    tr_serps, tr_q, tr_d, _ = _full_pages(train)
+    seqs_by_serp = click_sequences(train)
+    (q, d, clicks), te = split_pages(log, known=known)
+    pairs = pd.Index(pd.unique(pd.Series(list(zip(np.repeat(tr_q, N), tr_d.ravel(),
+                                                  strict=True)))))
+    te_serps, te_q, te_d, te_clicked = _full_pages(test)
+    keep = np.isin(te_serps, heldout_serps(log, known=known))
+    te_q, te_d, te_clicked = te_q[keep], te_d[keep], te_clicked[keep]
+
+    def pair_ids(qs, ds):
+        keys = pd.Series(list(zip(np.repeat(qs, N), ds.ravel(), strict=True)))
+        return pairs.get_indexer(keys).reshape(ds.shape)
+
+    tr_pairs = pair_ids(tr_q, tr_d)
+    te_pairs = pair_ids(te_q, te_d)
+    if per_rank:
+        pairs = pd.RangeIndex(N)
+        tr_pairs = np.broadcast_to(np.arange(N), tr_pairs.shape)
+        te_pairs = np.broadcast_to(np.arange(N), te_pairs.shape)
+    cfgs, tr_cfg = np.unique(tr_pairs, axis=0, return_inverse=True)
+    units = pd.DataFrame({"cfg": tr_cfg.ravel(), "seq": seqs_by_serp.loc[tr_serps].to_numpy()})
+    units = units.groupby(["cfg", "seq"]).size().reset_index(name="n")
+    te_cfgs, te_cfg = np.unique(te_pairs, axis=0, return_inverse=True)
+    te_cfg = te_cfg.ravel()
+    print(f"{name}: {len(tr_serps):,} training pages, {len(pairs):,} pairs, {len(cfgs):,} "
+          f"configurations, {len(units):,} (configuration, click sequence) units; "
+          f"{len(te_q):,} test pages", flush=True)
+    rows = []
+    for reader in readers:
+        lay = Layout(len(pairs), reader, rank_offsets, damped)
+        x, seconds = fit(lay, cfgs, units["cfg"].to_numpy(), list(units["seq"]),
+                         units["n"].to_numpy(float), prior_sd)
+        tables, _ = no_click_tables(x, lay, te_cfgs)
+        p_click, p_obs = np.empty(te_clicked.shape), np.empty(te_clicked.shape)
+        for gi in range(len(te_cfgs)):
+            at = te_cfg == gi
+            p_click[at], p_obs[at] = predict(tables[gi], te_clicked[at])
+        m = click_metrics(te_clicked, p_click, p_obs)
+        _, arrivals = no_click_tables(x, lay, cfgs)
+        weight = np.bincount(tr_cfg.ravel(), minlength=len(cfgs)) / len(tr_serps)
+        eh = weight @ arrivals
+        seen = weight @ examined(x, lay, cfgs)
+        label = "bayeschain's walk" if reader == Reader(False, False) else reader.label
+        how = ("clicks per rank" if per_rank else "per document") + \
+            (", click offsets by rank" if rank_offsets else "") + \
+            (f", damped re-clicks (kappa {1 / (1 + np.exp(-x[lay.kappa])):.3f})" if damped
+             else "")
+        rows.append((name, f"walk ({how}): {label}", len(tr_serps), m.pages, f"{seconds:.0f}",
+                     f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
+                     f"{m.conditional_perplexity:.4f}", f"{eh:.2f}", f"{seen.sum():.2f}",
+                     " / ".join(f"{seen[j]:.2f}" for j in (1, 2, 4, 9))))
+        print(rows[-1], flush=True)
+    for peer in ("PBM", "UBM"):
+        model = MODELS[peer]().fit(q, d, clicks)
+        r = click_metrics(te[2], *model.predict(*te))
+        rows.append((name, peer, len(q), r.pages, "", f"{r.log_likelihood:.4f}",
+                     f"{r.perplexity:.4f}", f"{r.conditional_perplexity:.4f}", "", "", ""))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--logs", nargs="+", default=["wscd"], choices=["wscd", "clara2", "trec"])
+    ap.add_argument("--check", action="store_true",
+                    help="first test the exact probabilities against a simulation")
+    ap.add_argument("--click-moves", action="store_true",
+                    help="also fit the reader with a direction whose moves after a click "
+                         "are apart")
+    ap.add_argument("--per-rank", action="store_true",
+                    help="one click chance per rank instead of per (query, document) pair")
+    ap.add_argument("--rank-offsets", action="store_true",
+                    help="a document shown at rank i clicks with logistic(alpha + delta_i), "
+                         "delta_1 = 0 (as the spec key rank_offsets)")
+    ap.add_argument("--damped-reclicks", action="store_true",
+                    help="a result clicked before on the page clicks at a later arrival with "
+                         "kappa c (as the spec key reclicks = 'damped'); moves shared only")
+    ap.add_argument("--all-test-pages", action="store_true",
+                    help="score every held-out 10-result page, not only those whose query "
+                         "occurs in training (TREC Session keeps 2 pages otherwise)")
+    ap.add_argument("--prior-sd", type=float, default=1.5,
+                    help="the sd of the pairs' logits around their mean")
+    args = ap.parse_args()
+    if args.per_rank and args.rank_offsets:
+        raise SystemExit("--rank-offsets needs attractiveness per document (not --per-rank)")
+    if args.damped_reclicks and args.click_moves:
+        raise SystemExit("--damped-reclicks is studied with moves shared after a click")
+    warnings.filterwarnings("ignore", module="pytensor")
+    import logging
+
+    logging.getLogger("pytensor").setLevel(logging.ERROR)
+    print(f"machine: {machine()}")
+    if args.check:
+        check()
+    readers = [Reader(False, False), Reader(True, False)] + [Reader(True, True)] * \
+        args.click_moves
+    rows = []
+    for name in present_logs(args.logs):
+        rows += study(name, readers, args.prior_sd, args.per_rank, not args.all_test_pages,
+                      args.rank_offsets, args.damped_reclicks)
+    print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",
+                       "perplexity", "cond. perplexity", "E[H]", "distinct ranks examined",
+                       "P(examined), ranks 2 / 3 / 5 / 10")))
+
+
+if __name__ == "__main__":
+    main()
