@@ -2,7 +2,7 @@ r"""A reader who keeps a direction, with attractiveness per document: a study at
 
     python3 benchmarks/bench_reader_direction.py [--logs wscd clara2 trec] [--check]
         [--click-moves | --damped-reclicks] [--prior-sd 1.5] [--per-rank | --rank-offsets]
-        [--all-test-pages]
+        [--direction-only] [--all-test-pages]
 
 ``bench_decision_once.py --direction`` found, with one click chance per rank, that a reader
 with moves of their own after arriving by a backward move (reading up the page) predicts
@@ -479,6 +479,9 @@ def main() -> None:
     ap.add_argument("--damped-reclicks", action="store_true",
                     help="a result clicked before on the page clicks at a later arrival with "
                          "kappa c (as the spec key reclicks = 'damped'); moves shared only")
+    ap.add_argument("--direction-only", action="store_true",
+                    help="fit only the readers with a direction (bayeschain's walk with the "
+                         "same keys is in bench_click_models.py)")
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out 10-result page, not only those whose query "
                          "occurs in training (TREC Session keeps 2 pages otherwise)")
@@ -496,8 +499,8 @@ def main() -> None:
     print(f"machine: {machine()}")
     if args.check:
         check()
-    readers = [Reader(False, False), Reader(True, False)] + [Reader(True, True)] * \
-        args.click_moves
+    readers = [Reader(False, False)] * (not args.direction_only) + [Reader(True, False)] + \
+        [Reader(True, True)] * args.click_moves
     rows = []
     for name in present_logs(args.logs):
         rows += study(name, readers, args.prior_sd, args.per_rank, not args.all_test_pages,
