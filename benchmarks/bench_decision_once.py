@@ -22,17 +22,17 @@ states without it, in seconds.
 ``1..d`` (``d`` the deepest), so the state ``(i, d, u)``, ``1 <= i <= d <= n``, says
 whether an arrival is fresh: forward from ``(d, d, .)`` reaches ``(d+1, d+1, 0)`` for the
 first time; every other move is a re-examination.  ``u`` is the way the user came: 0 by a
-forward move (or at the start), 1 by a backward one (110 states on 10 results; ``u``
-changes nothing without ``--direction``).  After the click decision the user moves with
+forward move (or at the start), 1 by a backward one (110 states on 10 results; without a
+direction ``u`` is 0 throughout: 55 states).  After the click decision the user moves with
 the moves after a click ``(f^c_i, b^c_i, l^c_i)`` or after no click ``(f^s_i, b^s_i,
 l^s_i)`` (one set for both with ``--shared-moves``), each a set of its own for ``u = 1``
 with ``--direction``; after a click they click the same result again at once
 with ``rho_i`` (a repeat, as in bayeschain's walk).  With ``Q_s`` (``C_s``) the arrivals
 without (with) a click after no click, ``Q_c``, ``C_c`` after a click, ``L`` the leave
 vectors and ``N = (I - Q_s)^{-1}``, the clicks form a Markov chain over the states of the
-click: first click ``g = c_1 e_{11} + (1 - c_1) e_{11}^T N C_s``, no click at all
-``(1 - c_1) e_{11}^T N L_s``, next click
-``K = diag(rho) + diag(1 - rho) (C_c + Q_c N C_s)``, leaving after a click
+click (``e_1`` the start, state ``(1, 1, 0)``): first click
+``g = c_1 e_1 + (1 - c_1) e_1^T N C_s``, no click at all ``(1 - c_1) e_1^T N L_s``, next
+click ``K = diag(rho) + diag(1 - rho) (C_c + Q_c N C_s)``, leaving after a click
 ``E = (1 - rho) (L_c + Q_c N L_s)``.  The depth is hidden, so a page's likelihood is a
 forward recursion over its ordered clicks (``alpha_{t+1} = (alpha_t K) * [rank = j_{t+1}]``),
 not a product of per-rank terms (bayeschain's default likelihood is a sum over per-rank
@@ -40,9 +40,10 @@ click-to-click terms, which this walk breaks).  The walk with moves that do not 
 the click is now the spec ``walk-once`` (``bayeschain/inference/walk/once.py``: the same
 chain, its exact gradient by hand, sampled by NUTS); this study keeps what the spec does
 not fit: moves that depend on the click (which the spec refuses: its walk over ranks
-would not be Markov), at the mode, and mixtures of readers.  ``--check`` tests the
-recursion and the clicked-set probabilities against a direct simulation of the walk
-(200,000 pages, random parameters; each walk fitted).
+would not be Markov), the reader with a direction, at the mode, and mixtures of readers
+(of bayeschain's walk with moves after a click apart and without a direction).
+``--check`` tests the recursion and the clicked-set probabilities against a direct
+simulation of the walk (200,000 pages, random parameters; each walk fitted).
 
 **Fit and scores.**  Clicks per rank, moves per rank (softmax of forward and backward
 against leaving; rank 1 has no backward move, rank 10 no forward one), logits with
@@ -67,7 +68,9 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -79,19 +82,39 @@ from click_model_peers import LOGS, RANKS, _full_pages, heldout_serps, load_log,
 from bayeschain.inference import click_metrics  # noqa: E402
 
 N = RANKS
-# States (i, d, u): rank i, deepest rank examined d, and u = 1 where the user arrived by a
-# backward move (reading up the page), 0 by a forward one (reading down) or at the start.
-STATES = [(i, d, u) for u in (0, 1) for d in range(N) for i in range(d + 1)]
-INDEX = {s: k for k, s in enumerate(STATES)}
-S = len(STATES)
-RANK_OF = np.array([i for i, _, _ in STATES])
-DIR_OF = np.array([u for _, _, u in STATES])
-AT_RANK = np.stack([(RANK_OF == j).astype(float) for j in range(N)])      # (N, S)
-SRC_F = np.array([k for k, (i, _, _) in enumerate(STATES) if i < N - 1])
-TGT_F = np.array([INDEX[(i + 1, max(d, i + 1), 0)] for i, d, _ in STATES if i < N - 1])
-FRESH_F = np.array([float(i == d) for i, d, _ in STATES if i < N - 1])
-SRC_B = np.array([k for k, (i, _, _) in enumerate(STATES) if i > 0])
-TGT_B = np.array([INDEX[(i - 1, d, 1)] for i, d, _ in STATES if i > 0])
+
+
+class StateSpace(NamedTuple):
+    """The states ``(i, d, u)`` (rank ``i``, deepest rank examined ``d``, ``u = 1`` where
+    the user arrived by a backward move, reading up the page; ``u = 0`` only without a
+    direction) and the moves between them."""
+
+    S: int
+    RANK_OF: np.ndarray
+    DIR_OF: np.ndarray
+    AT_RANK: np.ndarray          # (N, S)
+    SRC_F: np.ndarray            # forward moves: from, to, and whether the arrival is fresh
+    TGT_F: np.ndarray
+    FRESH_F: np.ndarray
+    SRC_B: np.ndarray            # backward moves
+    TGT_B: np.ndarray
+
+
+@lru_cache(maxsize=2)
+def states(direction: bool) -> StateSpace:
+    """55 states on 10 results, 110 with ``direction``."""
+    up = 1 if direction else 0
+    space = [(i, d, u) for u in range(up + 1) for d in range(N) for i in range(d + 1)]
+    index = {st: k for k, st in enumerate(space)}
+    rank = np.array([i for i, _, _ in space])
+    return StateSpace(
+        len(space), rank, np.array([u for _, _, u in space]),
+        np.stack([(rank == j).astype(float) for j in range(N)]),
+        np.array([k for k, (i, _, _) in enumerate(space) if i < N - 1]),
+        np.array([index[(i + 1, max(d, i + 1), 0)] for i, d, _ in space if i < N - 1]),
+        np.array([float(i == d) for i, d, _ in space if i < N - 1]),
+        np.array([k for k, (i, _, _) in enumerate(space) if i > 0]),
+        np.array([index[(i - 1, d, up)] for i, d, _ in space if i > 0]))
 
 
 @dataclass(frozen=True)
@@ -150,6 +173,7 @@ def chain(th, T, kappa=None, reader: Reader = WALK):
     """``(g, z, K, E)`` of the module docstring and the arrival matrices ``(Q, C, L)`` of
     both move sets."""
     c, k_free, rho, moves = parameters(th, T, reader)
+    S, RANK_OF, DIR_OF, _, SRC_F, TGT_F, FRESH_F, SRC_B, TGT_B = states(reader.direction)
     stack = np.stack if T is np else T.stack
     kappa = k_free if kappa is None else kappa
     pcf = c[RANK_OF[TGT_F]] * (FRESH_F + (1.0 - FRESH_F) * kappa)
@@ -188,6 +212,7 @@ def pattern_log_likelihoods(th, patterns, kappa=None, reader: Reader = WALK):
     import pytensor.tensor as pt
 
     g, z, K, E, _ = chain(th, pt, kappa, reader)
+    AT_RANK = states(reader.direction).AT_RANK
     lengths = np.array([len(p) for p in patterns])
     out = pt.zeros(len(patterns))
     if (lengths == 0).any():
@@ -252,6 +277,7 @@ def _arrivals(th, kappa=None, forbid=None, reader: Reader = WALK):
     """Expected arrivals on the post-decision states ``(i, d, clicked)`` (``forbid``: ranks
     where a click is not allowed, for the no-click probabilities) and the leave vector."""
     c = parameters(th, np, reader)[0]
+    S, RANK_OF = states(reader.direction)[:2]
     (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(th, np, kappa, reader)[4]
     ok = np.ones(S) if forbid is None else 1.0 - forbid[RANK_OF]
     W = np.block([[Qs, Cs * ok], [Qc, Cc * ok]])
@@ -296,6 +322,7 @@ def predict(noclick, clicked):
 def examinations(th, kappa=None, reader: Reader = WALK) -> np.ndarray:
     """Expected arrivals per rank per page."""
     y = _arrivals(th, kappa, reader=reader)[0]
+    S, RANK_OF = states(reader.direction)[:2]
     return np.bincount(RANK_OF, weights=y[:S] + y[S:], minlength=N)
 
 
