@@ -253,45 +253,45 @@ def _clicks_do_not_steer(lay) -> None:
         raise SystemExit("damped re-clicks are studied with moves shared after a click")
 
 
-def no_click_tables(x, lay, pair_of_cfg):
+def after_decision(x, lay, pair_of_cfg):
+    """The chain over the states after each click decision, per configuration: ``W``
+    ``(G, 2S, 2S)`` (rows: after no click, after a click), its start ``(G, 2S)``, the leave
+    vector ``(2S,)`` and the click chances ``(G, N)``."""
+    _clicks_do_not_steer(lay)
+    c, rho, mv = unpack(x, lay, pair_of_cfg, np)
+    (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(c, rho, mv, np)[4]
+    start = np.zeros((c.shape[0], 2 * S))
+    start[:, 0], start[:, S] = 1 - c[:, 0], c[:, 0]
+    return np.block([[Qs, Cs], [Qc, Cc]]), start, np.r_[Ls, Lc], c
+
+
+def _visits(W, start):
+    """Expected visits of each state from ``start`` (batched)."""
+    return np.linalg.solve(np.eye(W.shape[-1]) - np.swapaxes(W, -1, -2),
+                           start[..., None])[..., 0]
+
+
+def no_click_tables(x, lay, pair_of_cfg) -> np.ndarray:
     """``(G, 2^N)``: per configuration, the probability that the page ends with no click
-    on the ranks of each bit mask; and the expected arrivals per page ``(G,)``."""
-    _clicks_do_not_steer(lay)
-    c, rho, mv = unpack(x, lay, pair_of_cfg, np)
-    (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(c, rho, mv, np)[4]
+    on the ranks of each bit mask (arrivals with a click there are cut from the chain)."""
+    W, start, leave, _ = after_decision(x, lay, pair_of_cfg)
     masks = np.array([[(m >> r) & 1 for r in range(N)] for m in range(1 << N)], float)
-    ok = 1.0 - masks[:, RANK_OF]                                     # (M, S)
-    leave = np.r_[Ls, Lc]
-    tables, arrivals = np.empty((c.shape[0], 1 << N)), np.empty(c.shape[0])
-    for gi in range(c.shape[0]):
-        W = np.empty((1 << N, 2 * S, 2 * S))
-        W[:, :S, :S], W[:, S:, :S] = Qs[gi], Qc[gi]
-        W[:, :S, S:], W[:, S:, S:] = Cs[gi] * ok[:, None, :], Cc[gi] * ok[:, None, :]
-        x0 = np.zeros((1 << N, 2 * S))
-        x0[:, 0], x0[:, S] = 1 - c[gi, 0], c[gi, 0] * ok[:, 0]
-        y = np.linalg.solve(np.eye(2 * S) - W.transpose(0, 2, 1), x0[:, :, None])[:, :, 0]
-        tables[gi] = y @ leave
-        arrivals[gi] = y[0].sum()
-    return tables, arrivals
+    ok = np.c_[np.ones((1 << N, S)), 1.0 - masks[:, RANK_OF]]       # (M, 2S): into a click
+    return np.stack([_visits(W[g] * ok[:, None, :], start[g] * ok) @ leave
+                     for g in range(W.shape[0])])
 
 
-def examined(x, lay, pair_of_cfg) -> np.ndarray:
-    """``(G, N)``: per configuration, the probability that each rank is examined at least
-    once (the chain over the states after each click decision, the states of the rank
-    made absorbing)."""
-    _clicks_do_not_steer(lay)
-    c, rho, mv = unpack(x, lay, pair_of_cfg, np)
-    (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(c, rho, mv, np)[4]
-    W = np.block([[Qs, Cs], [Qc, Cc]])                               # (G, 2S, 2S)
-    x0 = np.zeros((c.shape[0], 2 * S))
-    x0[:, 0], x0[:, S] = 1 - c[:, 0], c[:, 0]
-    out = np.ones((c.shape[0], N))
+def profile(x, lay, pair_of_cfg) -> tuple[np.ndarray, np.ndarray]:
+    """Per configuration, the expected arrivals per page ``(G,)`` and the probability
+    that each rank is examined at least once ``(G, N)`` (the states of the rank made
+    absorbing)."""
+    W, start, _, _ = after_decision(x, lay, pair_of_cfg)
+    arrivals = _visits(W, start).sum(1)
+    seen = np.ones((W.shape[0], N))
     for j in range(1, N):
         at = np.r_[RANK_OF == j, RANK_OF == j]
-        Wj = W * ~at[None, :, None]                                  # absorbed there
-        y = np.linalg.solve(np.eye(2 * S) - Wj.transpose(0, 2, 1), x0[:, :, None])[:, :, 0]
-        out[:, j] = y[:, at].sum(1)
-    return out
+        seen[:, j] = _visits(W * ~at[None, :, None], start)[:, at].sum(1)
+    return arrivals, seen
 
 
 def exact_probability(x, lay, pair_of_cfg, seq) -> float:
@@ -381,7 +381,8 @@ def check(pages: int = 200_000, seed: int = 3) -> None:
         direct = np.log([exact_probability(x, lay, pair_of_cfg, list(p)) for p in top])
         if not np.allclose(graph(x), direct, rtol=0, atol=1e-9):
             raise SystemExit("the fitted graph disagrees with the chain")
-        tables, exp_arrivals = no_click_tables(x, lay, pair_of_cfg)
+        tables = no_click_tables(x, lay, pair_of_cfg)
+        exp_arrivals = profile(x, lay, pair_of_cfg)[0]
         for r in range(N):
             freq = sum(v for k, v in seen.items() if r in k) / pages
             exact = 1 - tables[0, 1 << r]
@@ -436,16 +437,15 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         lay = Layout(len(pairs), reader, rank_offsets, damped)
         x, seconds = fit(lay, cfgs, units["cfg"].to_numpy(), list(units["seq"]),
                          units["n"].to_numpy(float), prior_sd)
-        tables, _ = no_click_tables(x, lay, te_cfgs)
+        tables = no_click_tables(x, lay, te_cfgs)
         p_click, p_obs = np.empty(te_clicked.shape), np.empty(te_clicked.shape)
         for gi in range(len(te_cfgs)):
             at = te_cfg == gi
             p_click[at], p_obs[at] = predict(tables[gi], te_clicked[at])
         m = click_metrics(te_clicked, p_click, p_obs)
-        _, arrivals = no_click_tables(x, lay, cfgs)
+        arrivals, seen = profile(x, lay, cfgs)
         weight = np.bincount(tr_cfg.ravel(), minlength=len(cfgs)) / len(tr_serps)
-        eh = weight @ arrivals
-        seen = weight @ examined(x, lay, cfgs)
+        eh, seen = weight @ arrivals, weight @ seen
         label = "bayeschain's walk" if reader == Reader(False, False) else reader.label
         how = ("clicks per rank" if per_rank else "per document") + \
             (", click offsets by rank" if rank_offsets else "") + \
