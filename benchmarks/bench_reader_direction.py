@@ -2,7 +2,7 @@ r"""A reader who keeps a direction, with attractiveness per document: a study at
 
     python3 benchmarks/bench_reader_direction.py [--logs wscd clara2 trec] [--check]
         [--click-moves | --damped-reclicks] [--prior-sd 1.5] [--per-rank | --rank-offsets]
-        [--direction-only] [--all-test-pages]
+        [--direction-only] [--all-test-pages] [--readers 2]
 
 ``bench_decision_once.py --direction`` found, with one click chance per rank, that a reader
 with moves of their own after arriving by a backward move (reading up the page) examines
@@ -44,6 +44,10 @@ on PyTensor's exact gradient.  Split, held-out pages and metrics of
 ``bench_click_models.py``; ``P(C_r = 1)`` and ``P(C_r = c_r | C_<r)`` exact per
 configuration (the no-click table over the 2^10 sets of ranks and inclusion-exclusion,
 ``bench_decision_once.predict``).
+``--readers 2``: each page is read by one of two readers of the same kind, each with its
+own repeats and moves (the documents, offsets and kappa shared), in learned shares; a
+page's likelihood is the shares' mixture of the readers', and so are its no-click table
+(a probability), E[H] and the ranks examined.
 E[H]: expected arrivals per training page; the distinct ranks examined: the sum over
 ranks of the probability that the rank is examined at least once (eye-tracking's count).
 """
@@ -112,19 +116,33 @@ def moves(th, T, reader: Reader):
 
 
 class Layout:
-    """Where each block of the parameter vector sits: pair logits, their mean, repeats,
-    moves and (``rank_offsets``) the click logit's offsets at ranks 2..N."""
+    """Where each block of the parameter vector sits: pair logits, their mean, then per
+    reader of the mixture (``readers``, 1 by default) its repeats and moves, then
+    (``rank_offsets``) the click logit's offsets at ranks 2..N, kappa's logit
+    (``damped``) and the logits of readers 2.. against reader 1 (their shares)."""
 
     def __init__(self, pairs: int, reader: Reader, rank_offsets: bool = False,
-                 damped: bool = False):
-        self.pairs, self.reader = pairs, reader
+                 damped: bool = False, readers: int = 1):
+        self.pairs, self.reader, self.readers = pairs, reader, readers
         self.rank_offsets, self.damped = rank_offsets, damped
         self.mean = pairs
-        self.rho = slice(pairs + 1, pairs + 1 + N)
-        self.moves = slice(pairs + 1 + N, pairs + 1 + N + 2 * N * reader.sets)
-        self.offsets = slice(self.moves.stop, self.moves.stop + (N - 1) * rank_offsets)
+        width = N + 2 * N * reader.sets
+        start = [pairs + 1 + k * width for k in range(readers)]
+        self.rhos = [slice(o, o + N) for o in start]
+        self.moveses = [slice(o + N, o + width) for o in start]
+        self.rho, self.moves = self.rhos[0], self.moveses[0]
+        end = start[-1] + width
+        self.offsets = slice(end, end + (N - 1) * rank_offsets)
         self.kappa = self.offsets.stop                  # its logit, with ``damped``
-        self.size = self.offsets.stop + damped
+        self.shares = slice(self.kappa + damped, self.kappa + damped + readers - 1)
+        self.size = self.shares.stop
+
+    def weights(self, x, T):
+        """The readers' shares of the pages (a softmax, reader 1's logit 0)."""
+        logits = T.concatenate([np.zeros(1), x[self.shares]]) if T is not np else \
+            np.r_[0.0, x[self.shares]]
+        e = T.exp(logits - logits.max())
+        return e / e.sum()
 
 
 def chain(c, rho, mv, T):
@@ -155,8 +173,9 @@ def chain(c, rho, mv, T):
     return g, z, K, E, mats
 
 
-def unpack(x, lay: Layout, pair_of_cfg, T):
-    """Click chances per configuration ``(G, N)`` (pair ``-1``: the mean), repeats, moves."""
+def unpack(x, lay: Layout, pair_of_cfg, T, k: int = 0):
+    """Click chances per configuration ``(G, N)`` (pair ``-1``: the mean), and reader
+    ``k``'s repeats and moves."""
     alpha = T.concatenate([x[:lay.pairs], x[lay.mean:lay.mean + 1]]) if T is not np else \
         np.r_[x[:lay.pairs], x[lay.mean]]
     logit = alpha[np.where(pair_of_cfg < 0, lay.pairs, pair_of_cfg)]
@@ -165,16 +184,28 @@ def unpack(x, lay: Layout, pair_of_cfg, T):
         logit = logit + (T.concatenate([zero, x[lay.offsets]]) if T is not np else
                          np.r_[zero, x[lay.offsets]])[None, :]
     c = 1.0 / (1.0 + T.exp(-logit))
-    rho = 1.0 / (1.0 + T.exp(-x[lay.rho]))
-    return c, rho, moves(x[lay.moves], T, lay.reader)
+    rho = 1.0 / (1.0 + T.exp(-x[lay.rhos[k]]))
+    return c, rho, moves(x[lay.moveses[k]], T, lay.reader)
 
 
 def sequence_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs):
     """PyTensor graph: the log-probability of each unit (configuration ``cfg[u]``, click
-    sequence ``seqs[u]``: 0-based ranks in click order)."""
+    sequence ``seqs[u]``: 0-based ranks in click order); with several readers, a page is
+    read by reader ``k`` with its share ``w_k``: ``log sum_k w_k P_k(unit)``."""
     import pytensor.tensor as pt
 
-    c, rho, mv = unpack(x, lay, pair_of_cfg, pt)
+    if lay.readers == 1:
+        return _reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, 0)
+    parts = pt.stack([_reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, k)
+                      for k in range(lay.readers)])
+    return pt.logsumexp(parts + pt.log(lay.weights(x, pt))[:, None], axis=0)
+
+
+def _reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, k):
+    """:func:`sequence_log_likelihoods` of reader ``k`` alone."""
+    import pytensor.tensor as pt
+
+    c, rho, mv = unpack(x, lay, pair_of_cfg, pt, k)
     g, z, K, E, _ = chain(c, rho, mv, pt)
     lengths = np.array([len(s) for s in seqs])
     out = pt.zeros(len(seqs))
@@ -236,7 +267,9 @@ def fit(lay, pair_of_cfg, cfg, seqs, counts, prior_sd):
     fn = pytensor.function([x], [-lp, -pytensor.grad(lp, x)])
     x0 = np.zeros(lay.size)
     x0[:lay.pairs + 1] = -1.0
-    x0[lay.rho] = -2.0
+    for k in range(lay.readers):                 # readers start apart: later ones leave sooner
+        x0[lay.rhos[k]] = -2.0
+        x0[lay.moveses[k]] = -1.5 * k
     t = time.perf_counter()
     res = minimize(fn, x0, jac=True, method="L-BFGS-B", options={"maxiter": 10000})
     if not res.success:
@@ -253,12 +286,12 @@ def _clicks_do_not_steer(lay) -> None:
         raise SystemExit("damped re-clicks are studied with moves shared after a click")
 
 
-def after_decision(x, lay, pair_of_cfg):
-    """The chain over the states after each click decision, per configuration: ``W``
-    ``(G, 2S, 2S)`` (rows: after no click, after a click), its start ``(G, 2S)``, the leave
-    vector ``(2S,)`` and the click chances ``(G, N)``."""
+def after_decision(x, lay, pair_of_cfg, k: int = 0):
+    """The chain of reader ``k`` over the states after each click decision, per
+    configuration: ``W`` ``(G, 2S, 2S)`` (rows: after no click, after a click), its start
+    ``(G, 2S)``, the leave vector ``(2S,)`` and the click chances ``(G, N)``."""
     _clicks_do_not_steer(lay)
-    c, rho, mv = unpack(x, lay, pair_of_cfg, np)
+    c, rho, mv = unpack(x, lay, pair_of_cfg, np, k)
     (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(c, rho, mv, np)[4]
     start = np.zeros((c.shape[0], 2 * S))
     start[:, 0], start[:, S] = 1 - c[:, 0], c[:, 0]
@@ -273,19 +306,32 @@ def _visits(W, start):
 
 def no_click_tables(x, lay, pair_of_cfg) -> np.ndarray:
     """``(G, 2^N)``: per configuration, the probability that the page ends with no click
-    on the ranks of each bit mask (arrivals with a click there are cut from the chain)."""
-    W, start, leave, _ = after_decision(x, lay, pair_of_cfg)
+    on the ranks of each bit mask (arrivals with a click there are cut from the chain);
+    a mixture's is the readers' tables weighted by their shares (a probability)."""
     masks = np.array([[(m >> r) & 1 for r in range(N)] for m in range(1 << N)], float)
     ok = np.c_[np.ones((1 << N, S)), 1.0 - masks[:, RANK_OF]]       # (M, 2S): into a click
-    return np.stack([_visits(W[g] * ok[:, None, :], start[g] * ok) @ leave
-                     for g in range(W.shape[0])])
+    out = 0.0
+    for k, w in enumerate(lay.weights(x, np)):
+        W, start, leave, _ = after_decision(x, lay, pair_of_cfg, k)
+        out = out + w * np.stack([_visits(W[g] * ok[:, None, :], start[g] * ok) @ leave
+                                  for g in range(W.shape[0])])
+    return out
 
 
 def profile(x, lay, pair_of_cfg) -> tuple[np.ndarray, np.ndarray]:
     """Per configuration, the expected arrivals per page ``(G,)`` and the probability
     that each rank is examined at least once ``(G, N)`` (the states of the rank made
-    absorbing)."""
-    W, start, _, _ = after_decision(x, lay, pair_of_cfg)
+    absorbing); a mixture's, weighted by the readers' shares."""
+    arrivals, seen = 0.0, 0.0
+    for k, w in enumerate(lay.weights(x, np)):
+        a, s = reader_profile(x, lay, pair_of_cfg, k)
+        arrivals, seen = arrivals + w * a, seen + w * s
+    return arrivals, seen
+
+
+def reader_profile(x, lay, pair_of_cfg, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`profile` of reader ``k`` alone."""
+    W, start, _, _ = after_decision(x, lay, pair_of_cfg, k)
     arrivals = _visits(W, start).sum(1)
     seen = np.ones((W.shape[0], N))
     for j in range(1, N):
@@ -296,8 +342,15 @@ def profile(x, lay, pair_of_cfg) -> tuple[np.ndarray, np.ndarray]:
 
 def exact_probability(x, lay, pair_of_cfg, seq) -> float:
     """One click sequence's probability on the first configuration (numpy; after each
-    click the ranks clicked so far click with ``kappa c`` with ``lay.damped``)."""
-    c, rho, mv = unpack(x, lay, pair_of_cfg[:1], np)
+    click the ranks clicked so far click with ``kappa c`` with ``lay.damped``; a mixture's
+    is its readers' weighted by their shares)."""
+    return float(sum(w * _reader_probability(x, lay, pair_of_cfg, seq, k)
+                     for k, w in enumerate(lay.weights(x, np))))
+
+
+def _reader_probability(x, lay, pair_of_cfg, seq, k) -> float:
+    """:func:`exact_probability` of reader ``k`` alone."""
+    c, rho, mv = unpack(x, lay, pair_of_cfg[:1], np, k)
     g, z, K, E, _ = chain(c, rho, mv, np)
     if not seq:
         return float(z[0])
@@ -316,11 +369,12 @@ def exact_probability(x, lay, pair_of_cfg, seq) -> float:
     return float(alpha @ E[0])
 
 
-def simulate_damped(x, lay, pages: int, rng) -> tuple[dict, int]:
+def simulate_damped(x, lay, pages: int, rng, k: int = 0) -> tuple[dict, int]:
     """Click sequences (with their counts) and arrivals of ``pages`` pages of the first
-    configuration, simulated step by step: a result clicked before on the page clicks
-    again at a later arrival with ``kappa c``; right after a click, a repeat with ``rho``."""
-    c, rho, mv = unpack(x, lay, np.arange(N)[None, :], np)
+    configuration read by reader ``k``, simulated step by step: a result clicked before on
+    the page clicks again at a later arrival with ``kappa c``; right after a click, a
+    repeat with ``rho``."""
+    c, rho, mv = unpack(x, lay, np.arange(N)[None, :], np, k)
     c = c[0]
     kappa = 1.0 / (1.0 + np.exp(-x[lay.kappa]))
     seen, arrivals = {}, 0
@@ -350,24 +404,37 @@ def simulate_damped(x, lay, pages: int, rng) -> tuple[dict, int]:
 def check(pages: int = 200_000, seed: int = 3) -> None:
     """The chain of this script against pages simulated step by step from the walk's
     definition (by ``bench_decision_once.simulate`` with kappa = 1 for fresh re-clicks,
-    by :func:`simulate_damped` for damped ones), for each reader."""
+    by :func:`simulate_damped` for damped ones), for each reader; for a mixture of two,
+    each page's reader drawn first with the readers' shares."""
     import pytensor
     import pytensor.tensor as pt
 
     rng = np.random.default_rng(seed)
-    for reader, damped in ((Reader(False, False), False), (Reader(True, False), False),
-                           (Reader(True, True), False), (Reader(True, False), True)):
-        lay = Layout(N, reader, damped=damped)
+    for reader, damped, readers in ((Reader(False, False), False, 1),
+                                    (Reader(True, False), False, 1),
+                                    (Reader(True, True), False, 1),
+                                    (Reader(True, False), True, 1),
+                                    (Reader(True, False), False, 2),
+                                    (Reader(True, False), True, 2)):
+        lay = Layout(N, reader, damped=damped, readers=readers)
         x = rng.normal(0, 0.8, lay.size)
         x[:N] -= 0.5
         pair_of_cfg = np.arange(N)[None, :]                 # one page: pair i at rank i
         if damped:
             x[lay.kappa] = -1.0
-            seen, arrivals = simulate_damped(x, lay, pages, rng)
-        else:
-            # the same walk in bench_decision_once's layout: clicks, kappa, repeats, moves
-            th = np.r_[x[:N], 0.0, x[lay.rho], x[lay.moves]]
-            seen, arrivals = simulate(th, pages, rng, 1.0, reader)
+        share = lay.weights(x, np)
+        seen, arrivals = {}, 0
+        for k, n in enumerate(rng.multinomial(pages, share)):
+            if damped:
+                got, more = simulate_damped(x, lay, n, rng, k)
+            else:
+                # the same walk in bench_decision_once's layout: clicks, kappa, repeats,
+                # moves
+                th = np.r_[x[:N], 0.0, x[lay.rhos[k]], x[lay.moveses[k]]]
+                got, more = simulate(th, n, rng, 1.0, reader)
+            for key, v in got.items():
+                seen[key] = seen.get(key, 0) + v
+            arrivals += more
         worst = 0.0
         top = [p for p in sorted(seen, key=seen.get, reverse=True) if seen[p] >= 50]
         for p in top:
@@ -388,7 +455,9 @@ def check(pages: int = 200_000, seed: int = 3) -> None:
             exact = 1 - tables[0, 1 << r]
             worst = max(worst, abs(freq - exact) / np.sqrt(max(exact * (1 - exact), 1e-12)
                                                            / pages))
-        what = reader.label + (", damped re-clicks" if damped else "")
+        what = reader.label + (", damped re-clicks" if damped else "") + \
+            (f", a mixture of {readers} (shares {np.round(share, 3).tolist()})"
+             if readers > 1 else "")
         print(f"check ({what}): {pages:,} simulated pages, largest |simulated - "
               f"exact| / se over the {len(top)} click sequences seen at least 50 times and "
               f"the 10 click probabilities: {worst:.2f}; arrivals per page "
@@ -398,11 +467,13 @@ def check(pages: int = 200_000, seed: int = 3) -> None:
 
 
 def study(name: str, readers, prior_sd: float, per_rank: bool = False,
-          known: bool = True, rank_offsets: bool = False, damped: bool = False
-          ) -> list[tuple]:
+          known: bool = True, rank_offsets: bool = False, damped: bool = False,
+          mixture: int = 1) -> list[tuple]:
     """The rows of one log: each reader fitted at the mode, then PBM and UBM.  With
     ``per_rank`` every page's "pair" at rank ``i`` is rank ``i`` (one click chance per
-    rank, the states of bench_decision_once.py's study without the depth)."""
+    rank, the states of bench_decision_once.py's study without the depth); with
+    ``mixture`` > 1 each page is read by one of that many readers of the same kind, each
+    with its own repeats and moves (the documents shared), in learned shares."""
     log = load_log(name)
     train, test = log.split(0.25, seed=0)
     tr_serps, tr_q, tr_d, _ = _full_pages(train)
@@ -434,7 +505,7 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
           f"{len(te_q):,} test pages", flush=True)
     rows = []
     for reader in readers:
-        lay = Layout(len(pairs), reader, rank_offsets, damped)
+        lay = Layout(len(pairs), reader, rank_offsets, damped, mixture)
         x, seconds = fit(lay, cfgs, units["cfg"].to_numpy(), list(units["seq"]),
                          units["n"].to_numpy(float), prior_sd)
         tables = no_click_tables(x, lay, te_cfgs)
@@ -451,6 +522,11 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
             (", click offsets by rank" if rank_offsets else "") + \
             (f", damped re-clicks (kappa {1 / (1 + np.exp(-x[lay.kappa])):.3f})" if damped
              else "")
+        if mixture > 1:
+            parts = [weight @ reader_profile(x, lay, cfgs, k)[0] for k in range(mixture)]
+            how += ", a mixture: " + "; ".join(
+                f"{w:.2f} of pages E[H] {e:.2f}" for w, e in zip(lay.weights(x, np), parts,
+                                                                  strict=True))
         rows.append((name, f"walk ({how}): {label}", len(tr_serps), m.pages, f"{seconds:.0f}",
                      f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
                      f"{m.conditional_perplexity:.4f}", f"{eh:.2f}", f"{seen.sum():.2f}",
@@ -486,6 +562,9 @@ def main() -> None:
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out 10-result page, not only those whose query "
                          "occurs in training (TREC Session keeps 2 pages otherwise)")
+    ap.add_argument("--readers", type=int, default=1,
+                    help="a mixture of this many readers of each kind (each page read by "
+                         "one, in learned shares; the documents shared)")
     ap.add_argument("--prior-sd", type=float, default=1.5,
                     help="the sd of the pairs' logits around their mean")
     args = ap.parse_args()
@@ -505,7 +584,7 @@ def main() -> None:
     rows = []
     for name in present_logs(args.logs):
         rows += study(name, readers, args.prior_sd, args.per_rank, not args.all_test_pages,
-                      args.rank_offsets, args.damped_reclicks)
+                      args.rank_offsets, args.damped_reclicks, args.readers)
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",
                        "perplexity", "cond. perplexity", "E[H]", "distinct ranks examined",
                        "P(examined), ranks 2 / 3 / 5 / 10")))
