@@ -137,12 +137,17 @@ class Layout:
         self.shares = slice(self.kappa + damped, self.kappa + damped + readers - 1)
         self.size = self.shares.stop
 
-    def weights(self, x, T):
-        """The readers' shares of the pages (a softmax, reader 1's logit 0)."""
+    def log_weights(self, x, T):
+        """The logs of the readers' shares of the pages (a log-softmax, reader 1's logit
+        0)."""
         logits = T.concatenate([np.zeros(1), x[self.shares]]) if T is not np else \
             np.r_[0.0, x[self.shares]]
-        e = T.exp(logits - logits.max())
-        return e / e.sum()
+        top = logits.max()
+        return logits - top - T.log(T.exp(logits - top).sum())
+
+    def weights(self, x, T):
+        """The readers' shares of the pages."""
+        return T.exp(self.log_weights(x, T))
 
 
 def chain(c, rho, mv, T):
@@ -198,7 +203,7 @@ def sequence_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs):
         return _reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, 0)
     parts = pt.stack([_reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, k)
                       for k in range(lay.readers)])
-    return pt.logsumexp(parts + pt.log(lay.weights(x, pt))[:, None], axis=0)
+    return pt.logsumexp(parts + lay.log_weights(x, pt)[:, None], axis=0)
 
 
 def _reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, k):
@@ -215,8 +220,8 @@ def _reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, k):
     live_units = np.flatnonzero(lengths > 0)
     order = live_units[np.argsort(-lengths[live_units], kind="stable")]
     seq = np.zeros((order.size, lengths.max()), dtype=int)
-    for u, k in enumerate(order):
-        seq[u, :lengths[k]] = seqs[k]
+    for u, unit in enumerate(order):
+        seq[u, :lengths[unit]] = seqs[unit]
     live_len = lengths[order]
     if lay.damped:
         # the transition after the t-th click and the end use the chain in which the
@@ -468,8 +473,9 @@ def check(pages: int = 200_000, seed: int = 3) -> None:
 
 def study(name: str, readers, prior_sd: float, per_rank: bool = False,
           known: bool = True, rank_offsets: bool = False, damped: bool = False,
-          mixture: int = 1) -> list[tuple]:
-    """The rows of one log: each reader fitted at the mode, then PBM and UBM.  With
+          mixture: int = 1) -> tuple[list[tuple], list[tuple]]:
+    """The rows of one log (each reader fitted at the mode, then PBM and UBM) and their
+    held-out perplexity and mean ``P(C_r = 1)`` at each rank.  With
     ``per_rank`` every page's "pair" at rank ``i`` is rank ``i`` (one click chance per
     rank, the states of bench_decision_once.py's study without the depth); with
     ``mixture`` > 1 each page is read by one of that many readers of the same kind, each
@@ -484,6 +490,8 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
     te_serps, te_q, te_d, te_clicked = _full_pages(test)
     keep = np.isin(te_serps, heldout_serps(log, known=known))
     te_q, te_d, te_clicked = te_q[keep], te_d[keep], te_clicked[keep]
+    if not np.array_equal(np.asarray(te[2], dtype=bool), te_clicked.astype(bool)):
+        raise SystemExit("the peers' held-out pages are not the readers'")
 
     def pair_ids(qs, ds):
         keys = pd.Series(list(zip(np.repeat(qs, N), ds.ravel(), strict=True)))
@@ -504,6 +512,8 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
           f"configurations, {len(units):,} (configuration, click sequence) units; "
           f"{len(te_q):,} test pages", flush=True)
     rows = []
+    per_rank_rows = [(name, "observed", *[""] * N,
+                      *(f"{v:.3f}" for v in te_clicked.mean(0)))]
     for reader in readers:
         lay = Layout(len(pairs), reader, rank_offsets, damped, mixture)
         x, seconds = fit(lay, cfgs, units["cfg"].to_numpy(), list(units["seq"]),
@@ -514,10 +524,12 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
             at = te_cfg == gi
             p_click[at], p_obs[at] = predict(tables[gi], te_clicked[at])
         m = click_metrics(te_clicked, p_click, p_obs)
+        label = "bayeschain's walk" if reader == Reader(False, False) else reader.label
+        per_rank_rows.append((name, label, *(f"{v:.4f}" for v in m.perplexity_at_rank),
+                              *(f"{v:.3f}" for v in p_click.mean(0))))
         arrivals, seen = profile(x, lay, cfgs)
         weight = np.bincount(tr_cfg.ravel(), minlength=len(cfgs)) / len(tr_serps)
         eh, seen = weight @ arrivals, weight @ seen
-        label = "bayeschain's walk" if reader == Reader(False, False) else reader.label
         how = ("clicks per rank" if per_rank else "per document") + \
             (", click offsets by rank" if rank_offsets else "") + \
             (f", damped re-clicks (kappa {1 / (1 + np.exp(-x[lay.kappa])):.3f})" if damped
@@ -534,10 +546,13 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         print(rows[-1], flush=True)
     for peer in ("PBM", "UBM"):
         model = MODELS[peer]().fit(q, d, clicks)
-        r = click_metrics(te[2], *model.predict(*te))
+        predicted = model.predict(*te)
+        r = click_metrics(te[2], *predicted)
+        per_rank_rows.append((name, peer, *(f"{v:.4f}" for v in r.perplexity_at_rank),
+                              *(f"{v:.3f}" for v in predicted[0].mean(0))))
         rows.append((name, peer, len(q), r.pages, "", f"{r.log_likelihood:.4f}",
                      f"{r.perplexity:.4f}", f"{r.conditional_perplexity:.4f}", "", "", ""))
-    return rows
+    return rows, per_rank_rows
 
 
 def main() -> None:
@@ -581,13 +596,18 @@ def main() -> None:
         check()
     readers = [Reader(False, False)] * (not args.direction_only) + [Reader(True, False)] + \
         [Reader(True, True)] * args.click_moves
-    rows = []
+    rows, per_rank = [], []
     for name in present_logs(args.logs):
-        rows += study(name, readers, args.prior_sd, args.per_rank, not args.all_test_pages,
-                      args.rank_offsets, args.damped_reclicks, args.readers)
+        got = study(name, readers, args.prior_sd, args.per_rank, not args.all_test_pages,
+                    args.rank_offsets, args.damped_reclicks, args.readers)
+        rows, per_rank = rows + got[0], per_rank + got[1]
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",
                        "perplexity", "cond. perplexity", "E[H]", "distinct ranks examined",
                        "P(examined), ranks 2 / 3 / 5 / 10")))
+    print("\nHeld-out perplexity at each rank, then the mean P(C_r = 1) over the held-out "
+          "pages (observed: their click rate):")
+    print(table(per_rank, ("log", "model", *(f"ppl {r}" for r in range(1, N + 1)),
+                           *(f"P(C_{r})" for r in range(1, N + 1)))))
 
 
 if __name__ == "__main__":
