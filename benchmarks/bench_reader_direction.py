@@ -2,7 +2,7 @@ r"""A reader who keeps a direction, with attractiveness per document: a study at
 
     python3 benchmarks/bench_reader_direction.py [--logs wscd clara2 trec] [--check]
         [--click-moves | --damped-reclicks] [--prior-sd 1.5] [--per-rank | --rank-offsets]
-        [--direction-only] [--all-test-pages] [--readers 2]
+        [--rank-scales] [--direction-only] [--all-test-pages] [--readers 2]
 
 ``bench_decision_once.py --direction`` found, with one click chance per rank, that a reader
 with moves of their own after arriving by a backward move (reading up the page) examines
@@ -35,7 +35,9 @@ against pages simulated step by step (random parameters) by
 pages with a Normal(m, ``--prior-sd``) prior around a learned mean ``m`` (a pair not seen
 in training gets ``m``); moves and repeats Normal(0, 3); with ``--rank-offsets`` a
 document shown at rank ``i`` clicks with ``logistic(alpha + delta_i)``, ``delta_1 = 0``,
-the others Normal(0, 3) (the spec key ``rank_offsets`` has a pooled trend instead); with
+the others Normal(0, 3) (the spec key ``rank_offsets`` has a pooled trend instead), and
+with ``--rank-scales`` instead with ``logistic(alpha) logistic(s_i)``, ``logistic(s_1) =
+1`` (PBM's form: the document's chance scaled by a factor of the rank); with
 ``--damped-reclicks`` a result clicked before on the page clicks at a later arrival with
 ``kappa c`` (the spec key ``reclicks = "damped"``: after the ``t``-th click the chain's
 click chances are those of the ranks clicked so far, so the transition is keyed by the
@@ -122,9 +124,11 @@ class Layout:
     (``damped``) and the logits of readers 2.. against reader 1 (their shares)."""
 
     def __init__(self, pairs: int, reader: Reader, rank_offsets: bool = False,
-                 damped: bool = False, readers: int = 1):
+                 damped: bool = False, readers: int = 1, scales: bool = False):
         self.pairs, self.reader, self.readers = pairs, reader, readers
-        self.rank_offsets, self.damped = rank_offsets, damped
+        self.rank_offsets, self.damped = rank_offsets or scales, damped
+        self.scales = scales                # the offsets scale the chance, not the logit
+        rank_offsets = self.rank_offsets
         self.mean = pairs
         width = N + 2 * N * reader.sets
         start = [pairs + 1 + k * width for k in range(readers)]
@@ -184,11 +188,15 @@ def unpack(x, lay: Layout, pair_of_cfg, T, k: int = 0):
     alpha = T.concatenate([x[:lay.pairs], x[lay.mean:lay.mean + 1]]) if T is not np else \
         np.r_[x[:lay.pairs], x[lay.mean]]
     logit = alpha[np.where(pair_of_cfg < 0, lay.pairs, pair_of_cfg)]
-    if lay.rank_offsets:
+    if lay.rank_offsets and not lay.scales:
         zero = np.zeros(1)
         logit = logit + (T.concatenate([zero, x[lay.offsets]]) if T is not np else
                          np.r_[zero, x[lay.offsets]])[None, :]
     c = 1.0 / (1.0 + T.exp(-logit))
+    if lay.scales:
+        scale = 1.0 / (1.0 + T.exp(-x[lay.offsets]))
+        c = c * (T.concatenate([np.ones(1), scale]) if T is not np else
+                 np.r_[1.0, scale])[None, :]
     rho = 1.0 / (1.0 + T.exp(-x[lay.rhos[k]]))
     return c, rho, moves(x[lay.moveses[k]], T, lay.reader)
 
@@ -473,7 +481,7 @@ def check(pages: int = 200_000, seed: int = 3) -> None:
 
 def study(name: str, readers, prior_sd: float, per_rank: bool = False,
           known: bool = True, rank_offsets: bool = False, damped: bool = False,
-          mixture: int = 1) -> tuple[list[tuple], list[tuple]]:
+          mixture: int = 1, scales: bool = False) -> tuple[list[tuple], list[tuple]]:
     """The rows of one log (each reader fitted at the mode, then PBM and UBM) and their
     held-out perplexity and mean ``P(C_r = 1)`` at each rank.  With
     ``per_rank`` every page's "pair" at rank ``i`` is rank ``i`` (one click chance per
@@ -515,7 +523,7 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
     per_rank_rows = [(name, "observed", *[""] * N,
                       *(f"{v:.3f}" for v in te_clicked.mean(0)))]
     for reader in readers:
-        lay = Layout(len(pairs), reader, rank_offsets, damped, mixture)
+        lay = Layout(len(pairs), reader, rank_offsets, damped, mixture, scales)
         x, seconds = fit(lay, cfgs, units["cfg"].to_numpy(), list(units["seq"]),
                          units["n"].to_numpy(float), prior_sd)
         tables = no_click_tables(x, lay, te_cfgs)
@@ -532,6 +540,7 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         eh, seen = weight @ arrivals, weight @ seen
         how = ("clicks per rank" if per_rank else "per document") + \
             (", click offsets by rank" if rank_offsets else "") + \
+            (", click scales by rank" if scales else "") + \
             (f", damped re-clicks (kappa {1 / (1 + np.exp(-x[lay.kappa])):.3f})" if damped
              else "")
         if mixture > 1:
@@ -568,6 +577,9 @@ def main() -> None:
     ap.add_argument("--rank-offsets", action="store_true",
                     help="a document shown at rank i clicks with logistic(alpha + delta_i), "
                          "delta_1 = 0 (as the spec key rank_offsets)")
+    ap.add_argument("--rank-scales", action="store_true",
+                    help="a document shown at rank i clicks with logistic(alpha) "
+                         "logistic(s_i), s_1 = +inf (PBM's form) instead")
     ap.add_argument("--damped-reclicks", action="store_true",
                     help="a result clicked before on the page clicks at a later arrival with "
                          "kappa c (as the spec key reclicks = 'damped'); moves shared only")
@@ -583,8 +595,11 @@ def main() -> None:
     ap.add_argument("--prior-sd", type=float, default=1.5,
                     help="the sd of the pairs' logits around their mean")
     args = ap.parse_args()
-    if args.per_rank and args.rank_offsets:
-        raise SystemExit("--rank-offsets needs attractiveness per document (not --per-rank)")
+    if args.per_rank and (args.rank_offsets or args.rank_scales):
+        raise SystemExit("--rank-offsets and --rank-scales need attractiveness per document "
+                         "(not --per-rank)")
+    if args.rank_offsets and args.rank_scales:
+        raise SystemExit("--rank-offsets or --rank-scales, not both")
     if args.damped_reclicks and args.click_moves:
         raise SystemExit("--damped-reclicks is studied with moves shared after a click")
     warnings.filterwarnings("ignore", module="pytensor")
@@ -599,7 +614,8 @@ def main() -> None:
     rows, per_rank = [], []
     for name in present_logs(args.logs):
         got = study(name, readers, args.prior_sd, args.per_rank, not args.all_test_pages,
-                    args.rank_offsets, args.damped_reclicks, args.readers)
+                    args.rank_offsets, args.damped_reclicks, args.readers,
+                    args.rank_scales)
         rows, per_rank = rows + got[0], per_rank + got[1]
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",
                        "perplexity", "cond. perplexity", "E[H]", "distinct ranks examined",
