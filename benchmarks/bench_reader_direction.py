@@ -50,6 +50,8 @@ configuration (the no-click table over the 2^10 sets of ranks and inclusion-excl
 own repeats and moves (the documents, offsets and kappa shared), in learned shares; a
 page's likelihood is the shares' mixture of the readers', and so are its no-click table
 (a probability), E[H] and the ranks examined.
+A second table gives each model's held-out perplexity at every rank and its mean
+``P(C_r = 1)`` beside the held-out pages' click rate.
 E[H]: expected arrivals per training page; the distinct ranks examined: the sum over
 ranks of the probability that the rank is examined at least once (eye-tracking's count).
 """
