@@ -129,17 +129,16 @@ class Layout:
     def __init__(self, pairs: int, reader: Reader, rank_offsets: bool = False,
                  damped: bool = False, readers: int = 1, scales: bool = False):
         self.pairs, self.reader, self.readers = pairs, reader, readers
-        self.rank_offsets, self.damped = rank_offsets or scales, damped
-        self.scales = scales                # the offsets scale the chance, not the logit
-        rank_offsets = self.rank_offsets
+        self.damped = damped
+        self.rank_offsets = rank_offsets and not scales     # added to the click logit
+        self.scales = scales                                # scaling the click chance
         self.mean = pairs
         width = N + 2 * N * reader.sets
         start = [pairs + 1 + k * width for k in range(readers)]
         self.rhos = [slice(o, o + N) for o in start]
         self.moveses = [slice(o + N, o + width) for o in start]
-        self.rho, self.moves = self.rhos[0], self.moveses[0]
         end = start[-1] + width
-        self.offsets = slice(end, end + (N - 1) * rank_offsets)
+        self.offsets = slice(end, end + (N - 1) * (rank_offsets or scales))
         self.kappa = self.offsets.stop                  # its logit, with ``damped``
         self.shares = slice(self.kappa + damped, self.kappa + damped + readers - 1)
         self.size = self.shares.stop
@@ -191,7 +190,7 @@ def unpack(x, lay: Layout, pair_of_cfg, T, k: int = 0):
     alpha = T.concatenate([x[:lay.pairs], x[lay.mean:lay.mean + 1]]) if T is not np else \
         np.r_[x[:lay.pairs], x[lay.mean]]
     logit = alpha[np.where(pair_of_cfg < 0, lay.pairs, pair_of_cfg)]
-    if lay.rank_offsets and not lay.scales:
+    if lay.rank_offsets:
         zero = np.zeros(1)
         logit = logit + (T.concatenate([zero, x[lay.offsets]]) if T is not np else
                          np.r_[zero, x[lay.offsets]])[None, :]
@@ -334,15 +333,17 @@ def no_click_tables(x, lay, pair_of_cfg) -> np.ndarray:
     return out
 
 
-def profile(x, lay, pair_of_cfg) -> tuple[np.ndarray, np.ndarray]:
+def profile(x, lay, pair_of_cfg) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     """Per configuration, the expected arrivals per page ``(G,)`` and the probability
     that each rank is examined at least once ``(G, N)`` (the states of the rank made
-    absorbing); a mixture's, weighted by the readers' shares."""
-    arrivals, seen = 0.0, 0.0
+    absorbing); a mixture's, weighted by the readers' shares; and each reader's expected
+    arrivals ``[(G,)]``."""
+    arrivals, seen, by_reader = 0.0, 0.0, []
     for k, w in enumerate(lay.weights(x, np)):
         a, s = reader_profile(x, lay, pair_of_cfg, k)
         arrivals, seen = arrivals + w * a, seen + w * s
-    return arrivals, seen
+        by_reader.append(a)
+    return arrivals, seen, by_reader
 
 
 def reader_profile(x, lay, pair_of_cfg, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -491,8 +492,9 @@ def recalibrated(clicked, p_click) -> tuple[float, float, float]:
     recalibration leaves of a gap between two models is in the order of the pages at a
     rank, not in a monotone miscalibration."""
     from scipy.optimize import minimize
+    from scipy.special import expit, logit
 
-    z = np.log(np.clip(p_click, 1e-12, 1.0)) - np.log(np.clip(1.0 - p_click, 1e-12, 1.0))
+    z = logit(np.clip(p_click, 1e-12, 1.0 - 1e-12))
     y = clicked.astype(float)
     out, slopes = np.array(p_click, dtype=float), []
     for r in range(p_click.shape[1]):
@@ -501,12 +503,13 @@ def recalibrated(clicked, p_click) -> tuple[float, float, float]:
 
         def loss(t, r=r):
             eta = t[0] + t[1] * z[:, r]
-            q = 1.0 / (1.0 + np.exp(-eta))
+            q = expit(eta)
             return (-np.sum(y[:, r] * eta - np.logaddexp(0.0, eta)),
                     -np.array([np.sum(y[:, r] - q), np.sum((y[:, r] - q) * z[:, r])]))
         a, b = minimize(loss, [0.0, 1.0], jac=True, method="L-BFGS-B").x
-        out[:, r] = 1.0 / (1.0 + np.exp(-(a + b * z[:, r])))
+        out[:, r] = expit(a + b * z[:, r])
         slopes.append(b)
+    slopes = slopes or [np.nan]
     return click_metrics(clicked, out, out).perplexity, min(slopes), max(slopes)
 
 
@@ -568,7 +571,7 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         per_rank_rows.append((name, label, *(f"{v:.4f}" for v in m.perplexity_at_rank),
                               *(f"{v:.3f}" for v in p_click.mean(0)), f"{again:.4f}",
                               f"{low:.2f}-{high:.2f}"))
-        arrivals, seen = profile(x, lay, cfgs)
+        arrivals, seen, by_reader = profile(x, lay, cfgs)
         weight = np.bincount(tr_cfg.ravel(), minlength=len(cfgs)) / len(tr_serps)
         eh, seen = weight @ arrivals, weight @ seen
         how = ("clicks per rank" if per_rank else "per document") + \
@@ -577,10 +580,9 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
             (f", damped re-clicks (kappa {1 / (1 + np.exp(-x[lay.kappa])):.3f})" if damped
              else "")
         if mixture > 1:
-            parts = [weight @ reader_profile(x, lay, cfgs, k)[0] for k in range(mixture)]
             how += ", a mixture: " + "; ".join(
-                f"{w:.2f} of pages E[H] {e:.2f}" for w, e in zip(lay.weights(x, np), parts,
-                                                                  strict=True))
+                f"{w:.2f} of pages E[H] {weight @ a:.2f}"
+                for w, a in zip(lay.weights(x, np), by_reader, strict=True))
         rows.append((name, f"walk ({how}): {label}", len(tr_serps), m.pages, f"{seconds:.0f}",
                      f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
                      f"{m.conditional_perplexity:.4f}", f"{eh:.2f}", f"{seen.sum():.2f}",
