@@ -2,7 +2,8 @@ r"""A reader who keeps a direction, with attractiveness per document: a study at
 
     python3 benchmarks/bench_reader_direction.py [--logs wscd clara2 trec] [--check]
         [--click-moves | --damped-reclicks] [--prior-sd 1.5] [--per-rank | --rank-offsets]
-        [--rank-scales] [--direction-only] [--all-test-pages] [--readers 2]
+        [--rank-scales] [--direction-only] [--all-test-pages] [--readers 2 [--reader-clicks]]
+        [--marginal-fit]
 
 ``bench_decision_once.py --direction`` found, with one click chance per rank, that a reader
 with moves of their own after arriving by a backward move (reading up the page) examines
@@ -49,10 +50,20 @@ configuration (the no-click table over the 2^10 sets of ranks and inclusion-excl
 ``--readers 2``: each page is read by one of two readers of the same kind, each with its
 own repeats and moves (the documents, offsets and kappa shared), in learned shares; a
 page's likelihood is the shares' mixture of the readers', and so are its no-click table
-(a probability), E[H] and the ranks examined.
+(a probability), E[H] and the ranks examined.  With ``--reader-clicks`` the second reader
+also adds a learned shift to every click logit (users who click more, or less, than
+others on the same page).
+``--marginal-fit``: each reader fitted instead to the per-rank marginals of the training
+pages, ``sum_{page, r} log P(C_r = c_r)`` (a composite likelihood that treats a page's
+clicks as independent, as PBM's likelihood is): a diagnostic of what the reader's click
+probabilities per rank can fit, not a posterior (:func:`fit_marginals`).
 A second table gives each model's held-out perplexity at every rank and its mean
 ``P(C_r = 1)`` beside the held-out pages' click rate, and the perplexity left after each
 rank's probabilities are recalibrated on the held-out pages (:func:`recalibrated`).
+A third gives the law of the number of distinct ranks clicked on a held-out page, observed,
+each reader's (exact, :func:`clicked_counts`) and PBM's (independent clicks), and for each
+reader a table says where its held-out log-loss exceeds PBM's, by how often the pair at a
+(page, rank) was shown in training (:func:`gap_by_impressions`).
 E[H]: expected arrivals per training page; the distinct ranks examined: the sum over
 ranks of the probability that the rank is examined at least once (eye-tracking's count).
 """
@@ -124,10 +135,12 @@ class Layout:
     """Where each block of the parameter vector sits: pair logits, their mean, then per
     reader of the mixture (``readers``, 1 by default) its repeats and moves, then
     (``rank_offsets``) the click logit's offsets at ranks 2..N, kappa's logit
-    (``damped``) and the logits of readers 2.. against reader 1 (their shares)."""
+    (``damped``), the logits of readers 2.. against reader 1 (their shares) and
+    (``reader_clicks``) what readers 2.. add to every click logit."""
 
     def __init__(self, pairs: int, reader: Reader, rank_offsets: bool = False,
-                 damped: bool = False, readers: int = 1, scales: bool = False):
+                 damped: bool = False, readers: int = 1, scales: bool = False,
+                 reader_clicks: bool = False):
         self.pairs, self.reader, self.readers = pairs, reader, readers
         self.damped = damped
         self.rank_offsets = rank_offsets and not scales     # added to the click logit
@@ -141,7 +154,16 @@ class Layout:
         self.offsets = slice(end, end + (N - 1) * (rank_offsets or scales))
         self.kappa = self.offsets.stop                  # its logit, with ``damped``
         self.shares = slice(self.kappa + damped, self.kappa + damped + readers - 1)
-        self.size = self.shares.stop
+        self.shifts = slice(self.shares.stop,
+                            self.shares.stop + (readers - 1) * reader_clicks)
+        self.size = self.shifts.stop
+
+    def click_shift(self, x, k: int):
+        """What reader ``k`` adds to every click logit: 0 for reader 1 and without
+        ``reader_clicks``."""
+        if k == 0 or self.shifts.stop == self.shifts.start:
+            return 0.0
+        return x[self.shifts.start + k - 1]
 
     def log_weights(self, x, T):
         """The logs of the readers' shares of the pages (a log-softmax, reader 1's logit
@@ -185,11 +207,11 @@ def chain(c, rho, mv, T):
 
 
 def unpack(x, lay: Layout, pair_of_cfg, T, k: int = 0):
-    """Click chances per configuration ``(G, N)`` (pair ``-1``: the mean), and reader
-    ``k``'s repeats and moves."""
+    """Reader ``k``'s click chances per configuration ``(G, N)`` (pair ``-1``: the
+    mean; with ``reader_clicks``, its shift added to every logit), repeats and moves."""
     alpha = T.concatenate([x[:lay.pairs], x[lay.mean:lay.mean + 1]]) if T is not np else \
         np.r_[x[:lay.pairs], x[lay.mean]]
-    logit = alpha[np.where(pair_of_cfg < 0, lay.pairs, pair_of_cfg)]
+    logit = alpha[np.where(pair_of_cfg < 0, lay.pairs, pair_of_cfg)] + lay.click_shift(x, k)
     if lay.rank_offsets:
         zero = np.zeros(1)
         logit = logit + (T.concatenate([zero, x[lay.offsets]]) if T is not np else
@@ -285,6 +307,57 @@ def fit(lay, pair_of_cfg, cfg, seqs, counts, prior_sd):
     for k in range(lay.readers):                 # readers start apart: later ones leave sooner
         x0[lay.rhos[k]] = -2.0
         x0[lay.moveses[k]] = -1.5 * k
+    x0[lay.shifts] = 0.5                         # and later ones click more
+    t = time.perf_counter()
+    res = minimize(fn, x0, jac=True, method="L-BFGS-B", options={"maxiter": 10000})
+    if not res.success:
+        raise SystemExit(f"L-BFGS did not converge: {res.message}")
+    return res.x, time.perf_counter() - t
+
+
+def marginal_no_click(x, lay, pair_of_cfg):
+    """PyTensor graph ``(G, N)``: per configuration, the probability that the page ends
+    with no click at rank ``r``, for one reader whose moves do not depend on the click and
+    fresh click chances: the chain of the moves with the arrivals at ``r`` cut by ``1 -
+    c_r`` (the entries ``tables[g, 1 << r]`` of :func:`no_click_tables`)."""
+    import pytensor.tensor as pt
+
+    if lay.readers > 1 or lay.damped or lay.reader.click_moves:
+        raise SystemExit("the fit to the marginals takes one reader, moves shared, fresh "
+                         "re-clicks")
+    c, _, mv = unpack(x, lay, pair_of_cfg, pt)
+    F, B, L = mv[0]
+    w = pt.concatenate([F[DIR_OF[SRC_F], RANK_OF[SRC_F]], B[DIR_OF[SRC_B], RANK_OF[SRC_B]]])
+    P = (w @ SCATTER).reshape((S, S))                          # the moves alone
+    keep = 1.0 - c[:, :, None] * AT_RANK[None, :, :]           # (G, N, S): into a state
+    start = keep * np.eye(S)[0]                                # the first arrival, rank 1
+    cut = np.eye(S) - P[None, None, :, :] * keep[:, :, None, :]
+    visits = pt.linalg.solve(pt.swapaxes(cut, -1, -2), start[..., None], b_ndim=2)[..., 0]
+    return (visits * L[DIR_OF, RANK_OF]).sum(-1)
+
+
+def fit_marginals(lay, pair_of_cfg, page_cfg, clicked, prior_sd):
+    """The mode of the same prior with the likelihood replaced by the per-rank marginals
+    (a composite likelihood: ``sum_{page, r} log P(C_r = c_r)``, the clicks of a page
+    treated as independent, as PBM's likelihood does) and its seconds: a diagnostic of
+    what the reader's marginals can fit, not a posterior."""
+    import pytensor
+    import pytensor.tensor as pt
+    from scipy.optimize import minimize
+
+    G = pair_of_cfg.shape[0]
+    pages = np.bincount(page_cfg, minlength=G).astype(float)
+    ones = np.zeros((G, N))
+    np.add.at(ones, page_cfg, clicked.astype(float))
+    x = pt.dvector("x")
+    q = pt.clip(marginal_no_click(x, lay, pair_of_cfg), 1e-300, 1.0)
+    ll = ((pages[:, None] - ones) * pt.log(q) + ones * pt.log1p(-q)).sum()
+    lp = ll - 0.5 * ((x[:lay.pairs] - x[lay.mean]) ** 2).sum() / prior_sd**2 \
+        - 0.5 * (x[lay.pairs:] ** 2).sum() / 9.0
+    fn = pytensor.function([x], [-lp, -pytensor.grad(lp, x)])
+    x0 = np.zeros(lay.size)
+    x0[:lay.pairs + 1] = -1.0
+    x0[lay.rhos[0]] = -2.0
     t = time.perf_counter()
     res = minimize(fn, x0, jac=True, method="L-BFGS-B", options={"maxiter": 10000})
     if not res.success:
@@ -427,18 +500,22 @@ def check(pages: int = 200_000, seed: int = 3) -> None:
     import pytensor.tensor as pt
 
     rng = np.random.default_rng(seed)
-    for reader, damped, readers in ((Reader(False, False), False, 1),
-                                    (Reader(True, False), False, 1),
-                                    (Reader(True, True), False, 1),
-                                    (Reader(True, False), True, 1),
-                                    (Reader(True, False), False, 2),
-                                    (Reader(True, False), True, 2)):
-        lay = Layout(N, reader, damped=damped, readers=readers)
+    for reader, damped, readers, shifts in ((Reader(False, False), False, 1, False),
+                                            (Reader(True, False), False, 1, False),
+                                            (Reader(True, True), False, 1, False),
+                                            (Reader(True, False), True, 1, False),
+                                            (Reader(True, False), False, 2, False),
+                                            (Reader(True, False), True, 2, False),
+                                            (Reader(True, False), False, 2, True),
+                                            (Reader(True, False), True, 2, True)):
+        lay = Layout(N, reader, damped=damped, readers=readers, reader_clicks=shifts)
         x = rng.normal(0, 0.8, lay.size)
         x[:N] -= 0.5
         pair_of_cfg = np.arange(N)[None, :]                 # one page: pair i at rank i
         if damped:
             x[lay.kappa] = -1.0
+        if shifts:
+            x[lay.shifts] = 1.2                             # reader 2 clicks more
         share = lay.weights(x, np)
         seen, arrivals = {}, 0
         for k, n in enumerate(rng.multinomial(pages, share)):
@@ -447,7 +524,8 @@ def check(pages: int = 200_000, seed: int = 3) -> None:
             else:
                 # the same walk in bench_decision_once's layout: clicks, kappa, repeats,
                 # moves
-                th = np.r_[x[:N], 0.0, x[lay.rhos[k]], x[lay.moveses[k]]]
+                th = np.r_[x[:N] + lay.click_shift(x, k), 0.0, x[lay.rhos[k]],
+                           x[lay.moveses[k]]]
                 got, more = simulate(th, n, rng, 1.0, reader)
             for key, v in got.items():
                 seen[key] = seen.get(key, 0) + v
@@ -466,19 +544,32 @@ def check(pages: int = 200_000, seed: int = 3) -> None:
         if not np.allclose(graph(x), direct, rtol=0, atol=1e-9):
             raise SystemExit("the fitted graph disagrees with the chain")
         tables = no_click_tables(x, lay, pair_of_cfg)
+        if readers == 1 and not damped and not reader.click_moves:
+            marginal = pytensor.function([xv], marginal_no_click(xv, lay, pair_of_cfg))(x)
+            if not np.allclose(marginal[0], tables[0, 1 << np.arange(N)], rtol=0,
+                               atol=1e-9):
+                raise SystemExit("the marginals' graph disagrees with the no-click table")
         exp_arrivals = profile(x, lay, pair_of_cfg)[0]
         for r in range(N):
             freq = sum(v for k, v in seen.items() if r in k) / pages
             exact = 1 - tables[0, 1 << r]
             worst = max(worst, abs(freq - exact) / np.sqrt(max(exact * (1 - exact), 1e-12)
                                                            / pages))
+        law = clicked_counts(tables)[0]                      # distinct ranks clicked
+        for size in range(N + 1):
+            freq = sum(v for k, v in seen.items() if len(set(k)) == size) / pages
+            worst = max(worst, abs(freq - law[size]) / np.sqrt(
+                max(law[size] * (1 - law[size]), 1e-12) / pages))
         what = reader.label + (", damped re-clicks" if damped else "") + \
             (f", a mixture of {readers} (shares {np.round(share, 3).tolist()})"
-             if readers > 1 else "")
+             if readers > 1 else "") + \
+            (f", reader 2's click logits shifted by {x[lay.shifts][0]:+.2f}" if shifts
+             else "")
         print(f"check ({what}): {pages:,} simulated pages, largest |simulated - "
               f"exact| / se over the {len(top)} click sequences seen at least 50 times and "
-              f"the 10 click probabilities: {worst:.2f}; arrivals per page "
-              f"{arrivals / pages:.3f} simulated, {exp_arrivals[0]:.3f} exact")
+              f"the 10 click probabilities and the 11 of the number of ranks clicked: "
+              f"{worst:.2f}; arrivals per page {arrivals / pages:.3f} simulated, "
+              f"{exp_arrivals[0]:.3f} exact")
         if worst > 4.5 or abs(arrivals / pages / exp_arrivals[0] - 1) > 0.01:
             raise SystemExit("the exact probabilities disagree with the simulation")
 
@@ -513,9 +604,61 @@ def recalibrated(clicked, p_click) -> tuple[float, float, float]:
     return click_metrics(clicked, out, out).perplexity, min(slopes), max(slopes)
 
 
+def clicked_counts(tables) -> np.ndarray:
+    """``(G, N + 1)``: the law of the number of distinct ranks clicked on a page, per
+    configuration, from its no-click table (``tables[g, M]``: no click on the ranks of
+    ``M``).  ``P(clicked set within A) = tables[g, ~A]``, and Moebius inversion over the
+    subsets gives ``P(clicked set = A)``."""
+    full = (1 << N) - 1
+    f = np.array(tables, dtype=float)[:, full ^ np.arange(1 << N)]
+    for i in range(N):
+        view = f.reshape(f.shape[0], -1, 2, 1 << i)     # the sets with and without rank i
+        view[:, :, 1, :] -= view[:, :, 0, :]
+    size = np.array([bin(m).count("1") for m in range(1 << N)])
+    return np.stack([np.bincount(size, weights=row, minlength=N + 1) for row in f])
+
+
+def gap_by_impressions(clicked, p_click, p_peer, shown) -> str:
+    """A table of where a model's held-out log-loss exceeds a peer's: the (page, rank)
+    cells grouped by how often the pair shown there was shown in training (``shown``,
+    like ``clicked``), each group's mean excess in bits per cell, its share of the total
+    excess, and both models' 2 to the mean bits per cell on the group (the perplexity of
+    the pooled cells, not PyClick's mean over ranks of each rank's)."""
+    y = np.asarray(clicked, dtype=float)
+
+    def bits(p):
+        p = np.clip(p, 1e-12, 1 - 1e-12)
+        return -(y * np.log2(p) + (1 - y) * np.log2(1 - p))
+
+    ours, theirs = bits(p_click), bits(p_peer)
+    excess = ours - theirs
+    edges = (0, 1, 10, 30, 100, 300, 1000, np.inf)
+    rows = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        at = (shown >= lo) & (shown < hi)
+        if at.any():
+            rows.append((f"[{lo}, {hi})", int(at.sum()), f"{excess[at].mean():+.5f}",
+                         f"{excess[at].sum() / excess.sum():+.2f}",
+                         f"{2 ** ours[at].mean():.4f}", f"{2 ** theirs[at].mean():.4f}"))
+    return table(rows, ("impressions in training", "held-out cells", "excess bits per cell",
+                        "share of the excess", "2^(mean bits)", "peer's 2^(mean bits)"))
+
+
+def independent_counts(p) -> np.ndarray:
+    """``(pages, N + 1)``: the law of the number of clicks on each page when its ranks
+    click independently with ``p`` (``(pages, N)``; PBM's): the Poisson-binomial law."""
+    out = np.zeros((p.shape[0], p.shape[1] + 1))
+    out[:, 0] = 1.0
+    for r in range(p.shape[1]):
+        out[:, 1:] = out[:, 1:] * (1 - p[:, r:r + 1]) + out[:, :-1] * p[:, r:r + 1]
+        out[:, 0] *= 1 - p[:, r]
+    return out
+
+
 def study(name: str, readers, prior_sd: float, per_rank: bool = False,
           known: bool = True, rank_offsets: bool = False, damped: bool = False,
-          mixture: int = 1, scales: bool = False) -> tuple[list[tuple], list[tuple]]:
+          mixture: int = 1, scales: bool = False, reader_clicks: bool = False,
+          marginal: bool = False) -> tuple[list[tuple], list[tuple], list[tuple]]:
     """The rows of one log (each reader fitted at the mode, then PBM and UBM) and their
     held-out perplexity and mean ``P(C_r = 1)`` at each rank.  With
     ``per_rank`` every page's "pair" at rank ``i`` is rank ``i`` (one click chance per
@@ -524,7 +667,7 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
     with its own repeats and moves (the documents shared), in learned shares."""
     log = load_log(name)
     train, test = log.split(0.25, seed=0)
-    tr_serps, tr_q, tr_d, _ = _full_pages(train)
+    tr_serps, tr_q, tr_d, tr_clicked = _full_pages(train)
     seqs_by_serp = click_sequences(train)
     (q, d, clicks), te = split_pages(log, known=known)
     pairs = pd.Index(pd.unique(pd.Series(list(zip(np.repeat(tr_q, N), tr_d.ravel(),
@@ -556,16 +699,24 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
     rows = []
     per_rank_rows = [(name, "observed", *[""] * N,
                       *(f"{v:.3f}" for v in te_clicked.mean(0)), "", "")]
+    fitted = []
+    count_rows = [(name, "observed", *(f"{v:.4f}" for v in np.bincount(
+        te_clicked.sum(1).astype(int), minlength=N + 1) / len(te_clicked)))]
     for reader in readers:
-        lay = Layout(len(pairs), reader, rank_offsets, damped, mixture, scales)
-        x, seconds = fit(lay, cfgs, units["cfg"].to_numpy(), list(units["seq"]),
-                         units["n"].to_numpy(float), prior_sd)
+        lay = Layout(len(pairs), reader, rank_offsets, damped, mixture, scales,
+                     reader_clicks)
+        if marginal:
+            x, seconds = fit_marginals(lay, cfgs, tr_cfg.ravel(), tr_clicked, prior_sd)
+        else:
+            x, seconds = fit(lay, cfgs, units["cfg"].to_numpy(), list(units["seq"]),
+                             units["n"].to_numpy(float), prior_sd)
         tables = no_click_tables(x, lay, te_cfgs)
         p_click, p_obs = np.empty(te_clicked.shape), np.empty(te_clicked.shape)
         for gi in range(len(te_cfgs)):
             at = te_cfg == gi
             p_click[at], p_obs[at] = predict(tables[gi], te_clicked[at])
         m = click_metrics(te_clicked, p_click, p_obs)
+        fitted.append(p_click)
         label = "bayeschain's walk" if reader == Reader(False, False) else reader.label
         again, low, high = recalibrated(te_clicked, p_click)
         per_rank_rows.append((name, label, *(f"{v:.4f}" for v in m.perplexity_at_rank),
@@ -578,11 +729,16 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
             (", click offsets by rank" if rank_offsets else "") + \
             (", click scales by rank" if scales else "") + \
             (f", damped re-clicks (kappa {1 / (1 + np.exp(-x[lay.kappa])):.3f})" if damped
-             else "")
+             else "") + (", fitted to the per-rank marginals" if marginal else "")
         if mixture > 1:
             how += ", a mixture: " + "; ".join(
                 f"{w:.2f} of pages E[H] {weight @ a:.2f}"
                 for w, a in zip(lay.weights(x, np), by_reader, strict=True))
+            if reader_clicks:
+                how += f"; the second's click logits shifted by {x[lay.shifts][0]:+.2f}"
+        weight_te = np.bincount(te_cfg, minlength=len(te_cfgs)) / te_cfg.size
+        count_rows.append((name, f"{label} ({how})",
+                           *(f"{v:.4f}" for v in weight_te @ clicked_counts(tables))))
         rows.append((name, f"walk ({how}): {label}", len(tr_serps), m.pages, f"{seconds:.0f}",
                      f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
                      f"{m.conditional_perplexity:.4f}", f"{eh:.2f}", f"{seen.sum():.2f}",
@@ -598,7 +754,16 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
                               f"{low:.2f}-{high:.2f}"))
         rows.append((name, peer, len(q), r.pages, "", f"{r.log_likelihood:.4f}",
                      f"{r.perplexity:.4f}", f"{r.conditional_perplexity:.4f}", "", "", ""))
-    return rows, per_rank_rows
+        if peer == "PBM":                        # its clicks are independent given the page
+            count_rows.append((name, peer, *(f"{v:.4f}" for v in
+                                             independent_counts(predicted[0]).mean(0))))
+            impressions = np.bincount(tr_pairs.ravel(), minlength=len(pairs))
+            shown = np.where(te_pairs >= 0, impressions[np.maximum(te_pairs, 0)], 0)
+            for reader, p_click in zip(readers, fitted, strict=True):
+                print(f"{name}, {reader.label}: behind PBM by the (query, document) pair's "
+                      "impressions in training\n" + gap_by_impressions(
+                          te_clicked, p_click, predicted[0], shown), flush=True)
+    return rows, per_rank_rows, count_rows
 
 
 def main() -> None:
@@ -629,6 +794,13 @@ def main() -> None:
     ap.add_argument("--readers", type=int, default=1,
                     help="a mixture of this many readers of each kind (each page read by "
                          "one, in learned shares; the documents shared)")
+    ap.add_argument("--reader-clicks", action="store_true",
+                    help="with --readers 2: the second reader adds a learned shift to every "
+                         "click logit (users who click more, or less, than others)")
+    ap.add_argument("--marginal-fit", action="store_true",
+                    help="fit each reader to the per-rank marginals instead of the click "
+                         "sequences (a composite likelihood, clicks treated as independent "
+                         "as in PBM's: a diagnostic)")
     ap.add_argument("--prior-sd", type=float, default=1.5,
                     help="the sd of the pairs' logits around their mean")
     args = ap.parse_args()
@@ -637,6 +809,10 @@ def main() -> None:
                          "(not --per-rank)")
     if args.rank_offsets and args.rank_scales:
         raise SystemExit("--rank-offsets or --rank-scales, not both")
+    if args.marginal_fit and (args.readers > 1 or args.damped_reclicks or args.click_moves):
+        raise SystemExit("--marginal-fit takes one reader, moves shared, fresh re-clicks")
+    if args.reader_clicks and args.readers < 2:
+        raise SystemExit("--reader-clicks needs --readers 2 or more")
     if args.damped_reclicks and args.click_moves:
         raise SystemExit("--damped-reclicks is studied with moves shared after a click")
     warnings.filterwarnings("ignore", module="pytensor")
@@ -648,12 +824,12 @@ def main() -> None:
         check()
     readers = [Reader(False, False)] * (not args.direction_only) + [Reader(True, False)] + \
         [Reader(True, True)] * args.click_moves
-    rows, per_rank = [], []
+    rows, per_rank, counts = [], [], []
     for name in present_logs(args.logs):
         got = study(name, readers, args.prior_sd, args.per_rank, not args.all_test_pages,
                     args.rank_offsets, args.damped_reclicks, args.readers,
-                    args.rank_scales)
-        rows, per_rank = rows + got[0], per_rank + got[1]
+                    args.rank_scales, args.reader_clicks, args.marginal_fit)
+        rows, per_rank, counts = rows + got[0], per_rank + got[1], counts + got[2]
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",
                        "perplexity", "cond. perplexity", "E[H]", "distinct ranks examined",
                        "P(examined), ranks 2 / 3 / 5 / 10")))
@@ -663,6 +839,10 @@ def main() -> None:
     print(table(per_rank, ("log", "model", *(f"ppl {r}" for r in range(1, N + 1)),
                            *(f"P(C_{r})" for r in range(1, N + 1)),
                            "ppl recalibrated", "slopes")))
+    print("\nThe number of distinct ranks clicked on a held-out page: observed, each "
+          "reader's law (`clicked_counts`) and PBM's (independent clicks), averaged over "
+          "the pages:")
+    print(table(counts, ("log", "model", *(f"{k} clicked" for k in range(N + 1)))))
 
 
 if __name__ == "__main__":
