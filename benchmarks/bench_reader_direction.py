@@ -350,7 +350,7 @@ def fit_marginals(lay, pair_of_cfg, page_cfg, clicked, prior_sd):
     ones = np.zeros((G, N))
     np.add.at(ones, page_cfg, clicked.astype(float))
     x = pt.dvector("x")
-    q = pt.clip(marginal_no_click(x, lay, pair_of_cfg), 1e-300, 1.0)
+    q = pt.clip(marginal_no_click(x, lay, pair_of_cfg), 1e-12, 1.0 - 1e-12)
     ll = ((pages[:, None] - ones) * pt.log(q) + ones * pt.log1p(-q)).sum()
     lp = ll - 0.5 * ((x[:lay.pairs] - x[lay.mean]) ** 2).sum() / prior_sd**2 \
         - 0.5 * (x[lay.pairs:] ** 2).sum() / 9.0
@@ -623,7 +623,8 @@ def gap_by_impressions(clicked, p_click, p_peer, shown) -> str:
     cells grouped by how often the pair shown there was shown in training (``shown``,
     like ``clicked``), each group's mean excess in bits per cell, its share of the total
     excess, and both models' 2 to the mean bits per cell on the group (the perplexity of
-    the pooled cells, not PyClick's mean over ranks of each rank's)."""
+    the pooled cells, not PyClick's mean over ranks of each rank's).  The shares are of the
+    net excess: unstable when the two models are close overall."""
     y = np.asarray(clicked, dtype=float)
 
     def bits(p):
@@ -735,7 +736,8 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
                 f"{w:.2f} of pages E[H] {weight @ a:.2f}"
                 for w, a in zip(lay.weights(x, np), by_reader, strict=True))
             if reader_clicks:
-                how += f"; the second's click logits shifted by {x[lay.shifts][0]:+.2f}"
+                how += "; click logits of readers 2.. shifted by " + ", ".join(
+                    f"{v:+.2f}" for v in x[lay.shifts])
         weight_te = np.bincount(te_cfg, minlength=len(te_cfgs)) / te_cfg.size
         count_rows.append((name, f"{label} ({how})",
                            *(f"{v:.4f}" for v in weight_te @ clicked_counts(tables))))
@@ -759,9 +761,10 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
                                              independent_counts(predicted[0]).mean(0))))
             impressions = np.bincount(tr_pairs.ravel(), minlength=len(pairs))
             shown = np.where(te_pairs >= 0, impressions[np.maximum(te_pairs, 0)], 0)
+            what = "rank" if per_rank else "(query, document) pair"
             for reader, p_click in zip(readers, fitted, strict=True):
-                print(f"{name}, {reader.label}: behind PBM by the (query, document) pair's "
-                      "impressions in training\n" + gap_by_impressions(
+                print(f"{name}, {reader.label}: behind PBM by the impressions in training of "
+                      f"the {what} shown\n" + gap_by_impressions(
                           te_clicked, p_click, predicted[0], shown), flush=True)
     return rows, per_rank_rows, count_rows
 
