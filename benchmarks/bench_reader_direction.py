@@ -3,7 +3,7 @@ r"""A reader who keeps a direction, with attractiveness per document: a study at
     python3 benchmarks/bench_reader_direction.py [--logs wscd clara2 trec] [--check]
         [--click-moves | --damped-reclicks] [--prior-sd 1.5] [--per-rank | --rank-offsets]
         [--rank-scales] [--direction-only] [--all-test-pages] [--readers 2 [--reader-clicks]]
-        [--marginal-fit]
+        [--marginal-fit] [--upward-look]
 
 ``bench_decision_once.py --direction`` found, with one click chance per rank, that a reader
 with moves of their own after arriving by a backward move (reading up the page) examines
@@ -57,6 +57,10 @@ others on the same page).
 pages, ``sum_{page, r} log P(C_r = c_r)`` (a composite likelihood that treats a page's
 clicks as independent, as PBM's likelihood is): a diagnostic of what the reader's click
 probabilities per rank can fit, not a posterior (:func:`fit_marginals`).
+``--upward-look``: an arrival by a backward move, which always comes back to a rank seen
+before, clicks with a learned factor times the chance (its logit Normal(0, 3)), exact on
+these states (a re-examination by a forward move keeps its fresh chance): a test of
+whether the likelihood wants a second look to click less.
 A second table gives each model's held-out perplexity at every rank and its mean
 ``P(C_r = 1)`` beside the held-out pages' click rate, and the perplexity left after each
 rank's probabilities are recalibrated on the held-out pages (:func:`recalibrated`).
@@ -107,6 +111,7 @@ TGT = np.r_[TGT_F, TGT_B]
 SCATTER = np.zeros((SRC.size, S * S))           # a move's value into its matrix entry
 SCATTER[np.arange(SRC.size), SRC * S + TGT] = 1.0
 AT_RANK = np.stack([(RANK_OF == j).astype(float) for j in range(N)])      # (N, S)
+UPWARD = (DIR_OF[TGT] == 1).astype(float)     # the moves that arrive by a backward move
 
 
 def moves(th, T, reader: Reader):
@@ -135,12 +140,13 @@ class Layout:
     """Where each block of the parameter vector sits: pair logits, their mean, then per
     reader of the mixture (``readers``, 1 by default) its repeats and moves, then
     (``rank_offsets``) the click logit's offsets at ranks 2..N, kappa's logit
-    (``damped``), the logits of readers 2.. against reader 1 (their shares) and
-    (``reader_clicks``) what readers 2.. add to every click logit."""
+    (``damped``), the logits of readers 2.. against reader 1 (their shares),
+    (``reader_clicks``) what readers 2.. add to every click logit and (``upward``) the
+    logit of the factor on the click chance of an arrival by a backward move."""
 
     def __init__(self, pairs: int, reader: Reader, rank_offsets: bool = False,
                  damped: bool = False, readers: int = 1, scales: bool = False,
-                 reader_clicks: bool = False):
+                 reader_clicks: bool = False, upward: bool = False):
         self.pairs, self.reader, self.readers = pairs, reader, readers
         self.damped = damped
         self.rank_offsets = rank_offsets and not scales     # added to the click logit
@@ -156,7 +162,14 @@ class Layout:
         self.shares = slice(self.kappa + damped, self.kappa + damped + readers - 1)
         self.shifts = slice(self.shares.stop,
                             self.shares.stop + (readers - 1) * reader_clicks)
-        self.size = self.shifts.stop
+        self.upward = upward
+        self.look = self.shifts.stop                    # its logit, with ``upward``
+        self.size = self.shifts.stop + upward
+
+    def upward_factor(self, x, T):
+        """What an arrival by a backward move multiplies its click chance by (1 without
+        ``upward``)."""
+        return 1.0 / (1.0 + T.exp(-x[self.look])) if self.upward else 1.0
 
     def click_shift(self, x, k: int):
         """What reader ``k`` adds to every click logit: 0 for reader 1 and without
@@ -178,11 +191,12 @@ class Layout:
         return T.exp(self.log_weights(x, T))
 
 
-def chain(c, rho, mv, T):
-    """``(g, z, K, E)`` per configuration (``c``: ``(G, N)`` click chances) and the
-    arrival matrices (for the no-click tables)."""
+def chain(c, rho, mv, T, up=1.0):
+    """``(g, z, K, E)`` per configuration (``c``: ``(G, N)`` click chances; an arrival
+    by a backward move clicks with ``up`` times the chance) and the arrival matrices (for
+    the no-click tables)."""
     G = c.shape[0]
-    ct = c[:, RANK_OF[TGT]]                                            # (G, moves)
+    ct = c[:, RANK_OF[TGT]] * (1.0 + (up - 1.0) * UPWARD)              # (G, moves)
     mats = []
     for F, B, L in mv:
         w = T.concatenate([F[DIR_OF[SRC_F], RANK_OF[SRC_F]], B[DIR_OF[SRC_B], RANK_OF[SRC_B]]]) \
@@ -243,7 +257,8 @@ def _reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, k):
     import pytensor.tensor as pt
 
     c, rho, mv = unpack(x, lay, pair_of_cfg, pt, k)
-    g, z, K, E, _ = chain(c, rho, mv, pt)
+    up = lay.upward_factor(x, pt)
+    g, z, K, E, _ = chain(c, rho, mv, pt, up)
     lengths = np.array([len(s) for s in seqs])
     out = pt.zeros(len(seqs))
     empty = np.flatnonzero(lengths == 0)
@@ -271,7 +286,7 @@ def _reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, k):
         clicked = ((combos[:, None] % (1 << N)) >> np.arange(N)) & 1       # (combos, N)
         kappa = 1.0 / (1.0 + pt.exp(-x[lay.kappa]))
         damp = 1.0 - (1.0 - kappa) * clicked
-        _, _, Kd, Ed, _ = chain(c[combos // (1 << N)] * damp, rho, mv, pt)
+        _, _, Kd, Ed, _ = chain(c[combos // (1 << N)] * damp, rho, mv, pt, up)
     else:
         combo = np.broadcast_to(cfg[order][:, None], seq.shape)
         Kd, Ed = K, E
@@ -329,7 +344,8 @@ def marginal_no_click(x, lay, pair_of_cfg):
     F, B, L = mv[0]
     w = pt.concatenate([F[DIR_OF[SRC_F], RANK_OF[SRC_F]], B[DIR_OF[SRC_B], RANK_OF[SRC_B]]])
     P = (w @ SCATTER).reshape((S, S))                          # the moves alone
-    keep = 1.0 - c[:, :, None] * AT_RANK[None, :, :]           # (G, N, S): into a state
+    look = 1.0 + (lay.upward_factor(x, pt) - 1.0) * (DIR_OF == 1)
+    keep = 1.0 - c[:, :, None] * (AT_RANK * look)[None, :, :]  # (G, N, S): into a state
     start = keep * np.eye(S)[0]                                # the first arrival, rank 1
     cut = np.eye(S) - P[None, None, :, :] * keep[:, :, None, :]
     visits = pt.linalg.solve(pt.swapaxes(cut, -1, -2), start[..., None], b_ndim=2)[..., 0]
@@ -380,7 +396,7 @@ def after_decision(x, lay, pair_of_cfg, k: int = 0):
     ``(G, 2S)``, the leave vector ``(2S,)`` and the click chances ``(G, N)``."""
     _clicks_do_not_steer(lay)
     c, rho, mv = unpack(x, lay, pair_of_cfg, np, k)
-    (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(c, rho, mv, np)[4]
+    (Qs, Cs, Ls), (Qc, Cc, Lc) = chain(c, rho, mv, np, lay.upward_factor(x, np))[4]
     start = np.zeros((c.shape[0], 2 * S))
     start[:, 0], start[:, S] = 1 - c[:, 0], c[:, 0]
     return np.block([[Qs, Cs], [Qc, Cc]]), start, np.r_[Ls, Lc], c
@@ -441,7 +457,8 @@ def exact_probability(x, lay, pair_of_cfg, seq) -> float:
 def _reader_probability(x, lay, pair_of_cfg, seq, k) -> float:
     """:func:`exact_probability` of reader ``k`` alone."""
     c, rho, mv = unpack(x, lay, pair_of_cfg[:1], np, k)
-    g, z, K, E, _ = chain(c, rho, mv, np)
+    up = lay.upward_factor(x, np)
+    g, z, K, E, _ = chain(c, rho, mv, np, up)
     if not seq:
         return float(z[0])
     kappa = 1.0 / (1.0 + np.exp(-x[lay.kappa])) if lay.damped else 1.0
@@ -449,7 +466,7 @@ def _reader_probability(x, lay, pair_of_cfg, seq, k) -> float:
 
     def after(j):
         clicked[j] = 1.0
-        return chain(c * (1.0 - (1.0 - kappa) * clicked), rho, mv, np)
+        return chain(c * (1.0 - (1.0 - kappa) * clicked), rho, mv, np, up)
 
     alpha = g[0] * AT_RANK[seq[0]]
     _, _, K, E, _ = after(seq[0])
@@ -462,11 +479,13 @@ def _reader_probability(x, lay, pair_of_cfg, seq, k) -> float:
 def simulate_damped(x, lay, pages: int, rng, k: int = 0) -> tuple[dict, int]:
     """Click sequences (with their counts) and arrivals of ``pages`` pages of the first
     configuration read by reader ``k``, simulated step by step: a result clicked before on
-    the page clicks again at a later arrival with ``kappa c``; right after a click, a
-    repeat with ``rho``."""
+    the page clicks again at a later arrival with ``kappa c`` (``lay.damped``; ``c``
+    without), an arrival by a backward move with ``lay.upward_factor`` times that; right
+    after a click, a repeat with ``rho``."""
     c, rho, mv = unpack(x, lay, np.arange(N)[None, :], np, k)
     c = c[0]
-    kappa = 1.0 / (1.0 + np.exp(-x[lay.kappa]))
+    kappa = 1.0 / (1.0 + np.exp(-x[lay.kappa])) if lay.damped else 1.0
+    look = lay.upward_factor(x, np)
     seen, arrivals = {}, 0
     for _ in range(pages):
         i = up = 0
@@ -474,7 +493,7 @@ def simulate_damped(x, lay, pages: int, rng, k: int = 0) -> tuple[dict, int]:
         while True:
             arrivals += 1
             g = 0
-            if rng.random() < c[i] * (kappa if i in clicks else 1.0):
+            if rng.random() < c[i] * (kappa if i in clicks else 1.0) * (look if up else 1.0):
                 clicks.append(i)
                 while rng.random() < rho[i]:
                     clicks.append(i)
@@ -494,21 +513,26 @@ def simulate_damped(x, lay, pages: int, rng, k: int = 0) -> tuple[dict, int]:
 def check(pages: int = 200_000, seed: int = 3) -> None:
     """The chain of this script against pages simulated step by step from the walk's
     definition (by ``bench_decision_once.simulate`` with kappa = 1 for fresh re-clicks,
-    by :func:`simulate_damped` for damped ones), for each reader; for a mixture of two,
+    by :func:`simulate_damped` for damped ones and for a factor on the arrivals by a
+    backward move), for each reader; for a mixture of two,
     each page's reader drawn first with the readers' shares."""
     import pytensor
     import pytensor.tensor as pt
 
     rng = np.random.default_rng(seed)
-    for reader, damped, readers, shifts in ((Reader(False, False), False, 1, False),
-                                            (Reader(True, False), False, 1, False),
-                                            (Reader(True, True), False, 1, False),
-                                            (Reader(True, False), True, 1, False),
-                                            (Reader(True, False), False, 2, False),
-                                            (Reader(True, False), True, 2, False),
-                                            (Reader(True, False), False, 2, True),
-                                            (Reader(True, False), True, 2, True)):
-        lay = Layout(N, reader, damped=damped, readers=readers, reader_clicks=shifts)
+    cases = [(Reader(False, False), False, 1, False, False),
+             (Reader(True, False), False, 1, False, False),
+             (Reader(True, True), False, 1, False, False),
+             (Reader(True, False), True, 1, False, False),
+             (Reader(True, False), False, 2, False, False),
+             (Reader(True, False), True, 2, False, False),
+             (Reader(True, False), False, 2, True, False),
+             (Reader(True, False), True, 2, True, False),
+             (Reader(True, False), False, 1, False, True),
+             (Reader(True, False), True, 1, False, True)]
+    for reader, damped, readers, shifts, upward in cases:
+        lay = Layout(N, reader, damped=damped, readers=readers, reader_clicks=shifts,
+                     upward=upward)
         x = rng.normal(0, 0.8, lay.size)
         x[:N] -= 0.5
         pair_of_cfg = np.arange(N)[None, :]                 # one page: pair i at rank i
@@ -516,10 +540,13 @@ def check(pages: int = 200_000, seed: int = 3) -> None:
             x[lay.kappa] = -1.0
         if shifts:
             x[lay.shifts] = 1.2                             # reader 2 clicks more
+        if upward:
+            x[lay.look] = -1.0                              # a look upward: 0.27 c
+            x[lay.moveses[0]] += 1.0                        # walks long enough to show it
         share = lay.weights(x, np)
         seen, arrivals = {}, 0
         for k, n in enumerate(rng.multinomial(pages, share)):
-            if damped:
+            if damped or upward:
                 got, more = simulate_damped(x, lay, n, rng, k)
             else:
                 # the same walk in bench_decision_once's layout: clicks, kappa, repeats,
@@ -564,7 +591,8 @@ def check(pages: int = 200_000, seed: int = 3) -> None:
             (f", a mixture of {readers} (shares {np.round(share, 3).tolist()})"
              if readers > 1 else "") + \
             (f", reader 2's click logits shifted by {x[lay.shifts][0]:+.2f}" if shifts
-             else "")
+             else "") + (", arrivals by a backward move click with 0.27 c" if upward
+                         else "")
         print(f"check ({what}): {pages:,} simulated pages, largest |simulated - "
               f"exact| / se over the {len(top)} click sequences seen at least 50 times and "
               f"the 10 click probabilities and the 11 of the number of ranks clicked: "
@@ -659,7 +687,8 @@ def independent_counts(p) -> np.ndarray:
 def study(name: str, readers, prior_sd: float, per_rank: bool = False,
           known: bool = True, rank_offsets: bool = False, damped: bool = False,
           mixture: int = 1, scales: bool = False, reader_clicks: bool = False,
-          marginal: bool = False) -> tuple[list[tuple], list[tuple], list[tuple]]:
+          marginal: bool = False, upward: bool = False
+          ) -> tuple[list[tuple], list[tuple], list[tuple]]:
     """The rows of one log (each reader fitted at the mode, then PBM and UBM) and their
     held-out perplexity and mean ``P(C_r = 1)`` at each rank.  With
     ``per_rank`` every page's "pair" at rank ``i`` is rank ``i`` (one click chance per
@@ -705,7 +734,7 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         te_clicked.sum(1).astype(int), minlength=N + 1) / len(te_clicked)))]
     for reader in readers:
         lay = Layout(len(pairs), reader, rank_offsets, damped, mixture, scales,
-                     reader_clicks)
+                     reader_clicks, upward)
         if marginal:
             x, seconds = fit_marginals(lay, cfgs, tr_cfg.ravel(), tr_clicked, prior_sd)
         else:
@@ -730,7 +759,9 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
             (", click offsets by rank" if rank_offsets else "") + \
             (", click scales by rank" if scales else "") + \
             (f", damped re-clicks (kappa {1 / (1 + np.exp(-x[lay.kappa])):.3f})" if damped
-             else "") + (", fitted to the per-rank marginals" if marginal else "")
+             else "") + (", fitted to the per-rank marginals" if marginal else "") + \
+            (f", a look upward clicks with {lay.upward_factor(x, np):.3f} of the chance"
+             if upward else "")
         if mixture > 1:
             how += ", a mixture: " + "; ".join(
                 f"{w:.2f} of pages E[H] {weight @ a:.2f}"
@@ -804,6 +835,9 @@ def main() -> None:
                     help="fit each reader to the per-rank marginals instead of the click "
                          "sequences (a composite likelihood, clicks treated as independent "
                          "as in PBM's: a diagnostic)")
+    ap.add_argument("--upward-look", action="store_true",
+                    help="an arrival by a backward move (a rank seen before) clicks with a "
+                         "learned factor of the chance")
     ap.add_argument("--prior-sd", type=float, default=1.5,
                     help="the sd of the pairs' logits around their mean")
     args = ap.parse_args()
@@ -831,7 +865,8 @@ def main() -> None:
     for name in present_logs(args.logs):
         got = study(name, readers, args.prior_sd, args.per_rank, not args.all_test_pages,
                     args.rank_offsets, args.damped_reclicks, args.readers,
-                    args.rank_scales, args.reader_clicks, args.marginal_fit)
+                    args.rank_scales, args.reader_clicks, args.marginal_fit,
+                    args.upward_look)
         rows, per_rank, counts = rows + got[0], per_rank + got[1], counts + got[2]
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",
                        "perplexity", "cond. perplexity", "E[H]", "distinct ranks examined",
