@@ -65,9 +65,10 @@ A second table gives each model's held-out perplexity at every rank and its mean
 ``P(C_r = 1)`` beside the held-out pages' click rate, and the perplexity left after each
 rank's probabilities are recalibrated on the held-out pages (:func:`recalibrated`).
 A third gives the law of the number of distinct ranks clicked on a held-out page, observed,
-each reader's (exact, :func:`clicked_counts`) and PBM's (independent clicks), and for each
-reader a table says where its held-out log-loss exceeds PBM's, by how often the pair at a
-(page, rank) was shown in training (:func:`gap_by_impressions`).
+each reader's (exact, :func:`clicked_counts`) and PBM's (independent clicks: the
+Poisson-binomial law), and for each reader a table says where its held-out log-loss
+exceeds PBM's, by how often the pair at a (page, rank) was shown in training
+(:func:`gap_by_impressions`).
 E[H]: expected arrivals per training page; the distinct ranks examined: the sum over
 ranks of the probability that the rank is examined at least once (eye-tracking's count).
 """
@@ -97,6 +98,7 @@ from click_model_peers import (  # noqa: E402
 )
 
 from bayeschain.inference import click_metrics  # noqa: E402
+from bayeschain.measures.eprum import poisson_binomial  # noqa: E402
 
 N = RANKS
 S = 2 * N                                       # states (i, u), u-major: k = u N + i
@@ -191,6 +193,13 @@ class Layout:
         return T.exp(self.log_weights(x, T))
 
 
+def move_weights(F, B, T):
+    """The probability of each move (forward moves first, as ``SRC``/``TGT``) from the
+    forward and backward move tables ``(2, N)`` by the way the user came."""
+    forward, backward = F[DIR_OF[SRC_F], RANK_OF[SRC_F]], B[DIR_OF[SRC_B], RANK_OF[SRC_B]]
+    return np.r_[forward, backward] if T is np else T.concatenate([forward, backward])
+
+
 def chain(c, rho, mv, T, up=1.0):
     """``(g, z, K, E)`` per configuration (``c``: ``(G, N)`` click chances; an arrival
     by a backward move clicks with ``up`` times the chance) and the arrival matrices (for
@@ -199,9 +208,7 @@ def chain(c, rho, mv, T, up=1.0):
     ct = c[:, RANK_OF[TGT]] * (1.0 + (up - 1.0) * UPWARD)              # (G, moves)
     mats = []
     for F, B, L in mv:
-        w = T.concatenate([F[DIR_OF[SRC_F], RANK_OF[SRC_F]], B[DIR_OF[SRC_B], RANK_OF[SRC_B]]]) \
-            if T is not np else np.r_[F[DIR_OF[SRC_F], RANK_OF[SRC_F]],
-                                      B[DIR_OF[SRC_B], RANK_OF[SRC_B]]]
+        w = move_weights(F, B, T)
         Q = ((w * (1 - ct)) @ SCATTER).reshape((G, S, S))
         C = ((w * ct) @ SCATTER).reshape((G, S, S))
         mats.append((Q, C, L[DIR_OF, RANK_OF]))
@@ -307,14 +314,20 @@ def _reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, k):
 
 def fit(lay, pair_of_cfg, cfg, seqs, counts, prior_sd):
     """The posterior mode (L-BFGS on PyTensor's exact gradient) and its seconds."""
+    return posterior_mode(lay, lambda x: (counts * sequence_log_likelihoods(
+        x, lay, pair_of_cfg, cfg, seqs)).sum(), prior_sd)
+
+
+def posterior_mode(lay, log_likelihood, prior_sd):
+    """The mode of ``log_likelihood(x)`` (a PyTensor graph of the parameter vector) plus
+    the log prior (the pairs' logits Normal(mean, ``prior_sd``), the rest Normal(0, 3)),
+    by L-BFGS on PyTensor's exact gradient, and its seconds."""
     import pytensor
     import pytensor.tensor as pt
     from scipy.optimize import minimize
 
     x = pt.dvector("x")
-    ll = (counts * sequence_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs)).sum()
-    m = x[lay.mean]
-    lp = ll - 0.5 * ((x[:lay.pairs] - m) ** 2).sum() / prior_sd**2 \
+    lp = log_likelihood(x) - 0.5 * ((x[:lay.pairs] - x[lay.mean]) ** 2).sum() / prior_sd**2 \
         - 0.5 * (x[lay.pairs:] ** 2).sum() / 9.0
     fn = pytensor.function([x], [-lp, -pytensor.grad(lp, x)])
     x0 = np.zeros(lay.size)
@@ -342,8 +355,7 @@ def marginal_no_click(x, lay, pair_of_cfg):
                          "re-clicks")
     c, _, mv = unpack(x, lay, pair_of_cfg, pt)
     F, B, L = mv[0]
-    w = pt.concatenate([F[DIR_OF[SRC_F], RANK_OF[SRC_F]], B[DIR_OF[SRC_B], RANK_OF[SRC_B]]])
-    P = (w @ SCATTER).reshape((S, S))                          # the moves alone
+    P = (move_weights(F, B, pt) @ SCATTER).reshape((S, S))     # the moves alone
     look = 1.0 + (lay.upward_factor(x, pt) - 1.0) * (DIR_OF == 1)
     keep = 1.0 - c[:, :, None] * (AT_RANK * look)[None, :, :]  # (G, N, S): into a state
     start = keep * np.eye(S)[0]                                # the first arrival, rank 1
@@ -357,28 +369,18 @@ def fit_marginals(lay, pair_of_cfg, page_cfg, clicked, prior_sd):
     (a composite likelihood: ``sum_{page, r} log P(C_r = c_r)``, the clicks of a page
     treated as independent, as PBM's likelihood does) and its seconds: a diagnostic of
     what the reader's marginals can fit, not a posterior."""
-    import pytensor
     import pytensor.tensor as pt
-    from scipy.optimize import minimize
 
     G = pair_of_cfg.shape[0]
     pages = np.bincount(page_cfg, minlength=G).astype(float)
     ones = np.zeros((G, N))
     np.add.at(ones, page_cfg, clicked.astype(float))
-    x = pt.dvector("x")
-    q = pt.clip(marginal_no_click(x, lay, pair_of_cfg), 1e-12, 1.0 - 1e-12)
-    ll = ((pages[:, None] - ones) * pt.log(q) + ones * pt.log1p(-q)).sum()
-    lp = ll - 0.5 * ((x[:lay.pairs] - x[lay.mean]) ** 2).sum() / prior_sd**2 \
-        - 0.5 * (x[lay.pairs:] ** 2).sum() / 9.0
-    fn = pytensor.function([x], [-lp, -pytensor.grad(lp, x)])
-    x0 = np.zeros(lay.size)
-    x0[:lay.pairs + 1] = -1.0
-    x0[lay.rhos[0]] = -2.0
-    t = time.perf_counter()
-    res = minimize(fn, x0, jac=True, method="L-BFGS-B", options={"maxiter": 10000})
-    if not res.success:
-        raise SystemExit(f"L-BFGS did not converge: {res.message}")
-    return res.x, time.perf_counter() - t
+
+    def log_likelihood(x):
+        q = pt.clip(marginal_no_click(x, lay, pair_of_cfg), 1e-12, 1.0 - 1e-12)
+        return ((pages[:, None] - ones) * pt.log(q) + ones * pt.log1p(-q)).sum()
+
+    return posterior_mode(lay, log_likelihood, prior_sd)
 
 
 def _clicks_do_not_steer(lay) -> None:
@@ -673,17 +675,6 @@ def gap_by_impressions(clicked, p_click, p_peer, shown) -> str:
                         "share of the excess", "2^(mean bits)", "peer's 2^(mean bits)"))
 
 
-def independent_counts(p) -> np.ndarray:
-    """``(pages, N + 1)``: the law of the number of clicks on each page when its ranks
-    click independently with ``p`` (``(pages, N)``; PBM's): the Poisson-binomial law."""
-    out = np.zeros((p.shape[0], p.shape[1] + 1))
-    out[:, 0] = 1.0
-    for r in range(p.shape[1]):
-        out[:, 1:] = out[:, 1:] * (1 - p[:, r:r + 1]) + out[:, :-1] * p[:, r:r + 1]
-        out[:, 0] *= 1 - p[:, r]
-    return out
-
-
 def study(name: str, readers, prior_sd: float, per_rank: bool = False,
           known: bool = True, rank_offsets: bool = False, damped: bool = False,
           mixture: int = 1, scales: bool = False, reader_clicks: bool = False,
@@ -789,7 +780,7 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
                      f"{r.perplexity:.4f}", f"{r.conditional_perplexity:.4f}", "", "", ""))
         if peer == "PBM":                        # its clicks are independent given the page
             count_rows.append((name, peer, *(f"{v:.4f}" for v in
-                                             independent_counts(predicted[0]).mean(0))))
+                                             poisson_binomial(predicted[0]).mean(0))))
             impressions = np.bincount(tr_pairs.ravel(), minlength=len(pairs))
             shown = np.where(te_pairs >= 0, impressions[np.maximum(te_pairs, 0)], 0)
             what = "rank" if per_rank else "(query, document) pair"

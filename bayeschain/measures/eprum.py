@@ -57,6 +57,20 @@ def seen_probabilities(nav) -> np.ndarray:
     return 1.0 - np.cumprod(1.0 - p, axis=0)
 
 
+def poisson_binomial(probs) -> np.ndarray:
+    """``(rows, t + 1)``: the law of the number of successes among ``t`` independent
+    Bernoulli trials with the success probabilities of each row of ``probs`` ``(rows, t)``
+    (the Poisson-binomial law, by the dynamic programme that adds one trial at a time)."""
+    probs = np.asarray(probs, dtype=float)
+    law = np.zeros((probs.shape[0], probs.shape[1] + 1))
+    law[:, 0] = 1.0
+    for j in range(probs.shape[1]):
+        pj = probs[:, j:j + 1]
+        law[:, 1:] = law[:, 1:] * (1 - pj) + law[:, :-1] * pj
+        law[:, 0] *= 1 - pj[:, 0]
+    return law
+
+
 def discovered_distribution(nav, ideal, *, method: str = "exact") -> np.ndarray:
     """``P(F_k = f)`` for ``k = 0..N`` (rows; ``F_0 = 0``) and ``f = 0..t`` (columns).
 
@@ -79,13 +93,7 @@ def discovered_distribution(nav, ideal, *, method: str = "exact") -> np.ndarray:
     t = probs.shape[1]
     if method == "exact":
         _check_work(probs.shape[0], t, 1)
-        law = np.zeros((probs.shape[0], t + 1))
-        law[:, 0] = 1.0
-        for j in range(t):  # add one ideal element at a time
-            pj = probs[:, j:j + 1]
-            law[:, 1:] = law[:, 1:] * (1 - pj) + law[:, :-1] * pj
-            law[:, 0] *= 1 - pj[:, 0]
-        return law
+        return poisson_binomial(probs)
     if method == "normal":
         from scipy.special import ndtr  # the normal CDF (scipy.stats loads in ~1 s)
 
