@@ -3,7 +3,7 @@ r"""A reader who keeps a direction, with attractiveness per document: a study at
     python3 benchmarks/bench_reader_direction.py [--logs wscd clara2 trec] [--check]
         [--click-moves | --damped-reclicks] [--prior-sd 1.5] [--per-rank | --rank-offsets]
         [--rank-scales] [--direction-only] [--all-test-pages] [--readers 2 [--reader-clicks]]
-        [--marginal-fit] [--upward-look]
+        [--marginal-fit] [--upward-look] [--query-readers {apart,moves}]
 
 ``bench_decision_once.py --direction`` found, with one click chance per rank, that a reader
 with moves of their own after arriving by a backward move (reading up the page) examines
@@ -61,6 +61,12 @@ probabilities per rank can fit, not a posterior (:func:`fit_marginals`).
 before, clicks with a learned factor times the chance (its logit Normal(0, 3)), exact on
 these states (a re-examination by a forward move keeps its fresh chance): a test of
 whether the likelihood wants a second look to click less.
+``--query-readers``: each query's pages fitted on their own (:func:`fit_by_query`):
+``apart`` shares nothing between queries (documents, their mean, offsets, repeats, moves);
+``moves`` holds the mean, offsets and kappa at a fit of the whole log and gives each query
+its own repeats and moves (a reader per query).  WSCD's 20 queries have 141 to 17,941
+training pages each (median 541).  The held-out configurations are keyed by their query
+(a page whose pairs were all unseen in training shows no query otherwise).
 A second table gives each model's held-out perplexity at every rank and its mean
 ``P(C_r = 1)`` beside the held-out pages' click rate, and the perplexity left after each
 rank's probabilities are recalibrated on the held-out pages (:func:`recalibrated`).
@@ -312,16 +318,17 @@ def _reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, k):
     return pt.set_subtensor(out[order], logs + pt.log(end))
 
 
-def fit(lay, pair_of_cfg, cfg, seqs, counts, prior_sd):
+def fit(lay, pair_of_cfg, cfg, seqs, counts, prior_sd, fixed=None):
     """The posterior mode (L-BFGS on PyTensor's exact gradient) and its seconds."""
     return posterior_mode(lay, lambda x: (counts * sequence_log_likelihoods(
-        x, lay, pair_of_cfg, cfg, seqs)).sum(), prior_sd)
+        x, lay, pair_of_cfg, cfg, seqs)).sum(), prior_sd, fixed)
 
 
-def posterior_mode(lay, log_likelihood, prior_sd):
+def posterior_mode(lay, log_likelihood, prior_sd, fixed=None):
     """The mode of ``log_likelihood(x)`` (a PyTensor graph of the parameter vector) plus
     the log prior (the pairs' logits Normal(mean, ``prior_sd``), the rest Normal(0, 3)),
-    by L-BFGS on PyTensor's exact gradient, and its seconds."""
+    by L-BFGS on PyTensor's exact gradient, and its seconds; ``fixed`` ``(indices,
+    values)`` holds those entries at their values (bounds of zero width)."""
     import pytensor
     import pytensor.tensor as pt
     from scipy.optimize import minimize
@@ -336,8 +343,15 @@ def posterior_mode(lay, log_likelihood, prior_sd):
         x0[lay.rhos[k]] = -2.0
         x0[lay.moveses[k]] = -1.5 * k
     x0[lay.shifts] = 0.5                         # and later ones click more
+    bounds = None
+    if fixed is not None:
+        x0[fixed[0]] = fixed[1]
+        bounds = [(None, None)] * lay.size
+        for i, v in zip(*fixed, strict=True):
+            bounds[i] = (v, v)
     t = time.perf_counter()
-    res = minimize(fn, x0, jac=True, method="L-BFGS-B", options={"maxiter": 10000})
+    res = minimize(fn, x0, jac=True, method="L-BFGS-B", bounds=bounds,
+                   options={"maxiter": 10000})
     if not res.success:
         raise SystemExit(f"L-BFGS did not converge: {res.message}")
     return res.x, time.perf_counter() - t
@@ -381,6 +395,36 @@ def fit_marginals(lay, pair_of_cfg, page_cfg, clicked, prior_sd):
         return ((pages[:, None] - ones) * pt.log(q) + ones * pt.log1p(-q)).sum()
 
     return posterior_mode(lay, log_likelihood, prior_sd)
+
+
+def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared=None):
+    """Each query's pages fitted on their own (its documents, mean, offsets, repeats and
+    moves; the log's queries share nothing; with ``shared``, a fit of the whole log, the
+    mean, offsets and kappa are held at its values and each query has its own repeats and
+    moves only, a reader per query): the held-out configurations' no-click
+    tables, the training configurations' expected arrivals and probabilities of each rank
+    examined, the seconds of the fits and each query's parameter vector.  This asks how
+    much the readers of different queries differ and what that is worth on held-out
+    clicks, where each query has hundreds of pages or more (WSCD)."""
+    tables = np.empty((len(te_cfgs), 1 << N))
+    arrivals, seen, seconds, xs = np.empty(len(cfgs)), np.empty((len(cfgs), N)), 0.0, []
+    cfg_of_unit, seqs, counts = (units["cfg"].to_numpy(), list(units["seq"]),
+                                 units["n"].to_numpy(float))
+    fixed = None
+    if shared is not None:
+        at = np.r_[lay.mean, np.arange(lay.size)[lay.offsets],
+                   np.array([lay.kappa] * lay.damped, dtype=int)]
+        fixed = (at, shared[at])
+    for k in range(tr_query.max() + 1):
+        mine, theirs = np.flatnonzero(tr_query == k), np.flatnonzero(tr_query[cfg_of_unit] == k)
+        x, spent = fit(lay, cfgs[mine], np.searchsorted(mine, cfg_of_unit[theirs]),
+                       [seqs[u] for u in theirs], counts[theirs], prior_sd, fixed)
+        seconds += spent
+        xs.append(x)
+        held = np.flatnonzero(te_query == k)
+        tables[held] = no_click_tables(x, lay, te_cfgs[held])
+        arrivals[mine], seen[mine], _ = profile(x, lay, cfgs[mine])
+    return tables, arrivals, seen, seconds, xs
 
 
 def _clicks_do_not_steer(lay) -> None:
@@ -678,14 +722,17 @@ def gap_by_impressions(clicked, p_click, p_peer, shown) -> str:
 def study(name: str, readers, prior_sd: float, per_rank: bool = False,
           known: bool = True, rank_offsets: bool = False, damped: bool = False,
           mixture: int = 1, scales: bool = False, reader_clicks: bool = False,
-          marginal: bool = False, upward: bool = False
+          marginal: bool = False, upward: bool = False, by_query: str | None = None
           ) -> tuple[list[tuple], list[tuple], list[tuple]]:
     """The rows of one log (each reader fitted at the mode, then PBM and UBM) and their
     held-out perplexity and mean ``P(C_r = 1)`` at each rank.  With
     ``per_rank`` every page's "pair" at rank ``i`` is rank ``i`` (one click chance per
     rank, the states of bench_decision_once.py's study without the depth); with
     ``mixture`` > 1 each page is read by one of that many readers of the same kind, each
-    with its own repeats and moves (the documents shared), in learned shares."""
+    with its own repeats and moves (the documents shared), in learned shares; with
+    ``by_query`` each query's pages are fitted on their own (:func:`fit_by_query`:
+    ``"apart"``, sharing nothing, or ``"moves"``, each with its own repeats and moves and
+    the rest held at a fit of the whole log)."""
     log = load_log(name)
     train, test = log.split(0.25, seed=0)
     tr_serps, tr_q, tr_d, tr_clicked = _full_pages(train)
@@ -714,6 +761,20 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
     units = units.groupby(["cfg", "seq"]).size().reset_index(name="n")
     te_cfgs, te_cfg = np.unique(te_pairs, axis=0, return_inverse=True)
     te_cfg = te_cfg.ravel()
+    if by_query:
+        if per_rank or not known or marginal or upward or mixture > 1:
+            raise SystemExit("a reader per query takes documents, held-out pages whose query "
+                             "occurs in training, one reader")
+        queries = pd.Index(pd.unique(tr_q))
+        tr_query = np.full(len(cfgs), -1)
+        tr_query[tr_cfg.ravel()] = queries.get_indexer(tr_q)
+        if not np.array_equal(tr_query[tr_cfg.ravel()], queries.get_indexer(tr_q)):
+            raise SystemExit("a training configuration is shown for two queries")
+        # a held-out page whose pairs were all unseen in training has no query in its
+        # pairs: held-out configurations are keyed by the query as well
+        keyed, te_cfg = np.unique(np.c_[te_pairs, queries.get_indexer(te_q)], axis=0,
+                                  return_inverse=True)
+        te_cfgs, te_query, te_cfg = keyed[:, :N], keyed[:, N], te_cfg.ravel()
     print(f"{name}: {len(tr_serps):,} training pages, {len(pairs):,} pairs, {len(cfgs):,} "
           f"configurations, {len(units):,} (configuration, click sequence) units; "
           f"{len(te_q):,} test pages", flush=True)
@@ -726,12 +787,21 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
     for reader in readers:
         lay = Layout(len(pairs), reader, rank_offsets, damped, mixture, scales,
                      reader_clicks, upward)
-        if marginal:
+        if by_query:
+            shared, seconds = fit(lay, cfgs, units["cfg"].to_numpy(), list(units["seq"]),
+                                  units["n"].to_numpy(float), prior_sd) \
+                if by_query == "moves" else (None, 0.0)
+            tables, arrivals, seen, spent, xs = fit_by_query(
+                lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared)
+            seconds += spent
+        elif marginal:
             x, seconds = fit_marginals(lay, cfgs, tr_cfg.ravel(), tr_clicked, prior_sd)
         else:
             x, seconds = fit(lay, cfgs, units["cfg"].to_numpy(), list(units["seq"]),
                              units["n"].to_numpy(float), prior_sd)
-        tables = no_click_tables(x, lay, te_cfgs)
+        if not by_query:
+            tables = no_click_tables(x, lay, te_cfgs)
+            arrivals, seen, by_reader = profile(x, lay, cfgs)
         p_click, p_obs = np.empty(te_clicked.shape), np.empty(te_clicked.shape)
         for gi in range(len(te_cfgs)):
             at = te_cfg == gi
@@ -743,17 +813,32 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         per_rank_rows.append((name, label, *(f"{v:.4f}" for v in m.perplexity_at_rank),
                               *(f"{v:.3f}" for v in p_click.mean(0)), f"{again:.4f}",
                               f"{low:.2f}-{high:.2f}"))
-        arrivals, seen, by_reader = profile(x, lay, cfgs)
         weight = np.bincount(tr_cfg.ravel(), minlength=len(cfgs)) / len(tr_serps)
-        eh, seen = weight @ arrivals, weight @ seen
+        eh, seen_all, seen = weight @ arrivals, seen, weight @ seen
         how = ("clicks per rank" if per_rank else "per document") + \
             (", click offsets by rank" if rank_offsets else "") + \
             (", click scales by rank" if scales else "") + \
-            (f", damped re-clicks (kappa {1 / (1 + np.exp(-x[lay.kappa])):.3f})" if damped
-             else "") + (", fitted to the per-rank marginals" if marginal else "") + \
+            (f", damped re-clicks (kappa {1 / (1 + np.exp(-x[lay.kappa])):.3f})"
+             if damped and not by_query else "") + \
+            (", damped re-clicks (kappa per query " + " / ".join(
+                f"{v:.2f}" for v in np.percentile(
+                    [1 / (1 + np.exp(-v[lay.kappa])) for v in xs], [0, 50, 100])) +
+             ": least / median / most)" if damped and by_query else "") + \
+            (", fitted to the per-rank marginals" if marginal else "") + \
             (f", a look upward clicks with {lay.upward_factor(x, np):.3f} of the chance"
              if upward else "")
-        if mixture > 1:
+        if by_query:
+            per_query = np.array([weight[tr_query == k] @ arrivals[tr_query == k] /
+                                  weight[tr_query == k].sum() for k in range(len(queries))])
+            ranks_seen = np.array([weight[tr_query == k] @ seen_all[tr_query == k].sum(1) /
+                                   weight[tr_query == k].sum() for k in range(len(queries))])
+            how += (", a reader per query (its repeats and moves; the rest from the whole log)"
+                    if by_query == "moves" else ", each query's pages fitted on their own") + \
+                (f" ({len(queries)} queries; E[H] "
+                    f"{per_query.min():.2f} to {per_query.max():.2f}, median "
+                    f"{np.median(per_query):.2f}; distinct ranks examined "
+                    f"{ranks_seen.min():.2f} to {ranks_seen.max():.2f})")
+        elif mixture > 1:
             how += ", a mixture: " + "; ".join(
                 f"{w:.2f} of pages E[H] {weight @ a:.2f}"
                 for w, a in zip(lay.weights(x, np), by_reader, strict=True))
@@ -778,6 +863,17 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
                               f"{low:.2f}-{high:.2f}"))
         rows.append((name, peer, len(q), r.pages, "", f"{r.log_likelihood:.4f}",
                      f"{r.perplexity:.4f}", f"{r.conditional_perplexity:.4f}", "", "", ""))
+        if by_query:                        # the peer fitted to each query's pages alone
+            mine = np.empty_like(te[2], dtype=float), np.empty_like(te[2], dtype=float)
+            for one in np.unique(np.asarray(te[0])):
+                on, held = np.asarray(q) == one, np.asarray(te[0]) == one
+                got = MODELS[peer]().fit(*(np.asarray(v)[on] for v in (q, d, clicks)))\
+                    .predict(*(np.asarray(v)[held] for v in te))
+                mine[0][held], mine[1][held] = got
+            r = click_metrics(te[2], *mine)
+            rows.append((name, f"{peer}, each query's pages fitted on their own", len(q),
+                         r.pages, "", f"{r.log_likelihood:.4f}", f"{r.perplexity:.4f}",
+                         f"{r.conditional_perplexity:.4f}", "", "", ""))
         if peer == "PBM":                        # its clicks are independent given the page
             count_rows.append((name, peer, *(f"{v:.4f}" for v in
                                              poisson_binomial(predicted[0]).mean(0))))
@@ -829,6 +925,10 @@ def main() -> None:
     ap.add_argument("--upward-look", action="store_true",
                     help="an arrival by a backward move (a rank seen before) clicks with a "
                          "learned factor of the chance")
+    ap.add_argument("--query-readers", choices=["apart", "moves"],
+                    help="fit each query's pages on their own, sharing nothing (apart) or with "
+                         "its own repeats and moves and the rest held at a fit of the whole "
+                         "log (moves); WSCD's 20 queries have 141 to 17,941 pages each")
     ap.add_argument("--prior-sd", type=float, default=1.5,
                     help="the sd of the pairs' logits around their mean")
     args = ap.parse_args()
@@ -857,7 +957,7 @@ def main() -> None:
         got = study(name, readers, args.prior_sd, args.per_rank, not args.all_test_pages,
                     args.rank_offsets, args.damped_reclicks, args.readers,
                     args.rank_scales, args.reader_clicks, args.marginal_fit,
-                    args.upward_look)
+                    args.upward_look, args.query_readers)
         rows, per_rank, counts = rows + got[0], per_rank + got[1], counts + got[2]
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",
                        "perplexity", "cond. perplexity", "E[H]", "distinct ranks examined",
