@@ -62,11 +62,13 @@ before, clicks with a learned factor times the chance (its logit Normal(0, 3)), 
 these states (a re-examination by a forward move keeps its fresh chance): a test of
 whether the likelihood wants a second look to click less.
 ``--query-readers``: each query's pages fitted on their own (:func:`fit_by_query`):
-``apart`` shares nothing between queries (documents, their mean, offsets, repeats, moves);
-``moves`` holds the mean, offsets and kappa at a fit of the whole log and gives each query
-its own repeats and moves (a reader per query).  WSCD's 20 queries have 141 to 17,941
-training pages each (median 541).  The held-out configurations are keyed by their query
-(a page whose pairs were all unseen in training shows no query otherwise).
+``apart`` shares nothing between queries (documents, their mean, offsets, kappa, repeats,
+moves); ``moves`` holds the documents' mean, the offsets and kappa at a fit of the whole log
+and fits each query's documents, repeats and moves to its pages (a reader per query).
+WSCD's 20 queries have 141 to 17,941 training pages each (median 541); a query without a
+held-out page is fitted and not scored.  The held-out configurations are keyed by their
+query (a page whose pairs were all unseen in training shows no query otherwise).  PBM and
+UBM are then also fitted to each query's pages alone.
 A second table gives each model's held-out perplexity at every rank and its mean
 ``P(C_r = 1)`` beside the held-out pages' click rate, and the perplexity left after each
 rank's probabilities are recalibrated on the held-out pages (:func:`recalibrated`).
@@ -398,10 +400,11 @@ def fit_marginals(lay, pair_of_cfg, page_cfg, clicked, prior_sd):
 
 
 def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared=None):
-    """Each query's pages fitted on their own (its documents, mean, offsets, repeats and
-    moves; the log's queries share nothing; with ``shared``, a fit of the whole log, the
-    mean, offsets and kappa are held at its values and each query has its own repeats and
-    moves only, a reader per query): the held-out configurations' no-click
+    """Each query's pages fitted on their own (its documents, mean, offsets, kappa, repeats
+    and moves; the log's queries share nothing; with ``shared``, a fit of the whole log,
+    the documents' mean, the offsets and kappa are held at its values and each query's
+    documents, repeats and moves are fitted, a reader per query): the held-out
+    configurations' no-click
     tables, the training configurations' expected arrivals and probabilities of each rank
     examined, the seconds of the fits and each query's parameter vector.  This asks how
     much the readers of different queries differ and what that is worth on held-out
@@ -422,7 +425,8 @@ def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared
         seconds += spent
         xs.append(x)
         held = np.flatnonzero(te_query == k)
-        tables[held] = no_click_tables(x, lay, te_cfgs[held])
+        if held.size:                   # a query may have no held-out page
+            tables[held] = no_click_tables(x, lay, te_cfgs[held])
         arrivals[mine], seen[mine], _ = profile(x, lay, cfgs[mine])
     return tables, arrivals, seen, seconds, xs
 
@@ -731,8 +735,8 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
     ``mixture`` > 1 each page is read by one of that many readers of the same kind, each
     with its own repeats and moves (the documents shared), in learned shares; with
     ``by_query`` each query's pages are fitted on their own (:func:`fit_by_query`:
-    ``"apart"``, sharing nothing, or ``"moves"``, each with its own repeats and moves and
-    the rest held at a fit of the whole log)."""
+    ``"apart"``, sharing nothing, or ``"moves"``, the documents' mean, offsets and kappa
+    held at a fit of the whole log), and PBM and UBM are also fitted per query."""
     log = load_log(name)
     train, test = log.split(0.25, seed=0)
     tr_serps, tr_q, tr_d, tr_clicked = _full_pages(train)
@@ -820,10 +824,12 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
             (", click scales by rank" if scales else "") + \
             (f", damped re-clicks (kappa {1 / (1 + np.exp(-x[lay.kappa])):.3f})"
              if damped and not by_query else "") + \
+            (f", damped re-clicks (kappa {1 / (1 + np.exp(-xs[0][lay.kappa])):.3f}, the whole "
+             "log's)" if damped and by_query == "moves" else "") + \
             (", damped re-clicks (kappa per query " + " / ".join(
                 f"{v:.2f}" for v in np.percentile(
                     [1 / (1 + np.exp(-v[lay.kappa])) for v in xs], [0, 50, 100])) +
-             ": least / median / most)" if damped and by_query else "") + \
+             ": least / median / most)" if damped and by_query == "apart" else "") + \
             (", fitted to the per-rank marginals" if marginal else "") + \
             (f", a look upward clicks with {lay.upward_factor(x, np):.3f} of the chance"
              if upward else "")
@@ -832,7 +838,8 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
                                   weight[tr_query == k].sum() for k in range(len(queries))])
             ranks_seen = np.array([weight[tr_query == k] @ seen_all[tr_query == k].sum(1) /
                                    weight[tr_query == k].sum() for k in range(len(queries))])
-            how += (", a reader per query (its repeats and moves; the rest from the whole log)"
+            how += (", a reader per query (the documents' mean, offsets and kappa from the "
+                    "whole log)"
                     if by_query == "moves" else ", each query's pages fitted on their own") + \
                 (f" ({len(queries)} queries; E[H] "
                     f"{per_query.min():.2f} to {per_query.max():.2f}, median "
@@ -927,7 +934,7 @@ def main() -> None:
                          "learned factor of the chance")
     ap.add_argument("--query-readers", choices=["apart", "moves"],
                     help="fit each query's pages on their own, sharing nothing (apart) or with "
-                         "its own repeats and moves and the rest held at a fit of the whole "
+                         "the documents' mean, offsets and kappa held at a fit of the whole "
                          "log (moves); WSCD's 20 queries have 141 to 17,941 pages each")
     ap.add_argument("--prior-sd", type=float, default=1.5,
                     help="the sd of the pairs' logits around their mean")
