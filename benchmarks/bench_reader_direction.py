@@ -404,11 +404,11 @@ def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared
     and moves; the log's queries share nothing; with ``shared``, a fit of the whole log,
     the documents' mean, the offsets and kappa are held at its values and each query's
     documents, repeats and moves are fitted, a reader per query): the held-out
-    configurations' no-click
-    tables, the training configurations' expected arrivals and probabilities of each rank
-    examined, the seconds of the fits and each query's parameter vector.  This asks how
-    much the readers of different queries differ and what that is worth on held-out
-    clicks, where each query has hundreds of pages or more (WSCD)."""
+    configurations' no-click tables, the training configurations' expected arrivals and
+    probabilities of each rank examined, the seconds of the fits and each query's
+    parameter vector.  This asks how much the readers of different queries differ and
+    what that is worth on held-out clicks, where each query has hundreds of pages or more
+    (WSCD)."""
     tables = np.empty((len(te_cfgs), 1 << N))
     arrivals, seen, seconds, xs = np.empty(len(cfgs)), np.empty((len(cfgs), N)), 0.0, []
     cfg_of_unit, seqs, counts = (units["cfg"].to_numpy(), list(units["seq"]),
@@ -429,6 +429,24 @@ def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared
             tables[held] = no_click_tables(x, lay, te_cfgs[held])
         arrivals[mine], seen[mine], _ = profile(x, lay, cfgs[mine])
     return tables, arrivals, seen, seconds, xs
+
+
+def query_means(values, weight, query) -> np.ndarray:
+    """Per query, the mean of the training configurations' ``values`` weighted by their
+    pages (``weight``; ``query``: each configuration's query)."""
+    return np.array([weight[query == k] @ values[query == k] / weight[query == k].sum()
+                     for k in range(query.max() + 1)])
+
+
+def kappas(lay, xs) -> str:
+    """Kappa, the damping of re-clicks, of the fits ``xs``: one value when they share it,
+    else the least, median and most over them (one fit per query)."""
+    values = np.array([1 / (1 + np.exp(-v[lay.kappa])) for v in xs])
+    if np.ptp(values) == 0:
+        return f"kappa {values[0]:.3f}"
+    return ("kappa per query " + " / ".join(f"{v:.2f}" for v in
+                                            np.percentile(values, [0, 50, 100])) +
+            ": least / median / most")
 
 
 def _clicks_do_not_steer(lay) -> None:
@@ -822,22 +840,14 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         how = ("clicks per rank" if per_rank else "per document") + \
             (", click offsets by rank" if rank_offsets else "") + \
             (", click scales by rank" if scales else "") + \
-            (f", damped re-clicks (kappa {1 / (1 + np.exp(-x[lay.kappa])):.3f})"
-             if damped and not by_query else "") + \
-            (f", damped re-clicks (kappa {1 / (1 + np.exp(-xs[0][lay.kappa])):.3f}, the whole "
-             "log's)" if damped and by_query == "moves" else "") + \
-            (", damped re-clicks (kappa per query " + " / ".join(
-                f"{v:.2f}" for v in np.percentile(
-                    [1 / (1 + np.exp(-v[lay.kappa])) for v in xs], [0, 50, 100])) +
-             ": least / median / most)" if damped and by_query == "apart" else "") + \
+            (f", damped re-clicks ({kappas(lay, xs if by_query else [x])})" if damped
+             else "") + \
             (", fitted to the per-rank marginals" if marginal else "") + \
             (f", a look upward clicks with {lay.upward_factor(x, np):.3f} of the chance"
              if upward else "")
         if by_query:
-            per_query = np.array([weight[tr_query == k] @ arrivals[tr_query == k] /
-                                  weight[tr_query == k].sum() for k in range(len(queries))])
-            ranks_seen = np.array([weight[tr_query == k] @ seen_all[tr_query == k].sum(1) /
-                                   weight[tr_query == k].sum() for k in range(len(queries))])
+            per_query = query_means(arrivals, weight, tr_query)
+            ranks_seen = query_means(seen_all.sum(1), weight, tr_query)
             how += (", a reader per query (the documents' mean, offsets and kappa from the "
                     "whole log)"
                     if by_query == "moves" else ", each query's pages fitted on their own") + \
@@ -872,10 +882,11 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
                      f"{r.perplexity:.4f}", f"{r.conditional_perplexity:.4f}", "", "", ""))
         if by_query:                        # the peer fitted to each query's pages alone
             mine = np.empty_like(te[2], dtype=float), np.empty_like(te[2], dtype=float)
-            for one in np.unique(np.asarray(te[0])):
-                on, held = np.asarray(q) == one, np.asarray(te[0]) == one
+            train_q, test = np.asarray(q), [np.asarray(v) for v in te]
+            for one in np.unique(test[0]):
+                on, held = train_q == one, test[0] == one
                 got = MODELS[peer]().fit(*(np.asarray(v)[on] for v in (q, d, clicks)))\
-                    .predict(*(np.asarray(v)[held] for v in te))
+                    .predict(*(v[held] for v in test))
                 mine[0][held], mine[1][held] = got
             r = click_metrics(te[2], *mine)
             rows.append((name, f"{peer}, each query's pages fitted on their own", len(q),
