@@ -311,6 +311,17 @@ def heldout_click_metrics(posterior, test, *, qrels=None, queries=None, pages=No
     ``queries`` restricts them to pages of these queries (e.g. the training log's, as
     click-model evaluations do), ``pages`` to these ``serp_id`` (e.g. the pages another
     tool scored)."""
+    return click_metrics(*heldout_click_arrays(
+        posterior, test, qrels=qrels, queries=queries, pages=pages, ranks=ranks,
+        max_draws=max_draws, seed=seed))
+
+
+def heldout_click_arrays(posterior, test, *, qrels=None, queries=None, pages=None,
+                         ranks: int = METRIC_RANKS, max_draws: int | None = 200,
+                         seed=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What :func:`heldout_click_metrics` scores: ``(clicked, P(C_r = 1), P(C_r = c_r |
+    C_<r))``, each ``(pages, ranks)``, the pages ordered by ``serp_id`` (for paired
+    comparisons with another model's predictions on the same pages)."""
     pred = predict_clicks(posterior, test, qrels=qrels, ranks=ranks, max_draws=max_draws,
                           seed=seed)
     if queries is not None:
@@ -321,6 +332,6 @@ def heldout_click_metrics(posterior, test, *, qrels=None, queries=None, pages=No
     full = pred.groupby("serp_id")["rank"].transform("size") == ranks
     pred = pred[full].sort_values(["serp_id", "rank"])
     shape = (-1, ranks)
-    return click_metrics(pred["clicked"].to_numpy().reshape(shape),
-                         pred["p_click"].to_numpy().reshape(shape),
-                         pred["p_observed"].to_numpy().reshape(shape))
+    return (pred["clicked"].to_numpy().reshape(shape),
+            pred["p_click"].to_numpy().reshape(shape),
+            pred["p_observed"].to_numpy().reshape(shape))

@@ -7,6 +7,7 @@ import pytest
 from bayeschain.errors import ParameterError
 from bayeschain.inference import (
     click_metrics,
+    heldout_click_arrays,
     heldout_click_metrics,
     posterior_from_parameters,
     predict_clicks,
@@ -145,6 +146,25 @@ def test_heldout_metrics_prefer_the_true_walk(simulated):
                             pred["p_observed"].to_numpy().reshape(-1, N))
     assert some.pages == serps.size < good.pages
     assert some.log_likelihood == pytest.approx(by_hand.log_likelihood, rel=1e-12)
+
+
+def test_heldout_arrays_are_the_pages_clicks_in_page_order(simulated):
+    """The arrays held-out metrics score are the given pages in ``serp_id`` order, their
+    click vectors those the log's click events show (read from the events here), with
+    probabilities in [0, 1]: what a paired comparison with another model's predictions on
+    the same pages needs."""
+    _, log, post = simulated
+    _, test = log.split(0.2, seed=3)
+    serps = np.sort(test.events["serp_id"].dropna().unique().astype(np.int64))[1::3]
+    clicked, p_click, p_obs = heldout_click_arrays(post, test, ranks=N, pages=serps[::-1])
+    ev = test.events
+    hits = ev[(ev["event"] == "click") & ev["serp_id"].isin(serps)]
+    expected = np.zeros((serps.size, N), dtype=bool)
+    expected[np.searchsorted(serps, hits["serp_id"].astype(np.int64)),
+             hits["rank"].astype(np.int64) - 1] = True
+    np.testing.assert_array_equal(clicked, expected)
+    assert p_click.shape == p_obs.shape == (serps.size, N)
+    assert np.all((p_click > 0) & (p_click < 1) & (p_obs > 0) & (p_obs <= 1))
 
 
 def test_the_observed_click_vector_is_not_predicted_past_the_ranks_asked(simulated):
