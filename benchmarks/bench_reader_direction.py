@@ -3,7 +3,8 @@ r"""A reader who keeps a direction, with attractiveness per document: a study at
     python3 benchmarks/bench_reader_direction.py [--logs wscd clara2 trec] [--check]
         [--click-moves | --damped-reclicks] [--prior-sd 1.5] [--per-rank | --rank-offsets]
         [--rank-scales] [--direction-only] [--all-test-pages] [--readers 2 [--reader-clicks]]
-        [--marginal-fit] [--upward-look] [--query-readers {apart,moves}]
+        [--marginal-fit] [--upward-look] [--query-readers {apart,moves,shrunk}]
+        [--query-sd 0.5] [--query-groups {query,topic}]
 
 ``bench_decision_once.py --direction`` found, with one click chance per rank, that a reader
 with moves of their own after arriving by a backward move (reading up the page) examines
@@ -64,7 +65,16 @@ whether the likelihood wants a second look to click less.
 ``--query-readers``: each query's pages fitted on their own (:func:`fit_by_query`):
 ``apart`` shares nothing between queries (documents, their mean, offsets, kappa, repeats,
 moves); ``moves`` holds the documents' mean, the offsets and kappa at a fit of the whole log
-and fits each query's documents, repeats and moves to its pages (a reader per query).
+and fits each query's documents, repeats and moves to its pages (a reader per query);
+``shrunk`` does the same with each query's repeat and move logits shrunk to the whole
+log's, Normal(the whole log's, ``--query-sd``) in place of Normal(0, 3): the mode of a
+hierarchical model whose population is held at the whole log's fit (the shape a spec with
+a per-query effect on the moves would have, without its learned spread).
+``--query-groups topic`` groups the pages by their session's topic instead (TREC Session:
+its free-text queries rarely recur, its 60-odd topics do), with clicks per rank
+(``--per-rank``) held at the whole log's so that only the reader differs; a held-out
+page of a topic not in training is read by the whole log's reader.  In ``moves`` and
+``shrunk`` modes the whole log's reader is scored on the same pages too.
 WSCD's 20 queries have 141 to 17,941 training pages each (median 541); a query without a
 held-out page is fitted and not scored.  The held-out configurations are keyed by their
 query (a page whose pairs were all unseen in training shows no query otherwise).  PBM and
@@ -101,6 +111,7 @@ from click_model_peers import (  # noqa: E402
     _full_pages,
     heldout_serps,
     load_log,
+    perplexity_gap,
     present_logs,
     split_pages,
 )
@@ -280,6 +291,8 @@ def _reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, k):
     if empty.size:
         out = pt.set_subtensor(out[empty], pt.log(z[cfg[empty]]))
     live_units = np.flatnonzero(lengths > 0)
+    if not live_units.size:                       # a group of click-less pages only
+        return out
     order = live_units[np.argsort(-lengths[live_units], kind="stable")]
     seq = np.zeros((order.size, lengths.max()), dtype=int)
     for u, unit in enumerate(order):
@@ -320,24 +333,28 @@ def _reader_log_likelihoods(x, lay, pair_of_cfg, cfg, seqs, k):
     return pt.set_subtensor(out[order], logs + pt.log(end))
 
 
-def fit(lay, pair_of_cfg, cfg, seqs, counts, prior_sd, fixed=None):
+def fit(lay, pair_of_cfg, cfg, seqs, counts, prior_sd, fixed=None, centre=None, scale=None):
     """The posterior mode (L-BFGS on PyTensor's exact gradient) and its seconds."""
     return posterior_mode(lay, lambda x: (counts * sequence_log_likelihoods(
-        x, lay, pair_of_cfg, cfg, seqs)).sum(), prior_sd, fixed)
+        x, lay, pair_of_cfg, cfg, seqs)).sum(), prior_sd, fixed, centre, scale)
 
 
-def posterior_mode(lay, log_likelihood, prior_sd, fixed=None):
+def posterior_mode(lay, log_likelihood, prior_sd, fixed=None, centre=None, scale=None):
     """The mode of ``log_likelihood(x)`` (a PyTensor graph of the parameter vector) plus
-    the log prior (the pairs' logits Normal(mean, ``prior_sd``), the rest Normal(0, 3)),
-    by L-BFGS on PyTensor's exact gradient, and its seconds; ``fixed`` ``(indices,
-    values)`` holds those entries at their values (bounds of zero width)."""
+    the log prior (the pairs' logits Normal(mean, ``prior_sd``), the rest Normal(0, 3), or
+    Normal(``centre``, ``scale``) entry by entry where given), by L-BFGS on PyTensor's
+    exact gradient, and its seconds; ``fixed`` ``(indices, values)`` holds those entries
+    at their values (bounds of zero width)."""
     import pytensor
     import pytensor.tensor as pt
     from scipy.optimize import minimize
 
     x = pt.dvector("x")
+    rest = lay.size - lay.pairs
+    centre = np.zeros(rest) if centre is None else centre
+    scale = np.full(rest, 3.0) if scale is None else scale
     lp = log_likelihood(x) - 0.5 * ((x[:lay.pairs] - x[lay.mean]) ** 2).sum() / prior_sd**2 \
-        - 0.5 * (x[lay.pairs:] ** 2).sum() / 9.0
+        - 0.5 * (((x[lay.pairs:] - centre) / scale) ** 2).sum()
     fn = pytensor.function([x], [-lp, -pytensor.grad(lp, x)])
     x0 = np.zeros(lay.size)
     x0[:lay.pairs + 1] = -1.0
@@ -399,11 +416,18 @@ def fit_marginals(lay, pair_of_cfg, page_cfg, clicked, prior_sd):
     return posterior_mode(lay, log_likelihood, prior_sd)
 
 
-def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared=None):
+def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared=None,
+                 shrink=None, hold_clicks=False):
     """Each query's pages fitted on their own (its documents, mean, offsets, kappa, repeats
     and moves; the log's queries share nothing; with ``shared``, a fit of the whole log,
     the documents' mean, the offsets and kappa are held at its values and each query's
-    documents, repeats and moves are fitted, a reader per query): the held-out
+    documents, repeats and moves are fitted, a reader per query; with ``shrink`` as well,
+    each query's repeat and move logits have the prior Normal(the whole log's, ``shrink``)
+    instead of Normal(0, 3): the mode of a hierarchical model whose population is held at
+    the whole log's fit, an empirical-Bayes shrinkage of each query's reader; with
+    ``hold_clicks``, clicks per rank, the click logits are held at the whole log's as well,
+    so that only the reader differs; a held-out group not in training, ``te_query`` -1, is
+    read by the whole log's reader): the held-out
     configurations' no-click tables, the training configurations' expected arrivals and
     probabilities of each rank examined, the seconds of the fits and each query's
     parameter vector.  This asks how much the readers of different queries differ and
@@ -415,13 +439,25 @@ def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared
                                  units["n"].to_numpy(float))
     fixed = None
     if shared is not None:
-        at = np.r_[lay.mean, np.arange(lay.size)[lay.offsets],
-                   np.array([lay.kappa] * lay.damped, dtype=int)]
+        at = np.r_[np.arange(lay.pairs * hold_clicks), lay.mean,
+                   np.arange(lay.size)[lay.offsets],
+                   np.array([lay.kappa] * lay.damped, dtype=int)].astype(np.int64)
         fixed = (at, shared[at])
+        unseen = np.flatnonzero(te_query < 0)
+        if unseen.size:
+            tables[unseen] = no_click_tables(shared, lay, te_cfgs[unseen])
+    elif np.any(te_query < 0):
+        raise SystemExit("each query apart scores only held-out groups seen in training")
+    centre = scale = None
+    if shrink is not None:
+        centre, scale = shared[lay.pairs:], np.full(lay.size - lay.pairs, 3.0)
+        for part in (*lay.rhos, *lay.moveses):
+            scale[part.start - lay.pairs:part.stop - lay.pairs] = shrink
     for k in range(tr_query.max() + 1):
         mine, theirs = np.flatnonzero(tr_query == k), np.flatnonzero(tr_query[cfg_of_unit] == k)
         x, spent = fit(lay, cfgs[mine], np.searchsorted(mine, cfg_of_unit[theirs]),
-                       [seqs[u] for u in theirs], counts[theirs], prior_sd, fixed)
+                       [seqs[u] for u in theirs], counts[theirs], prior_sd, fixed,
+                       centre, scale)
         seconds += spent
         xs.append(x)
         held = np.flatnonzero(te_query == k)
@@ -429,6 +465,28 @@ def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared
             tables[held] = no_click_tables(x, lay, te_cfgs[held])
         arrivals[mine], seen[mine], _ = profile(x, lay, cfgs[mine])
     return tables, arrivals, seen, seconds, xs
+
+
+def heldout_probabilities(tables, te_cfg, te_clicked) -> tuple[np.ndarray, np.ndarray]:
+    """``P(C_r = 1)`` and ``P(C_r = c_r | C_<r)`` of every held-out page from the no-click
+    tables of its configuration (``te_cfg``)."""
+    p_click, p_obs = np.empty(te_clicked.shape), np.empty(te_clicked.shape)
+    for gi in range(len(tables)):
+        at = te_cfg == gi
+        p_click[at], p_obs[at] = predict(tables[gi], te_clicked[at])
+    return p_click, p_obs
+
+
+def topics_of(log, serps) -> np.ndarray:
+    """The topic of each page of ``serps``: its session's, from the log's
+    ``session_topic`` (TREC Session 2013 has one per session)."""
+    topic = log.meta.get("session_topic")
+    if not topic:
+        raise SystemExit("readers per topic need a log whose sessions have topics (trec)")
+    ev = log.events.dropna(subset=["serp_id"]).drop_duplicates("serp_id")
+    session = pd.Series(ev["session_id"].astype(str).to_numpy(),
+                        index=ev["serp_id"].astype("int64").to_numpy())
+    return session.reindex(serps).map(topic).to_numpy(dtype=object)
 
 
 def query_means(values, weight, query) -> np.ndarray:
@@ -744,7 +802,8 @@ def gap_by_impressions(clicked, p_click, p_peer, shown) -> str:
 def study(name: str, readers, prior_sd: float, per_rank: bool = False,
           known: bool = True, rank_offsets: bool = False, damped: bool = False,
           mixture: int = 1, scales: bool = False, reader_clicks: bool = False,
-          marginal: bool = False, upward: bool = False, by_query: str | None = None
+          marginal: bool = False, upward: bool = False, by_query: str | None = None,
+          query_sd: float = 0.5, group: str = "query"
           ) -> tuple[list[tuple], list[tuple], list[tuple]]:
     """The rows of one log (each reader fitted at the mode, then PBM and UBM) and their
     held-out perplexity and mean ``P(C_r = 1)`` at each rank.  With
@@ -753,8 +812,11 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
     ``mixture`` > 1 each page is read by one of that many readers of the same kind, each
     with its own repeats and moves (the documents shared), in learned shares; with
     ``by_query`` each query's pages are fitted on their own (:func:`fit_by_query`:
-    ``"apart"``, sharing nothing, or ``"moves"``, the documents' mean, offsets and kappa
-    held at a fit of the whole log), and PBM and UBM are also fitted per query."""
+    ``"apart"``, sharing nothing, ``"moves"``, the documents' mean, offsets and kappa
+    held at a fit of the whole log, or ``"shrunk"``, as ``"moves"`` with each query's
+    repeats and moves shrunk to the whole log's with sd ``query_sd``), and PBM and UBM are
+    also fitted per query; ``group = "topic"`` takes the session's topic (TREC Session)
+    for the query."""
     log = load_log(name)
     train, test = log.split(0.25, seed=0)
     tr_serps, tr_q, tr_d, tr_clicked = _full_pages(train)
@@ -784,17 +846,29 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
     te_cfgs, te_cfg = np.unique(te_pairs, axis=0, return_inverse=True)
     te_cfg = te_cfg.ravel()
     if by_query:
-        if per_rank or not known or marginal or upward or mixture > 1:
-            raise SystemExit("a reader per query takes documents, held-out pages whose query "
-                             "occurs in training, one reader")
-        queries = pd.Index(pd.unique(tr_q))
-        tr_query = np.full(len(cfgs), -1)
-        tr_query[tr_cfg.ravel()] = queries.get_indexer(tr_q)
-        if not np.array_equal(tr_query[tr_cfg.ravel()], queries.get_indexer(tr_q)):
-            raise SystemExit("a training configuration is shown for two queries")
+        if marginal or upward or mixture > 1 or (by_query == "apart" and (per_rank or not known)):
+            raise SystemExit("a reader per query is one reader; each query apart takes "
+                             "documents and held-out pages whose query occurs in training")
+        tr_group = topics_of(log, tr_serps) if group == "topic" else tr_q
+        te_group = topics_of(log, te_serps[keep]) if group == "topic" else te_q
+        queries = pd.Index(pd.unique(tr_group))
+        if per_rank or group != "query":
+            # a configuration shown for several groups: one configuration per group
+            keyed, tr_cfg = np.unique(np.c_[tr_pairs, queries.get_indexer(tr_group)],
+                                      axis=0, return_inverse=True)
+            cfgs, tr_query = keyed[:, :N], keyed[:, N]
+            units = pd.DataFrame({"cfg": tr_cfg.ravel(),
+                                  "seq": seqs_by_serp.loc[tr_serps].to_numpy()})
+            units = units.groupby(["cfg", "seq"]).size().reset_index(name="n")
+        else:
+            tr_query = np.full(len(cfgs), -1)
+            tr_query[tr_cfg.ravel()] = queries.get_indexer(tr_q)
+            if not np.array_equal(tr_query[tr_cfg.ravel()], queries.get_indexer(tr_q)):
+                raise SystemExit("a training configuration is shown for two queries")
         # a held-out page whose pairs were all unseen in training has no query in its
-        # pairs: held-out configurations are keyed by the query as well
-        keyed, te_cfg = np.unique(np.c_[te_pairs, queries.get_indexer(te_q)], axis=0,
+        # pairs: held-out configurations are keyed by the query (group) as well; -1: a
+        # group not in training, read by the whole log's reader
+        keyed, te_cfg = np.unique(np.c_[te_pairs, queries.get_indexer(te_group)], axis=0,
                                   return_inverse=True)
         te_cfgs, te_query, te_cfg = keyed[:, :N], keyed[:, N], te_cfg.ravel()
     print(f"{name}: {len(tr_serps):,} training pages, {len(pairs):,} pairs, {len(cfgs):,} "
@@ -812,10 +886,18 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         if by_query:
             shared, seconds = fit(lay, cfgs, units["cfg"].to_numpy(), list(units["seq"]),
                                   units["n"].to_numpy(float), prior_sd) \
-                if by_query == "moves" else (None, 0.0)
+                if by_query in ("moves", "shrunk") else (None, 0.0)
             tables, arrivals, seen, spent, xs = fit_by_query(
-                lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared)
+                lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared,
+                query_sd if by_query == "shrunk" else None, hold_clicks=per_rank)
             seconds += spent
+            if shared is not None:          # the whole log's reader on the same pages
+                one = click_metrics(te_clicked, *heldout_probabilities(
+                    no_click_tables(shared, lay, te_cfgs), te_cfg, te_clicked))
+                who = "bayeschain's walk" if reader == Reader(False, False) else reader.label
+                print(f"{name}, {who}: the whole log's fit (one reader), "
+                      f"LL {one.log_likelihood:.4f}, perplexity {one.perplexity:.4f}, "
+                      f"cond. perplexity {one.conditional_perplexity:.4f}", flush=True)
         elif marginal:
             x, seconds = fit_marginals(lay, cfgs, tr_cfg.ravel(), tr_clicked, prior_sd)
         else:
@@ -824,10 +906,7 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         if not by_query:
             tables = no_click_tables(x, lay, te_cfgs)
             arrivals, seen, by_reader = profile(x, lay, cfgs)
-        p_click, p_obs = np.empty(te_clicked.shape), np.empty(te_clicked.shape)
-        for gi in range(len(te_cfgs)):
-            at = te_cfg == gi
-            p_click[at], p_obs[at] = predict(tables[gi], te_clicked[at])
+        p_click, p_obs = heldout_probabilities(tables, te_cfg, te_clicked)
         m = click_metrics(te_clicked, p_click, p_obs)
         fitted.append(p_click)
         label = "bayeschain's walk" if reader == Reader(False, False) else reader.label
@@ -848,10 +927,15 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         if by_query:
             per_query = query_means(arrivals, weight, tr_query)
             ranks_seen = query_means(seen_all.sum(1), weight, tr_query)
-            how += (", a reader per query (the documents' mean, offsets and kappa from the "
-                    "whole log)"
-                    if by_query == "moves" else ", each query's pages fitted on their own") + \
-                (f" ({len(queries)} queries; E[H] "
+            how += {"moves": ", a reader per query (the documents' mean, offsets and "
+                             "kappa from the whole log)",
+                    "shrunk": f", a reader per {group} shrunk to the whole log's (repeat "
+                              f"and move logits Normal(the whole log's, {query_sd:g}); "
+                              + ("the clicks per rank" if per_rank else
+                                 "the documents' mean, offsets and kappa")
+                              + " from the whole log)",
+                    "apart": ", each query's pages fitted on their own"}[by_query] + \
+                (f" ({len(queries)} {'topics' if group == 'topic' else 'queries'}; E[H] "
                     f"{per_query.min():.2f} to {per_query.max():.2f}, median "
                     f"{np.median(per_query):.2f}; distinct ranks examined "
                     f"{ranks_seen.min():.2f} to {ranks_seen.max():.2f})")
@@ -882,14 +966,18 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
                      f"{r.perplexity:.4f}", f"{r.conditional_perplexity:.4f}", "", "", ""))
         if by_query:                        # the peer fitted to each query's pages alone
             mine = np.empty_like(te[2], dtype=float), np.empty_like(te[2], dtype=float)
-            train_q, test = np.asarray(q), [np.asarray(v) for v in te]
-            for one in np.unique(test[0]):
-                on, held = train_q == one, test[0] == one
+            test = [np.asarray(v) for v in te]
+            train_g, test_g = np.asarray(tr_group), np.asarray(te_group)
+            for one in np.unique(test_g):
+                on, held = train_g == one, test_g == one
+                if not on.any():            # a group not in training: the whole log's
+                    mine[0][held], mine[1][held] = predicted[0][held], predicted[1][held]
+                    continue
                 got = MODELS[peer]().fit(*(np.asarray(v)[on] for v in (q, d, clicks)))\
                     .predict(*(v[held] for v in test))
                 mine[0][held], mine[1][held] = got
             r = click_metrics(te[2], *mine)
-            rows.append((name, f"{peer}, each query's pages fitted on their own", len(q),
+            rows.append((name, f"{peer}, each {group}'s pages fitted on their own", len(q),
                          r.pages, "", f"{r.log_likelihood:.4f}", f"{r.perplexity:.4f}",
                          f"{r.conditional_perplexity:.4f}", "", "", ""))
         if peer == "PBM":                        # its clicks are independent given the page
@@ -899,6 +987,8 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
             shown = np.where(te_pairs >= 0, impressions[np.maximum(te_pairs, 0)], 0)
             what = "rank" if per_rank else "(query, document) pair"
             for reader, p_click in zip(readers, fitted, strict=True):
+                print(f"{name}, {reader.label}: perplexity against PBM's " + perplexity_gap(
+                    te_clicked, p_click, predicted[0]), flush=True)
                 print(f"{name}, {reader.label}: behind PBM by the impressions in training of "
                       f"the {what} shown\n" + gap_by_impressions(
                           te_clicked, p_click, predicted[0], shown), flush=True)
@@ -943,10 +1033,17 @@ def main() -> None:
     ap.add_argument("--upward-look", action="store_true",
                     help="an arrival by a backward move (a rank seen before) clicks with a "
                          "learned factor of the chance")
-    ap.add_argument("--query-readers", choices=["apart", "moves"],
+    ap.add_argument("--query-readers", choices=["apart", "moves", "shrunk"],
                     help="fit each query's pages on their own, sharing nothing (apart) or with "
                          "the documents' mean, offsets and kappa held at a fit of the whole "
-                         "log (moves); WSCD's 20 queries have 141 to 17,941 pages each")
+                         "log (moves; shrunk: and the repeats and moves shrunk to the whole "
+                         "log's, --query-sd); WSCD's 20 queries have 141 to 17,941 pages each")
+    ap.add_argument("--query-groups", choices=["query", "topic"], default="query",
+                    help="with --query-readers: a reader per query, or per session topic "
+                         "(TREC Session, whose free-text queries rarely recur)")
+    ap.add_argument("--query-sd", type=float, default=0.5,
+                    help="with --query-readers shrunk: the sd of a query's repeat and move "
+                         "logits around the whole log's")
     ap.add_argument("--prior-sd", type=float, default=1.5,
                     help="the sd of the pairs' logits around their mean")
     args = ap.parse_args()
@@ -975,7 +1072,8 @@ def main() -> None:
         got = study(name, readers, args.prior_sd, args.per_rank, not args.all_test_pages,
                     args.rank_offsets, args.damped_reclicks, args.readers,
                     args.rank_scales, args.reader_clicks, args.marginal_fit,
-                    args.upward_look, args.query_readers)
+                    args.upward_look, args.query_readers, args.query_sd,
+                    args.query_groups)
         rows, per_rank, counts = rows + got[0], per_rank + got[1], counts + got[2]
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",
                        "perplexity", "cond. perplexity", "E[H]", "distinct ranks examined",
