@@ -19,6 +19,8 @@ conditional perplexity).
   column says so; warm Numba cache), scored by
   ``heldout_click_metrics`` (posterior predictive over 200 draws).  ``walk-fresh`` is the
   same fit as users run it: ``bayeschain fit`` of the training log as a fresh process.
+  Each walk's perplexity is then set against the best peer's with a paired bootstrap over
+  the held-out pages (the 90% interval of the difference: what the pages can resolve).
 * **RCTR, PBM, CM, UBM, DBN, SDBN**: ``click_model_peers.py`` (textbook EM, vectorised
   NumPy, PyClick's conventions), best of three fits.
 * **PyClick UBM** (``--pyclick PATH`` to a PyClick checkout, GPL, not part of this
@@ -42,10 +44,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table  # noqa: E402
-from click_model_peers import LOGS, MODELS, heldout_serps, load_log, present_logs, run  # noqa: E402
+from click_model_peers import (  # noqa: E402
+    LOGS,
+    MODELS,
+    heldout_serps,
+    load_log,
+    perplexity_gap,
+    present_logs,
+    run,
+    split_pages,
+)
 
 import bayeschain as bc  # noqa: E402
-from bayeschain.inference import heldout_click_metrics  # noqa: E402
+from bayeschain.inference import click_metrics, heldout_click_arrays  # noqa: E402
 from bayeschain.inference.choose import documents_route  # noqa: E402
 from bayeschain.io import write_canonical  # noqa: E402
 
@@ -70,9 +81,12 @@ def walk_spec(clicks: str, name: str = "walk", min_impressions: int | None = Non
 
 def walk_rows(name: str, log, clicks: str, known: bool = True,
               spec_name: str = "walk", min_impressions: int | None = None,
-              documents: str | None = None, rank_offsets: bool | None = None) -> list[tuple]:
+              documents: str | None = None, rank_offsets: bool | None = None,
+              predictions: list | None = None) -> list[tuple]:
     """The walk fitted in this process and (the spec as it is: clicks ``auto``, no other
-    key changed) as a fresh ``bayeschain fit`` process."""
+    key changed) as a fresh ``bayeschain fit`` process; ``predictions`` gets the label,
+    held-out click vectors and ``P(C_r = 1)`` of the fit (for the paired comparison with
+    the best peer)."""
     train, test = log.split(0.25, seed=0)
     spec = walk_spec(clicks, spec_name, min_impressions, documents, rank_offsets)
     with warnings.catch_warnings():
@@ -81,7 +95,8 @@ def walk_rows(name: str, log, clicks: str, known: bool = True,
         t = time.perf_counter()
         post = bc.fit(train, spec)
         seconds = time.perf_counter() - t
-    m = heldout_click_metrics(post, test, pages=heldout_serps(log, known=known), seed=0)
+    arrays = heldout_click_arrays(post, test, pages=heldout_serps(log, known=known), seed=0)
+    m = click_metrics(*arrays)
     diag = post.diagnostics(sampled_only=True)
     laplace = documents_route(post) == "Laplace"
     note = (f"{post.attrs['click_level']} clicks"
@@ -93,6 +108,8 @@ def walk_rows(name: str, log, clicks: str, known: bool = True,
         (f", min_impressions {min_impressions}" if min_impressions is not None else "") + \
         (f", documents {documents}" if documents is not None else "") + \
         (", click offsets by rank" if rank_offsets else "")
+    if predictions is not None:
+        predictions.append((label, arrays[0], arrays[1]))
     rows = [(name, label, post.attrs["pages"], m.pages, f"{seconds:.1f}",
              f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
              f"{m.conditional_perplexity:.4f}", note)]
@@ -119,6 +136,24 @@ def walk_rows(name: str, log, clicks: str, known: bool = True,
 def peer_rows(name: str, models: list[str], known: bool = True) -> list[tuple]:
     """The NumPy peers, best of three fits (``click_model_peers.run``)."""
     return [row + ("NumPy EM",) for row in run(name, models, repeat=3, known=known)]
+
+
+def gaps_to_best_peer(name: str, peers: list[tuple], walks: list[tuple],
+                      known: bool = True) -> list[str]:
+    """Each walk's held-out perplexity minus the best peer's (the lowest of ``peers``,
+    rows of :func:`peer_rows`), with a paired bootstrap over the held-out pages
+    (``click_model_peers.perplexity_gap``): how much of a difference the pages can
+    resolve."""
+    best = min(peers, key=lambda r: float(r[6]))[1]
+    train, test = split_pages(load_log(name), known=known)
+    p_peer = MODELS[best]().fit(*train).predict(*test)[0]
+    out = []
+    for label, clicked, p_click in walks:
+        if clicked.shape != p_peer.shape or not (clicked == test[2]).all():
+            raise SystemExit(f"{name}: the walk's held-out pages are not {best}'s")
+        out.append(f"{name}, {label}: perplexity against {best}'s (the best peer) "
+                   + perplexity_gap(clicked, p_click, p_peer))
+    return out
 
 
 def pyclick_rows(name: str, pyclick: Path, known: bool = True) -> list[tuple]:
@@ -171,15 +206,18 @@ def main() -> None:
     print("split: log.split(0.25, seed=0) by session; held-out pages of 10 results"
           + ("" if args.all_test_pages else " whose query occurs in training")
           + "; ranks 1..10\n")
-    rows = []
+    rows, gaps = [], []
     for name in args.logs:
         log = load_log(name)
+        walks = []
         for spec_name in args.specs:
             for clicks in args.clicks:
                 for least in args.min_impressions:
                     rows += walk_rows(name, log, clicks, known, spec_name, least,
-                                      args.documents, args.rank_offsets)
-        rows += peer_rows(name, args.models, known)
+                                      args.documents, args.rank_offsets, walks)
+        peers = peer_rows(name, args.models, known)
+        rows += peers
+        gaps += gaps_to_best_peer(name, peers, walks, known)
         if args.pyclick is not None:
             rows += pyclick_rows(name, args.pyclick, known)
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",
@@ -190,6 +228,7 @@ def main() -> None:
             best.setdefault(r[0], []).append((float(r[6]), r[1]))
     for name, scores in best.items():
         print(f"{name}: lowest perplexity {min(scores)[0]:.4f} ({min(scores)[1]})")
+    print("\n".join(gaps))
 
 
 if __name__ == "__main__":
