@@ -40,6 +40,7 @@ _PUBLIC = {
     "walk_parameters": "bayeschain.inference",
     "predict_clicks": "bayeschain.inference",
     "heldout_click_metrics": "bayeschain.inference",
+    "heldout_click_arrays": "bayeschain.inference",
     "compare": "bayeschain.comparison",
     "Comparison": "bayeschain.comparison",
     "evaluate_runs": "bayeschain.evaluation",

@@ -2,6 +2,7 @@
 and the click-model metrics recomputed from their definitions."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from bayeschain.errors import ParameterError
@@ -163,7 +164,12 @@ def test_heldout_arrays_are_the_pages_clicks_in_page_order(simulated):
     expected[np.searchsorted(serps, hits["serp_id"].astype(np.int64)),
              hits["rank"].astype(np.int64) - 1] = True
     np.testing.assert_array_equal(clicked, expected)
-    assert p_click.shape == p_obs.shape == (serps.size, N)
+    # the probabilities are each page's own rows of the per-(page, rank) predictions
+    pred = predict_clicks(post, test, ranks=N, seed=4).set_index(["serp_id", "rank"])
+    _, p_click, p_obs = heldout_click_arrays(post, test, ranks=N, pages=serps[::-1], seed=4)
+    at = pd.MultiIndex.from_product([serps, np.arange(1, N + 1)])
+    np.testing.assert_array_equal(p_click, pred.loc[at, "p_click"].to_numpy().reshape(-1, N))
+    np.testing.assert_array_equal(p_obs, pred.loc[at, "p_observed"].to_numpy().reshape(-1, N))
     assert np.all((p_click > 0) & (p_click < 1) & (p_obs > 0) & (p_obs <= 1))
 
 
