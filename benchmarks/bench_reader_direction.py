@@ -439,7 +439,7 @@ def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared
                                  units["n"].to_numpy(float))
     fixed = None
     if shared is not None:
-        at = np.r_[np.arange(lay.pairs * hold_clicks), lay.mean,
+        at = np.r_[np.arange(lay.pairs) if hold_clicks else [], lay.mean,
                    np.arange(lay.size)[lay.offsets],
                    np.array([lay.kappa] * lay.damped, dtype=int)].astype(np.int64)
         fixed = (at, shared[at])
@@ -450,9 +450,11 @@ def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared
         raise SystemExit("each query apart scores only held-out groups seen in training")
     centre = scale = None
     if shrink is not None:
-        centre, scale = shared[lay.pairs:], np.full(lay.size - lay.pairs, 3.0)
+        rest = lay.size - lay.pairs                  # the prior of the held entries is moot
+        centre, scale = np.zeros(rest), np.full(rest, 3.0)
         for part in (*lay.rhos, *lay.moveses):
-            scale[part.start - lay.pairs:part.stop - lay.pairs] = shrink
+            at = slice(part.start - lay.pairs, part.stop - lay.pairs)
+            centre[at], scale[at] = shared[part], shrink
     for k in range(tr_query.max() + 1):
         mine, theirs = np.flatnonzero(tr_query == k), np.flatnonzero(tr_query[cfg_of_unit] == k)
         x, spent = fit(lay, cfgs[mine], np.searchsorted(mine, cfg_of_unit[theirs]),
@@ -465,6 +467,11 @@ def fit_by_query(lay, cfgs, units, tr_query, te_cfgs, te_query, prior_sd, shared
             tables[held] = no_click_tables(x, lay, te_cfgs[held])
         arrivals[mine], seen[mine], _ = profile(x, lay, cfgs[mine])
     return tables, arrivals, seen, seconds, xs
+
+
+def reader_label(reader: Reader) -> str:
+    """The name a reader goes by in the tables."""
+    return "bayeschain's walk" if reader == Reader(False, False) else reader.label
 
 
 def heldout_probabilities(tables, te_cfg, te_clicked) -> tuple[np.ndarray, np.ndarray]:
@@ -486,7 +493,10 @@ def topics_of(log, serps) -> np.ndarray:
     ev = log.events.dropna(subset=["serp_id"]).drop_duplicates("serp_id")
     session = pd.Series(ev["session_id"].astype(str).to_numpy(),
                         index=ev["serp_id"].astype("int64").to_numpy())
-    return session.reindex(serps).map(topic).to_numpy(dtype=object)
+    out = session.reindex(serps).map(topic)
+    if out.isna().any():
+        raise SystemExit(f"{int(out.isna().sum())} pages have no session topic")
+    return out.to_numpy(dtype=object)
 
 
 def query_means(values, weight, query) -> np.ndarray:
@@ -851,6 +861,8 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
                              "documents and held-out pages whose query occurs in training")
         tr_group = topics_of(log, tr_serps) if group == "topic" else tr_q
         te_group = topics_of(log, te_serps[keep]) if group == "topic" else te_q
+        # the groups (queries, or topics with group "topic"): tr_query / te_query hold
+        # each configuration's group index, ``queries`` the groups
         queries = pd.Index(pd.unique(tr_group))
         if per_rank or group != "query":
             # a configuration shown for several groups: one configuration per group
@@ -894,8 +906,7 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
             if shared is not None:          # the whole log's reader on the same pages
                 one = click_metrics(te_clicked, *heldout_probabilities(
                     no_click_tables(shared, lay, te_cfgs), te_cfg, te_clicked))
-                who = "bayeschain's walk" if reader == Reader(False, False) else reader.label
-                print(f"{name}, {who}: the whole log's fit (one reader), "
+                print(f"{name}, {reader_label(reader)}: the whole log's fit (one reader), "
                       f"LL {one.log_likelihood:.4f}, perplexity {one.perplexity:.4f}, "
                       f"cond. perplexity {one.conditional_perplexity:.4f}", flush=True)
         elif marginal:
@@ -909,7 +920,7 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         p_click, p_obs = heldout_probabilities(tables, te_cfg, te_clicked)
         m = click_metrics(te_clicked, p_click, p_obs)
         fitted.append(p_click)
-        label = "bayeschain's walk" if reader == Reader(False, False) else reader.label
+        label = reader_label(reader)
         again, low, high = recalibrated(te_clicked, p_click)
         per_rank_rows.append((name, label, *(f"{v:.4f}" for v in m.perplexity_at_rank),
                               *(f"{v:.3f}" for v in p_click.mean(0)), f"{again:.4f}",
@@ -927,13 +938,12 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
         if by_query:
             per_query = query_means(arrivals, weight, tr_query)
             ranks_seen = query_means(seen_all.sum(1), weight, tr_query)
-            how += {"moves": ", a reader per query (the documents' mean, offsets and "
-                             "kappa from the whole log)",
+            held = ("the clicks per rank" if per_rank else
+                    "the documents' mean, offsets and kappa") + " from the whole log"
+            how += {"moves": f", a reader per {group} ({held})",
                     "shrunk": f", a reader per {group} shrunk to the whole log's (repeat "
                               f"and move logits Normal(the whole log's, {query_sd:g}); "
-                              + ("the clicks per rank" if per_rank else
-                                 "the documents' mean, offsets and kappa")
-                              + " from the whole log)",
+                              f"{held})",
                     "apart": ", each query's pages fitted on their own"}[by_query] + \
                 (f" ({len(queries)} {'topics' if group == 'topic' else 'queries'}; E[H] "
                     f"{per_query.min():.2f} to {per_query.max():.2f}, median "
@@ -987,9 +997,10 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
             shown = np.where(te_pairs >= 0, impressions[np.maximum(te_pairs, 0)], 0)
             what = "rank" if per_rank else "(query, document) pair"
             for reader, p_click in zip(readers, fitted, strict=True):
-                print(f"{name}, {reader.label}: perplexity against PBM's " + perplexity_gap(
-                    te_clicked, p_click, predicted[0]), flush=True)
-                print(f"{name}, {reader.label}: behind PBM by the impressions in training of "
+                print(f"{name}, {reader_label(reader)}: perplexity against PBM's "
+                      + perplexity_gap(te_clicked, p_click, predicted[0]), flush=True)
+                print(f"{name}, {reader_label(reader)}: behind PBM by the impressions in "
+                      f"training of "
                       f"the {what} shown\n" + gap_by_impressions(
                           te_clicked, p_click, predicted[0], shown), flush=True)
     return rows, per_rank_rows, count_rows
@@ -1056,6 +1067,11 @@ def main() -> None:
         raise SystemExit("--marginal-fit takes one reader, moves shared, fresh re-clicks")
     if args.reader_clicks and args.readers < 2:
         raise SystemExit("--reader-clicks needs --readers 2 or more")
+    if args.query_readers is None and (args.query_groups != "query" or "--query-sd" in
+                                       sys.argv):
+        raise SystemExit("--query-groups and --query-sd go with --query-readers")
+    if args.query_readers != "shrunk" and "--query-sd" in sys.argv:
+        raise SystemExit("--query-sd goes with --query-readers shrunk")
     if args.damped_reclicks and args.click_moves:
         raise SystemExit("--damped-reclicks is studied with moves shared after a click")
     warnings.filterwarnings("ignore", module="pytensor")
