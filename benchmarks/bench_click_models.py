@@ -138,14 +138,14 @@ def peer_rows(name: str, models: list[str], known: bool = True) -> list[tuple]:
     return [row + ("NumPy EM",) for row in run(name, models, repeat=3, known=known)]
 
 
-def gaps_to_best_peer(name: str, peers: list[tuple], walks: list[tuple],
+def gaps_to_best_peer(name: str, log, peers: list[tuple], walks: list[tuple],
                       known: bool = True) -> list[str]:
     """Each walk's held-out perplexity minus the best peer's (the lowest of ``peers``,
     rows of :func:`peer_rows`), with a paired bootstrap over the held-out pages
     (``click_model_peers.perplexity_gap``): how much of a difference the pages can
     resolve."""
     best = min(peers, key=lambda r: float(r[6]))[1]
-    train, test = split_pages(load_log(name), known=known)
+    train, test = split_pages(log, known=known)
     p_peer = MODELS[best]().fit(*train).predict(*test)[0]
     out = []
     for label, clicked, p_click in walks:
@@ -217,7 +217,7 @@ def main() -> None:
                                       args.documents, args.rank_offsets, walks)
         peers = peer_rows(name, args.models, known)
         rows += peers
-        gaps += gaps_to_best_peer(name, peers, walks, known)
+        gaps += gaps_to_best_peer(name, log, peers, walks, known)
         if args.pyclick is not None:
             rows += pyclick_rows(name, args.pyclick, known)
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",

@@ -1052,9 +1052,9 @@ def main() -> None:
     ap.add_argument("--query-groups", choices=["query", "topic"], default="query",
                     help="with --query-readers: a reader per query, or per session topic "
                          "(TREC Session, whose free-text queries rarely recur)")
-    ap.add_argument("--query-sd", type=float, default=0.5,
+    ap.add_argument("--query-sd", type=float, default=None,
                     help="with --query-readers shrunk: the sd of a query's repeat and move "
-                         "logits around the whole log's")
+                         "logits around the whole log's (0.5)")
     ap.add_argument("--prior-sd", type=float, default=1.5,
                     help="the sd of the pairs' logits around their mean")
     args = ap.parse_args()
@@ -1067,10 +1067,9 @@ def main() -> None:
         raise SystemExit("--marginal-fit takes one reader, moves shared, fresh re-clicks")
     if args.reader_clicks and args.readers < 2:
         raise SystemExit("--reader-clicks needs --readers 2 or more")
-    if args.query_readers is None and (args.query_groups != "query" or "--query-sd" in
-                                       sys.argv):
-        raise SystemExit("--query-groups and --query-sd go with --query-readers")
-    if args.query_readers != "shrunk" and "--query-sd" in sys.argv:
+    if args.query_readers is None and args.query_groups != "query":
+        raise SystemExit("--query-groups goes with --query-readers")
+    if args.query_readers != "shrunk" and args.query_sd is not None:
         raise SystemExit("--query-sd goes with --query-readers shrunk")
     if args.damped_reclicks and args.click_moves:
         raise SystemExit("--damped-reclicks is studied with moves shared after a click")
@@ -1088,7 +1087,8 @@ def main() -> None:
         got = study(name, readers, args.prior_sd, args.per_rank, not args.all_test_pages,
                     args.rank_offsets, args.damped_reclicks, args.readers,
                     args.rank_scales, args.reader_clicks, args.marginal_fit,
-                    args.upward_look, args.query_readers, args.query_sd,
+                    args.upward_look, args.query_readers,
+                    0.5 if args.query_sd is None else args.query_sd,
                     args.query_groups)
         rows, per_rank, counts = rows + got[0], per_rank + got[1], counts + got[2]
     print(table(rows, ("log", "model", "train pages", "test pages", "fit s", "LL",

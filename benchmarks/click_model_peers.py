@@ -482,11 +482,10 @@ def perplexity_gap(clicked, p_click, p_peer, draws: int = 1000, seed: int = 0) -
     w = np.random.default_rng(seed).multinomial(pages, np.full(pages, 1.0 / pages),
                                                 size=draws) / pages
     gap = (2.0 ** (w @ ours)).mean(1) - (2.0 ** (w @ theirs)).mean(1)
-    point = (2.0 ** ours.mean(0)).mean() - (2.0 ** theirs.mean(0)).mean()
+    mine, peer = (2.0 ** ours.mean(0)).mean(), (2.0 ** theirs.mean(0)).mean()
     low, high = np.percentile(gap, [5, 95])
-    return (f"{(2.0 ** ours.mean(0)).mean():.6f} against {(2.0 ** theirs.mean(0)).mean():.6f}:"
-            f" {point:+.6f} [90%: {low:+.6f}, {high:+.6f}] (paired bootstrap over the "
-            f"{pages:,} pages, {draws:,} draws)")
+    return (f"{mine:.6f} against {peer:.6f}: {mine - peer:+.6f} [90%: {low:+.6f}, "
+            f"{high:+.6f}] (paired bootstrap over the {pages:,} pages, {draws:,} draws)")
 
 
 def run(name: str, models: list[str], repeat: int = 3, *, known: bool = True) -> list[tuple]:

@@ -157,7 +157,8 @@ def test_heldout_arrays_are_the_pages_clicks_in_page_order(simulated):
     _, log, post = simulated
     _, test = log.split(0.2, seed=3)
     serps = np.sort(test.events["serp_id"].dropna().unique().astype(np.int64))[1::3]
-    clicked, p_click, p_obs = heldout_click_arrays(post, test, ranks=N, pages=serps[::-1])
+    clicked, p_click, p_obs = heldout_click_arrays(post, test, ranks=N, pages=serps[::-1],
+                                                   seed=4)
     ev = test.events
     hits = ev[(ev["event"] == "click") & ev["serp_id"].isin(serps)]
     expected = np.zeros((serps.size, N), dtype=bool)
@@ -166,7 +167,6 @@ def test_heldout_arrays_are_the_pages_clicks_in_page_order(simulated):
     np.testing.assert_array_equal(clicked, expected)
     # the probabilities are each page's own rows of the per-(page, rank) predictions
     pred = predict_clicks(post, test, ranks=N, seed=4).set_index(["serp_id", "rank"])
-    _, p_click, p_obs = heldout_click_arrays(post, test, ranks=N, pages=serps[::-1], seed=4)
     at = pd.MultiIndex.from_product([serps, np.arange(1, N + 1)])
     np.testing.assert_array_equal(p_click, pred.loc[at, "p_click"].to_numpy().reshape(-1, N))
     np.testing.assert_array_equal(p_obs, pred.loc[at, "p_observed"].to_numpy().reshape(-1, N))
