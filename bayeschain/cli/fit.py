@@ -320,6 +320,8 @@ def _report_walk(post, log, qrels, args, out) -> None:
             lo, hi = np.quantile(h, [0.025, 0.975])
             print(f"E[H] on a 10-result page (ranks examined, revisits counted): "
                   f"{h.mean():.2f} [{lo:.2f}, {hi:.2f}]")
+        if "reader_effect" in post.posterior:
+            _print_readers(post)
     else:
         print(post.summary().round(4).to_string(index=False))
     checks = predictive_walk_checks(post, log, qrels=qrels, seed=0)
@@ -331,6 +333,42 @@ def _report_walk(post, log, qrels, args, out) -> None:
         for check, name in zip(checks.distributions(), WALK_FIGURES, strict=True):
             _distribution_figure(check, out, Path(args.figures) / name)
     return checks
+
+
+def _print_readers(post) -> None:
+    """Readers by query: who has a reader of their own, the spreads of the effects, and
+    each reader's E[H] (the deepest and shallowest when there are many)."""
+    import numpy as np
+
+    from ..posterior.walk import reader_depths
+
+    spread = post.posterior["reader_spread"]
+    depths = reader_depths(post, 10)
+    own = depths.iloc[1:]
+    print(f"readers by query: {len(own):,} quer{'ies' if len(own) > 1 else 'y'} with "
+          f"{int(own['pages'].min()):,} pages or more read by their own reader; reader 0 "
+          f"reads the other queries ({int(depths['pages'].iloc[0]):,} pages) and is the "
+          f"walk above, the one the walk measures score")
+    parts = []
+    for name in spread["reader_logit"].values:
+        v = spread.sel(reader_logit=name).values.ravel()
+        lo, hi = np.quantile(v, [0.025, 0.975])
+        parts.append(f"{name} {v.mean():.2f} [{lo:.2f}, {hi:.2f}]")
+    print("spread (sd) of the readers' logit effects: " + ", ".join(parts))
+    shown = own.sort_values("E[H]")
+    if len(shown) > 10:
+        shown = _ends(shown, 5)
+    print("E[H] on a 10-result page by reader, posterior mean [95% interval]:")
+    for _, row in shown.iterrows():
+        print(f"  {row['reader'][:40]:<40} {row['pages']:>9,} pages  {row['E[H]']:6.2f} "
+              f"[{row['lo']:.2f}, {row['hi']:.2f}]")
+
+
+def _ends(table, n: int):
+    """The first and last ``n`` rows of ``table``."""
+    import pandas as pd
+
+    return pd.concat([table.head(n), table.tail(n)])
 
 
 def _report_click_to_click(post, log, spec, args, out) -> None:

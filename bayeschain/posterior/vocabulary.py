@@ -26,7 +26,15 @@ PROBABILITIES = ("walk", "walk_skip", "walk_click", "transition", "jump", "click
 
 
 #: variables that are positive (rates, scales)
-POSITIVE = ("holding_rate", "log_dwell_sd", "jump_exponent")
+POSITIVE = ("holding_rate", "log_dwell_sd", "jump_exponent", "reader_spread")
+
+
+#: readers by query (``[examination] readers = "query"``): ``reader_effect`` shifts, for
+#: each reader (dim ``reader``, coords: the query it reads, ``(other queries)`` first), the
+#: logits of these families (dim ``reader_logit``: the free moves against leaving, the
+#: next query against the end, the immediate repeat), ``reader_spread`` is the sd of the
+#: effects on each; the posterior's ``walk`` and ``repeat`` are the first reader's
+READER_LOGITS = ("forward", "backward", "continue", "repeat")
 
 
 #: the dims (after ``chain, draw``) of the variables scoring reads, by variable; a walk by
@@ -39,6 +47,7 @@ DIMS = {"walk": ("rank", "move"), "walk_skip": ("rank", "move"),
         "attractiveness": ("document",), "pooled_click": ("pooled_rank",),
         "click_trend": ("trend",),
         "click_offset": ("rank",), "reclick": (), "second_look": (),
+        "reader_effect": ("reader", "reader_logit"), "reader_spread": ("reader_logit",),
         "transition": ("rank", "category"), "jump": ("rank", "to_rank"),
         "jump_exponent": (), "holding_rate": ("rank",), "log_dwell_mean": ("rank",),
         "log_dwell_sd": ("rank",)}

@@ -267,15 +267,31 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
         w = draws_of(posterior, name)[rows]
         return _stack_moves(w.reshape((len(rows), classes) + w.shape[-2:]), data.ranks)
 
-    if "walk_click" in post:
-        moves, moves_click = table("walk_skip"), table("walk_click")
+    has_readers = "reader_effect" in post
+    if has_readers != (data.readers is not None):
+        raise ParameterError("the posterior has readers by query: build the pages with its "
+                             "readers" if has_readers else "the pages were built with "
+                             "readers by query but the posterior has none")
+    if has_readers:
+        effect = post["reader_effect"]
+        if list(effect["reader"].values.astype(str)) != list(data.readers):
+            raise ParameterError("the pages were built with other readers than the "
+                                 "posterior's")
+        walk, repeat = reader_tables(draws_of(posterior, "walk")[rows],
+                                     draws_of(posterior, "repeat")[rows],
+                                     draws_of(posterior, "reader_effect")[rows],
+                                     tuple(effect["reader_logit"].values.astype(str)))
+        moves = moves_click = _stack_moves(walk, data.ranks)
+        repeat = np.ascontiguousarray(
+            extend_ranks(repeat.reshape(-1, repeat.shape[-1]), data.ranks)
+            .reshape(len(rows), -1))
     else:
-        moves = moves_click = table("walk")
-    if "repeat" in post:
+        if "walk_click" in post:
+            moves, moves_click = table("walk_skip"), table("walk_click")
+        else:
+            moves = moves_click = table("walk")
         repeat = np.tile(extend_ranks(draws_of(posterior, "repeat")[rows], data.ranks),
-                         (1, classes))
-    else:
-        repeat = np.zeros(moves.shape[:2])
+                         (1, classes)) if "repeat" in post else np.zeros(moves.shape[:2])
     reclick = draws_of(posterior, "reclick")[rows] if "reclick" in post else \
         np.ones(len(rows))
     second = draws_of(posterior, "second_look")[rows] if "second_look" in post else \
@@ -326,6 +342,38 @@ def page_tables(posterior, data, rows: np.ndarray, seed=None) -> PageTables:
                       index, reclick, second)
 
 
+def reader_tables(walk: np.ndarray, repeat: np.ndarray, effect: np.ndarray,
+                  names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Every reader's moves and repeats from reader 0's (the posterior's ``walk (draws,
+    R, 4)`` and ``repeat (draws, R)``) and the readers' effects ``(draws, readers,
+    len(names))`` on the logits ``names`` (:data:`~.vocabulary.READER_LOGITS`): reader
+    ``g``'s logits are reader 0's plus ``effect[g] - effect[0]``, where the forward and
+    backward logits are against leaving the page (``log p / leave``, ``log q / leave``),
+    ``continue`` is the next query's against the end (``log r / s``) and ``repeat`` the
+    repeat's.  Returns ``(draws, readers, R, 4)`` and ``(draws, readers, R)``."""
+    shift = effect - effect[:, :1]                                  # (draws, G, F)
+
+    def of(name):
+        return shift[:, :, names.index(name), None] if name in names else 0.0
+
+    from scipy.special import expit, logit
+
+    p, q, r, s = (walk[:, None, :, k] for k in range(4))            # (draws, 1, R)
+    leave = r + s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ef = np.log(p) - np.log(leave) + of("forward")
+        eb = np.log(q) - np.log(leave) + of("backward")       # -inf: no backward move
+        ec = np.log(r) - np.log(s) + of("continue")           # -inf: no sessions
+        top = np.maximum(np.maximum(ef, eb), 0.0)
+        pf, pb, pl = np.exp(ef - top), np.exp(eb - top), np.exp(-top)
+        total = pf + pb + pl
+        share = np.nan_to_num(expit(ec))
+        rep = expit(logit(repeat)[:, None, :] + of("repeat"))
+    moves = np.stack([pf / total, pb / total, pl / total * share,
+                      pl / total * (1.0 - share)], axis=-1)
+    return moves, rep
+
+
 def _stack_moves(w: np.ndarray, ranks: int) -> np.ndarray:
     """``(draws, classes, R, 4)`` -> ``(draws, classes * ranks, 4)`` with ranks extended."""
     draws, classes, fitted, _ = w.shape
@@ -361,6 +409,36 @@ def _page_chain(posterior, length: int):
     p, q = walk_parameters(posterior).arrays()
     return build_chain("rwbm", int(length), p=extend_ranks(p, length),
                        q=extend_ranks(q, length))
+
+
+def reader_depths(posterior, length: int = 10, prob: float = 0.95):
+    """Readers by query (``[examination] readers = "query"``): per reader, its query
+    (``(other queries)`` for reader 0, whose walk is the posterior's ``walk``), the
+    fitted pages it reads, and the posterior mean and equal-tailed ``prob`` interval of
+    ``E[H]`` on a page of ``length`` results under its walk (:func:`reader_tables`)."""
+    import pandas as pd
+
+    from .. import chains
+    from ..browsing import build_chain
+    from ..browsing.base import extend_ranks
+
+    post = posterior.posterior
+    if "reader_effect" not in post:
+        raise ParameterError("the posterior has no readers by query (fit a spec with "
+                             "[examination] readers = 'query', e.g. walk-query)")
+    effect = post["reader_effect"]
+    moves, _ = reader_tables(draws_of(posterior, "walk"), draws_of(posterior, "repeat"),
+                             draws_of(posterior, "reader_effect"),
+                             tuple(effect["reader_logit"].values.astype(str)))
+    rows = []
+    for g, query in enumerate(effect["reader"].values.astype(str)):
+        chain = build_chain("rwbm", int(length), p=extend_ranks(moves[:, g, :, 0], length),
+                            q=extend_ranks(moves[:, g, :, 1], length))
+        h = chains.expected_visits(chain, check=False).sum(axis=1)
+        lo, hi = np.quantile(h, [(1 - prob) / 2, (1 + prob) / 2])
+        rows.append({"reader": query, "pages": int(effect["pages"].values[g]),
+                     "E[H]": float(h.mean()), "lo": float(lo), "hi": float(hi)})
+    return pd.DataFrame(rows)
 
 
 def expected_clicks(posterior, length: int = 10) -> np.ndarray:

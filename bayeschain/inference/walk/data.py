@@ -84,7 +84,8 @@ class PageData:
     lengths : (G,) page length of each configuration
     click_index : (G, N) index of the click parameter at each position (-1 beyond the page):
         the rank (0-based) for rank-level clicks, the document for attractiveness
-    move_index : (G, N) index of the move row at each position: ``class * ranks + rank``
+    move_index : (G, N) index of the move row at each position: ``class * ranks + rank``,
+        or ``reader * ranks + rank`` with readers by query
     counts : the click counts per configuration
     pages : (G,) pages per configuration
     ranks : the longest page (the walk's rank axis)
@@ -96,6 +97,9 @@ class PageData:
         there (:func:`page_data`'s ``min_impressions``)
     sessions : whether the log tells what followed a page (next query or end)
     report : counts of what was read and left out
+    readers : with readers by query (:func:`page_data`'s ``readers``), the query each
+        reader reads: :data:`OTHER_QUERIES` for reader 0, who reads every query without a
+        reader of its own; ``reader_pages`` the pages each reads
     """
 
     lengths: np.ndarray
@@ -114,6 +118,8 @@ class PageData:
     page_queries: np.ndarray | None = None    # (P,) query of each page
     patterns: PagePatterns | None = None      # the pages' distinct likelihood terms
     reclicks: bool = False    # the counts keep the positions clicked so far (their masks)
+    readers: np.ndarray | None = None         # (R,) readers by query: their queries
+    reader_pages: np.ndarray | None = None    # (R,) pages of each reader
 
     @property
     def n_configs(self) -> int:
@@ -170,10 +176,14 @@ def page_lengths(log: ClickLog, page_ids: np.ndarray, deepest: np.ndarray,
     return np.maximum(length, deepest).astype(np.int64)
 
 
+#: the label of reader 0, who reads the queries without a reader of their own
+OTHER_QUERIES = "(other queries)"
+
+
 def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None = None,
               level: int = 1, default_length: int = 10, min_length: int = 1,
               reclicks: bool | None = False, min_impressions: int = 1,
-              known: pd.MultiIndex | None = None) -> PageData:
+              known: pd.MultiIndex | None = None, readers=None) -> PageData:
     """Group the pages of ``log`` into configurations with their click counts.
 
     Parameters
@@ -193,6 +203,11 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         depend on whether the examined document is relevant (grade >= ``level``; unjudged
         documents are non-relevant, as in trec_eval).  A page's topic is its session's
         topic when the log records one (TREC Session), otherwise its query.
+    readers : readers by query: an int ``k``, every query of at least ``k`` pages has a
+        reader of its own and reader 0 (:data:`OTHER_QUERIES`) reads the others; or the
+        readers' queries (a fitted posterior's, reader 0 first), for pages of another log:
+        a query without a reader of its own is read by reader 0.  The moves of a page's
+        positions are then its reader's (``move_index = reader * ranks + rank``)
     default_length : positions of a page the log lists without its results
     reclicks : key every state after a click also by the positions clicked so far on the
         page (for walks in which a result clicked before is clicked again less often);
@@ -210,11 +225,25 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         raise ParameterError(f"clicks must be 'rank' or 'document', got {clicks!r}")
     if min_impressions < 1:
         raise ParameterError(f"min_impressions must be at least 1, got {min_impressions}")
+    if readers is not None:
+        if qrels is not None:
+            raise ParameterError("readers by query and moves by relevance are not fitted "
+                                 "together: pass one of readers and qrels")
+        if isinstance(readers, (int, np.integer)):
+            readers = int(readers)
+            if readers < 1:
+                raise ParameterError(f"readers by query: a reader of its own needs at least "
+                                     f"1 page, got {readers}")
+        else:
+            readers = tuple(str(q) for q in readers)
+            if not readers or readers[0] != OTHER_QUERIES:
+                raise ParameterError(f"readers by query: the first reader must be "
+                                     f"{OTHER_QUERIES!r}, got {readers[:1]}")
 
     def key_of(least, pairs):
         return ("page_data", clicks, id(qrels), level if qrels is not None else None,
                 default_length, min_length, least if clicks == "document" else None,
-                _pairs_digest(pairs) if clicks == "document" else None)
+                _pairs_digest(pairs) if clicks == "document" else None, readers)
 
     own = (int(min_impressions), None) if known is None else (0, known)
     key = key_of(*own)
@@ -233,10 +262,10 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
     key += (bool(reclicks),)
     built = log.derived(key, lambda: (qrels, _page_data(log, clicks, qrels, level,
                                                         default_length, min_length,
-                                                        reclicks, own)))
+                                                        reclicks, own, readers)))
     if built[0] is not qrels:            # another qrels table at a reused address
         return _page_data(log, clicks, qrels, level, default_length, min_length, reclicks,
-                          own)
+                          own, readers)
     return built[1]
 
 
@@ -264,7 +293,8 @@ MASK_POSITIONS = 62
 
 
 def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: int,
-               min_length: int, reclicks: bool = False, own=(1, None)) -> PageData:
+               min_length: int, reclicks: bool = False, own=(1, None),
+               readers=None) -> PageData:
     obs, pages, off_page = log.observations()
     pages = pages.sort_values("serp_id", kind="stable").reset_index(drop=True)
     page_ids = pages["serp_id"].to_numpy(dtype=np.int64)
@@ -305,6 +335,11 @@ def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: in
         move_index = np.where(inside, relevant * width + position[None, :], -1)
         classes = 2
         report["relevant_positions"] = int((relevant & inside).sum())
+    labels = reader_pages = None
+    if readers is not None:
+        labels, reader = _readers(pages["query_id"].astype(str).to_numpy(), readers)
+        move_index = np.where(inside, reader[:, None] * width + position[None, :], -1)
+        reader_pages = np.bincount(reader, minlength=labels.size).astype(np.int64)
     key = np.concatenate([lengths[:, None], click_index, move_index], axis=1)
     uniq, config = np.unique(key, axis=0, return_inverse=True)
     config = config.ravel()
@@ -314,7 +349,26 @@ def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: in
                     uniq[:, 1 + width:].astype(np.int64), counts,
                     np.bincount(config, minlength=uniq.shape[0]), width, classes, documents,
                     bool(log.has_sessions), report, digest, page_ids, config,
-                    pages["query_id"].astype(str).to_numpy(), patterns, bool(reclicks))
+                    pages["query_id"].astype(str).to_numpy(), patterns, bool(reclicks),
+                    labels, reader_pages)
+
+
+def _readers(queries: np.ndarray, readers) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, reader of each page)``: with an int, the queries of at least that many
+    pages get a reader of their own (in order of their labels), after reader 0
+    (:data:`OTHER_QUERIES`); with labels, those."""
+    if isinstance(readers, int):
+        per_query = pd.Series(queries).value_counts()
+        own = sorted(per_query.index[per_query >= readers])
+        if not own:
+            raise ParameterError(f"readers by query: no query has {readers} pages or more "
+                                 f"(the most a query has is {int(per_query.max())}): lower "
+                                 f"reader_pages, or fit one reader for the log")
+        labels = np.array([OTHER_QUERIES, *own], dtype=object)
+    else:
+        labels = np.array(readers, dtype=object)
+    reader = pd.Index(labels[1:]).get_indexer(queries) + 1        # unknown (-1): reader 0
+    return labels, reader.astype(np.int64)
 
 
 def _page_documents(log: ClickLog, page_ids: np.ndarray, width: int) -> np.ndarray | None:

@@ -122,7 +122,12 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     if clicks == "auto":
         clicks = auto_clicks(share, exam["reclicks"])
     damped = exam["reclicks"] == "damped"
+    readers = exam["reader_pages"] if exam["readers"] == "query" else None
     if files:
+        if readers is not None:
+            raise ParameterError("readers by query read the log's pages in memory: give "
+                                 "the log as one file, without --out-of-core or "
+                                 "--memory-limit")
         if clicks == "document" or exam["by_relevance"]:
             raise ParameterError("a log read out of core is fitted with clicks per rank and "
                                  "moves without relevance classes ("
@@ -138,13 +143,23 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     else:
         data = page_data(log, clicks="document" if clicks == "document" else "rank",
                          qrels=qrels if exam["by_relevance"] else None, level=level,
-                         default_length=spec.ranks, reclicks=damped, min_impressions=least)
+                         default_length=spec.ranks, reclicks=damped, min_impressions=least,
+                         readers=readers)
     if data.report["clicks"] == 0:
         raise ParameterError("the click log has no clicks on its result pages: nothing to "
                              "learn (the posterior would be the prior)")
     # the documents integrated out by query, the rarer pairs' chances per rank sampled
     # with the walk (a log whose every pair is rare has no document to integrate out)
     documents, chosen = exam["documents"], ""
+    if readers is not None and clicks == "document":
+        if documents == "mode":
+            raise ParameterError("readers by query are fitted with the documents sampled by "
+                                 "NUTS (documents = 'sampled' or 'auto'): the Laplace route "
+                                 "is not built for them")
+        if documents == "auto":
+            documents, chosen = "sampled", ("documents = 'auto': sampled with readers by "
+                                            "query (the Laplace route is not built for "
+                                            "them)")
     if clicks == "document" and documents == "auto":
         documents, chosen = auto_documents(data.documents, exam)
     at_mode = (clicks == "document" and documents == "mode"
@@ -279,6 +294,15 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     for name in ("reclick", "second_look"):
         if name in draws:
             variables[name] = xr.DataArray(draws[name], dims=("chain", "draw"))
+    if "reader_effect" in draws:
+        names = list(model.reader_logits)
+        variables["reader_effect"] = xr.DataArray(
+            draws["reader_effect"], dims=("chain", "draw", "reader", "reader_logit"),
+            coords={"reader": data.readers.astype(str), "reader_logit": names,
+                    "pages": ("reader", data.reader_pages)})
+        variables["reader_spread"] = xr.DataArray(draws["reader_spread"],
+                                                  dims=("chain", "draw", "reader_logit"),
+                                                  coords={"reader_logit": names})
     if "click_offset" in draws:
         variables["click_offset"] = xr.DataArray(draws["click_offset"],
                                                  dims=("chain", "draw", "rank"),

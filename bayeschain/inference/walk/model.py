@@ -88,6 +88,9 @@ MOVE_SETS = ("", "_click")
 CENTRED_IMPRESSIONS = 20
 CENTRED_CLICKS = 500
 CENTRED_CLICK_RANKS = 50
+#: readers by query with at least this many pages are parametrised by their effects
+#: themselves (centred), the others by their standardised effects
+CENTRED_READER_PAGES = 100
 #: prior mean of the click intercept (logit): about one click in four examinations
 CLICK_PRIOR_MEAN = -1.0
 #: prior mean of the repeat logit: one click in ten clicked again at once
@@ -114,6 +117,11 @@ def _families_forward(theta, kind, p_start, c_start, n_coord, x, centred, logits
         if kind[fam] == 0:
             for j in range(m):
                 logits[c + j] = a
+        elif kind[fam] == 2:                      # zero-mean effects: theta[p] = log sd
+            sd = math.exp(a)
+            for j in range(m):
+                v = theta[p + 1 + j]
+                logits[c + j] = v if centred[c + j] > 0 else sd * v
         else:
             b = theta[p + 1]
             sd = math.exp(theta[p + 2])
@@ -130,6 +138,25 @@ def _families_backward(theta, kind, p_start, c_start, n_coord, x, centred, a0, p
     for fam in range(kind.size):
         p, c, m = p_start[fam], c_start[fam], n_coord[fam]
         a = theta[p]
+        if kind[fam] == 2:
+            # zero-mean effects v_j ~ Normal(0, sd), log sd ~ Normal(log dev_sd, 0.5)
+            sd = math.exp(a)
+            u = (a - math.log(dev_sd)) / 0.5
+            lp -= 0.5 * u * u
+            grad[p] -= u / 0.5
+            for j in range(m):
+                v = theta[p + 1 + j]
+                g = g_logits[c + j]
+                if centred[c + j] > 0:
+                    z = v / sd
+                    lp += -0.5 * z * z - a
+                    grad[p + 1 + j] += g - z / sd
+                    grad[p] += z * z - 1.0
+                else:
+                    lp -= 0.5 * v * v
+                    grad[p + 1 + j] += g * sd - v
+                    grad[p] += g * sd * v
+            continue
         lp -= 0.5 * ((a - a0[fam]) / prior_sd) ** 2
         grad[p] -= (a - a0[fam]) / prior_sd**2
         if kind[fam] == 0:
@@ -229,8 +256,9 @@ def _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits):
 
 def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd,
           n_groups, n_ranks, free, n_move_coords, n_sets, n_click_coords, reclick_coord,
-          lengths, items, starts, move_index, click_index, combo_click, combo_offset,
-          rescale, state_ptr, states, clicked, term_ptr, targets, counts, grad, term_ll):
+          n_readers, reader_coord, lengths, items, starts, move_index, click_index,
+          combo_click, combo_offset, rescale, state_ptr, states, clicked, term_ptr,
+          targets, counts, grad, term_ll):
     """Log posterior density of the walk; its gradient is written into ``grad``.
 
     The logits are laid out as: the move families (``n_move_coords``: ``n_sets`` sets of
@@ -243,19 +271,34 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
     logit[combo_offset[k]])``, ``k = click_index[g, i]`` (no offset where
     ``combo_offset[k] < 0``).  With ``reclick_coord >= 0``, the logit of ``kappa`` (a
     result clicked before on the page clicks again at a later arrival with ``kappa`` times
-    its probability) is that coordinate; ``kappa = 1`` otherwise.  The log-probability of
-    every term of the counts is written into ``term_ll`` unless it is empty (pointwise
-    log-likelihoods)."""
+    its probability) is that coordinate; ``kappa = 1`` otherwise.  With ``n_readers > 0``
+    (readers by query: one set of move families, no relevance classes) the ``n_groups ==
+    n_readers`` groups are readers: reader ``g``'s logit of free move family ``k`` at every
+    rank is the population's plus the effect ``logits[reader_coord + k * n_readers + g]``,
+    and its repeat logit the population's plus ``logits[reader_coord + K * n_readers +
+    g]`` (``K`` free move families).  The log-probability of every term of the counts is
+    written into ``term_ll`` unless it is empty (pointwise log-likelihoods)."""
     logits = np.empty(x.size)
     _families_forward(theta, kind, p_start, c_start, n_coord, x, centred, logits)
     n_rows = n_groups * n_ranks
+    n_free = free.size
     rows = np.empty((n_sets * n_rows, 4))
-    _move_rows(logits, n_sets * n_groups, n_ranks, free, rows)
-    repeat = np.empty(n_groups * n_ranks)
-    for i in range(n_ranks):
-        rho = 1.0 / (1.0 + math.exp(-logits[n_move_coords + i]))
+    if n_readers > 0:
+        move_logits = np.empty(n_groups * n_free * n_ranks)
         for grp in range(n_groups):
-            repeat[grp * n_ranks + i] = rho
+            for k in range(n_free):
+                e = logits[reader_coord + k * n_readers + grp]
+                for i in range(n_ranks):
+                    move_logits[(grp * n_free + k) * n_ranks + i] = logits[k * n_ranks + i] + e
+        _move_rows(move_logits, n_groups, n_ranks, free, rows)
+    else:
+        _move_rows(logits, n_sets * n_groups, n_ranks, free, rows)
+    repeat = np.empty(n_groups * n_ranks)
+    for grp in range(n_groups):
+        e = logits[reader_coord + n_free * n_readers + grp] if n_readers > 0 else 0.0
+        for i in range(n_ranks):
+            repeat[grp * n_ranks + i] = 1.0 / (1.0 + math.exp(-(logits[n_move_coords + i]
+                                                                 + e)))
     first_click = n_move_coords + n_ranks
     first_offset = first_click + n_click_coords
     n_click = combo_click.size
@@ -283,13 +326,33 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
     if ll == -math.inf:
         return ll
     g_logits = np.zeros(x.size)
-    _move_rows_grad(rows, g_rows, n_sets * n_groups, n_ranks, free, g_logits)
-    for i in range(n_ranks):
-        rho = repeat[i]
-        total = 0.0
+    if n_readers > 0:
+        g_move = np.zeros(n_groups * n_free * n_ranks)
+        _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_move)
         for grp in range(n_groups):
-            total += g_repeat[grp * n_ranks + i]
-        g_logits[n_move_coords + i] = total * rho * (1.0 - rho)
+            for k in range(n_free):
+                total = 0.0
+                for i in range(n_ranks):
+                    g = g_move[(grp * n_free + k) * n_ranks + i]
+                    g_logits[k * n_ranks + i] += g
+                    total += g
+                g_logits[reader_coord + k * n_readers + grp] = total
+        for grp in range(n_groups):
+            total = 0.0
+            for i in range(n_ranks):
+                rho = repeat[grp * n_ranks + i]
+                g = g_repeat[grp * n_ranks + i] * rho * (1.0 - rho)
+                g_logits[n_move_coords + i] += g
+                total += g
+            g_logits[reader_coord + n_free * n_readers + grp] = total
+    else:
+        _move_rows_grad(rows, g_rows, n_sets * n_groups, n_ranks, free, g_logits)
+        for i in range(n_ranks):
+            rho = repeat[i]
+            total = 0.0
+            for grp in range(n_groups):
+                total += g_repeat[grp * n_ranks + i]
+            g_logits[n_move_coords + i] = total * rho * (1.0 - rho)
     for j in range(n_click):
         g = g_click[j] * click[j] * (1.0 - click[j])
         g_logits[first_click + combo_click[j]] += g
@@ -388,6 +451,8 @@ class LogpArguments(NamedTuple):
     n_sets: int
     n_click_coords: int
     reclick_coord: int
+    n_readers: int
+    reader_coord: int
     lengths: np.ndarray
     items: np.ndarray
     starts: np.ndarray
@@ -418,14 +483,23 @@ class Family:
     x: np.ndarray
     mode: np.ndarray
     prior_mean: float = 0.0
+    #: zero-mean effects instead (readers by query): ``v_j ~ N(0, sd)``, parametrised by
+    #: ``log sd`` then the ``v_j`` (centred) or ``v_j / sd`` (non-centred), ``log sd ~
+    #: N(log deviation_sd, 0.5)``
+    effect: bool = False
 
     @property
     def size(self) -> int:
         return int(self.x.size)
 
     @property
+    def kind(self) -> int:
+        """What the kernels call its kind: 0 shared, 1 pooled, 2 zero-mean effects."""
+        return 2 if self.effect else 1 if self.pooled else 0
+
+    @property
     def n_params(self) -> int:
-        return 3 + self.size if self.pooled else 1
+        return 3 + self.size if self.pooled else 1 + self.size if self.effect else 1
 
 
 class WalkModel:
@@ -492,6 +566,11 @@ class WalkModel:
                                  "per rank and moves that depend neither on the click nor "
                                  "on relevance classes (the walk over ranks would not be "
                                  "Markov)")
+        if data.readers is not None and (data.classes > 1 or click_moves
+                                         or reclicks == "once"):
+            raise ParameterError("readers by query take moves that depend neither on the "
+                                 "click nor on relevance classes, and fresh or damped "
+                                 "re-clicks (reclicks = 'once' has a likelihood of its own)")
         self.data = data
         self.moves, self.clicks, self.boundary = moves, clicks, boundary
         self.rank_offsets = bool(rank_offsets) and clicks == "document" and data.ranks > 1
@@ -531,15 +610,23 @@ class WalkModel:
         if reclicks != "fresh":
             self.families.append(Family("reclick", False, np.zeros(1), np.zeros(1),
                                         RECLICK_PRIOR_MEAN))
+        self.readers = data.readers
+        if self.readers is not None:
+            # one effect per reader on each free move family and on the repeats; centred
+            # for readers of many pages
+            mode = np.where(data.reader_pages >= CENTRED_READER_PAGES, CENTRED, NON_CENTRED)
+            self.families += [Family(f"reader_{name}", False, np.zeros(mode.size), mode,
+                                     effect=True)
+                              for name in self.reader_logits]
         fams = self.families
         names = [f.name for f in fams]
-        self._kind = np.array([1 if f.pooled else 0 for f in fams], dtype=np.int64)
+        self._kind = np.array([f.kind for f in fams], dtype=np.int64)
         self._n_coord = np.array([f.size for f in fams], dtype=np.int64)
         self._c_start = np.r_[0, np.cumsum(self._n_coord)[:-1]].astype(np.int64)
         n_params = np.array([f.n_params for f in fams], dtype=np.int64)
         self._p_start = np.r_[0, np.cumsum(n_params)[:-1]].astype(np.int64)
         self._x = np.concatenate([f.x for f in fams])
-        self._centred = np.concatenate([f.mode if f.pooled else np.zeros(f.size)
+        self._centred = np.concatenate([f.mode if f.kind else np.zeros(f.size)
                                         for f in fams]).astype(np.int64)
         self._a0 = np.array([f.prior_mean for f in fams])
         self.ndim = int(n_params.sum())
@@ -548,6 +635,8 @@ class WalkModel:
         self._reclick_coord = int(self._c_start[names.index("reclick")]) \
             if reclicks != "fresh" else -1
         self._n_move_coords = int(self._c_start[self._click_family - 1])
+        self._reader_coord = (int(self._c_start[names.index(f"reader_{self.reader_logits[0]}")])
+                              if self.readers is not None else -1)
         self._combos = click_combinations(data.click_index, self.rank_offsets,
                                            int(self._n_coord[self._click_family]))
         self._blocks = walk_likelihood.blocks(data.lengths, data.counts.state_ptr)
@@ -556,6 +645,41 @@ class WalkModel:
                   else data.documents["pooled_rank"].to_numpy(dtype=np.int64))
         self._pooled = (np.flatnonzero(pooled > 0), pooled[pooled > 0])
         self._arguments: LogpArguments | None = None
+
+    @property
+    def reader_logits(self) -> tuple[str, ...]:
+        """The logits a reader's effect shifts: the free move families, then the repeat."""
+        return tuple(LOGITS[k] for k in self.free) + ("repeat",)
+
+    def reader_effects(self, theta, logits=None) -> np.ndarray:
+        """``(readers, len(reader_logits))`` each reader's effects on the logits (an empty
+        ``(0, ...)`` array without readers by query)."""
+        if self.readers is None:
+            return np.zeros((0, len(self.reader_logits)))
+        logits = self._logits(theta) if logits is None else logits
+        n = len(self.readers)
+        start = self._reader_coord
+        return logits[start:start + n * len(self.reader_logits)].reshape(-1, n).T.copy()
+
+    def reader_spreads(self, theta) -> np.ndarray:
+        """``(len(reader_logits),)`` the spread (sd on the logit scale) of the readers'
+        effects on each logit (empty without readers by query)."""
+        names = [f.name for f in self.families]
+        return np.array([math.exp(theta[self._p_start[names.index(f"reader_{name}")]])
+                         for name in self.reader_logits]) if self.readers is not None \
+            else np.zeros(0)
+
+    def _with_reader(self, logits, reader: int) -> np.ndarray:
+        """``logits`` with reader ``reader``'s effects added to the move families and the
+        repeats (``logits`` itself without readers by query)."""
+        if self.readers is None:
+            return logits
+        e = self.reader_effects(None, logits)[reader]
+        out = logits.copy()
+        k, r = self.free.size, self.data.ranks
+        out[:k * r] += np.repeat(e[:k], r)
+        out[self._n_move_coords:self._n_move_coords + r] += e[k]
+        return out
 
     def click_coordinates(self) -> tuple[int, int]:
         """``(start, n)``: the click family's first coordinate in ``theta`` (for a pooled
@@ -574,12 +698,14 @@ class WalkModel:
                                  "(bayeschain.inference.walk.once.DecidedOnce)")
         if self._arguments is None:
             d = self.data
+            n_readers = 0 if self.readers is None else len(self.readers)
             args = LogpArguments(self._kind, self._p_start, self._c_start, self._n_coord,
                                  self._x, self._centred, self._a0, self.prior_sd,
-                                 self.deviation_sd, d.classes, d.ranks, self.free,
-                                 self._n_move_coords, self.n_sets,
+                                 self.deviation_sd, n_readers or d.classes, d.ranks,
+                                 self.free, self._n_move_coords, self.n_sets,
                                  int(self._n_coord[self._click_family]),
-                                 self._reclick_coord, d.lengths,
+                                 self._reclick_coord, n_readers, self._reader_coord,
+                                 d.lengths,
                                  *self._blocks, d.move_index, *self._combos,
                                  self.boundary == "rescale", *d.counts.arrays())
             self._arguments = LogpArguments(*(
@@ -670,6 +796,8 @@ class WalkModel:
         theta = rng.normal(0.0, 0.1, self.ndim)
         for fam, start in zip(self.families, self._p_start, strict=True):
             theta[start] += fam.prior_mean
+            if fam.effect:
+                theta[start] = np.log(self.deviation_sd)
             if fam.pooled:
                 theta[start + 2] = np.log(0.5)
                 coords = slice(start + 3, start + 3 + fam.size)
@@ -678,10 +806,18 @@ class WalkModel:
         return theta
 
     def expand(self, theta: np.ndarray) -> dict[str, np.ndarray]:
-        """The named quantities stored in the posterior for one draw."""
-        tables = self.move_tables(theta)
+        """The named quantities stored in the posterior for one draw.  With readers by
+        query, ``walk`` and ``repeat`` are those of reader 0, who reads the queries
+        without a reader of their own (:func:`~bayeschain.inference.walk.data.page_data`'s
+        ``readers``), and ``reader_effect`` / ``reader_spread`` hold every reader's
+        effects and their spreads."""
+        logits = self._with_reader(self._logits(theta), 0)
+        tables = self.move_tables(theta, logits)
         out = {"walk": tables[0], "click": self.click_table(theta),
-               "repeat": self.repeat_table(theta)}
+               "repeat": self.repeat_table(theta, logits)}
+        if self.readers is not None:
+            out["reader_effect"] = self.reader_effects(theta)
+            out["reader_spread"] = self.reader_spreads(theta)
         click = self.families[self._click_family]
         if click.pooled:
             start = self._p_start[self._click_family]

@@ -184,7 +184,9 @@ def _kernel():
 def pages_for(posterior, log, qrels, level):
     """The pages of ``log`` as the posterior's walk sees them: clicks per rank or per
     document (the pairs without an attractiveness of their own sharing their rank's
-    pseudo-document), grouped by relevance when its moves depend on it; when it damps re-clicks,
+    pseudo-document), grouped by relevance when its moves depend on it, by its readers
+    when it has readers by query (a query without one read by reader 0); when it damps
+    re-clicks,
     the pages its fit built (with the positions clicked so far) if that fit built them
     from ``log``, so that a fit and its checks build the pages once."""
     from ...posterior.walk import pd_index
@@ -201,10 +203,12 @@ def pages_for(posterior, log, qrels, level):
         att = posterior.posterior["attractiveness"]
         known = pd_index(att["query_id"].values, att["doc_id"].values)
         least = int(posterior.posterior["pooled_click"].attrs.get("min_impressions", 1))
+    readers = (tuple(posterior.posterior["reader_effect"]["reader"].values.astype(str))
+               if "reader_effect" in posterior.posterior else None)
     return page_data(log, clicks=clicks, qrels=qrels if by_relevance else None,
                      level=fitted_level if by_relevance and fitted_level is not None else level,
                      reclicks=None if "reclick" in posterior.posterior else False,
-                     known=known, min_impressions=least)
+                     known=known, min_impressions=least, readers=readers)
 
 
 def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | None = None,

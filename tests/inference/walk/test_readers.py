@@ -1,0 +1,178 @@
+"""Readers by query (``[examination] readers = "query"``, spec ``walk-query``): each query
+of many pages read by its own walk, shifted from the population's on the logit scale.
+Tested against the page likelihood written from its definition with each page's reader,
+central differences, and pages walked by an independent simulator whose queries are
+read by known, different readers."""
+
+import numpy as np
+import pytest
+
+from bayeschain import chains
+from bayeschain.browsing import build_chain
+from bayeschain.errors import FormatError, ParameterError
+from bayeschain.inference import fit, heldout_click_metrics
+from bayeschain.inference.specs import load_spec
+from bayeschain.inference.walk.data import OTHER_QUERIES, page_data
+from bayeschain.inference.walk.model import WalkModel
+from bayeschain.posterior.walk import reader_depths
+from tests.inference.walk.test_likelihood import assert_gradient_is_central_differences
+from tests.reference.walk_clicks import (
+    damped_page_log_likelihood,
+    pages_to_log,
+    simulate_pages,
+)
+
+N = 10
+FORWARD = np.linspace(0.78, 0.58, N)
+BACKWARD = np.r_[0.0, np.full(N - 1, 0.1)]
+CLICK = np.linspace(0.45, 0.17, N)
+REPEAT = np.full(N, 0.1)
+#: each query's shift of the forward logit (against leaving and moving back); the rare
+#: queries are read by the population's walk (shift 0)
+SHIFTS = {"nav": -1.0, "mixed": -0.3, "broad": 0.4, "deep": 1.0}
+
+
+def reader_moves(shift):
+    """The truth's moves of a reader whose forward logit is shifted by ``shift``:
+    ``p' = p e^shift / (p e^shift + q + leave)``, the others in proportion."""
+    leave = 1 - FORWARD - BACKWARD
+    total = FORWARD * np.exp(shift) + BACKWARD + leave
+    p, q, lv = FORWARD * np.exp(shift) / total, BACKWARD / total, leave / total
+    return p, q, 0.3 * lv, 0.7 * lv
+
+
+def true_depth(shift):
+    p, q, _, _ = reader_moves(shift)
+    return float(chains.expected_stopping_time(build_chain("rwbm", N, p=p, q=q)))
+
+
+def simulated_log(seed, per_query, rare):
+    """``per_query`` pages of each query of :data:`SHIFTS` and ``rare`` pages of as many
+    queries shown once, read by the population's walk."""
+    rng = np.random.default_rng(seed)
+    pages, queries = [], []
+    for query, shift in SHIFTS.items():
+        pages += simulate_pages(rng, per_query, *reader_moves(shift), CLICK, repeat=REPEAT)
+        queries += [query] * per_query
+    pages += simulate_pages(rng, rare, *reader_moves(0.0), CLICK, repeat=REPEAT)
+    queries += [f"rare{seed}-{k}" for k in range(rare)]
+    return pages_to_log(pages, N, queries=queries)
+
+
+def shifted_rows(model, theta, reader):
+    """Reader ``reader``'s moves with the ``leave`` boundary applied, and its repeats,
+    written from the definition: the population's softmax with the reader's effects
+    added to the forward and backward logits (against leaving), to the next query's
+    (against the end) and to the repeat's."""
+    f, b, r, s = model.move_tables(theta)[0, 0].T
+    e = dict(zip(model.reader_logits, model.reader_effects(theta)[reader], strict=True))
+    leave = r + s
+    f, b = f * np.exp(e["forward"]), b * np.exp(e.get("backward", 0.0))
+    total = f + b + leave
+    odds = r / s * np.exp(e.get("continue", 0.0))
+    f, b, leave = f / total, b / total, leave / total
+    r, s = leave * odds / (1 + odds), leave / (1 + odds)
+    share = r[-1] / (r[-1] + s[-1])
+    r[-1], s[-1], f[-1] = r[-1] + f[-1] * share, s[-1] + f[-1] * (1 - share), 0.0
+    rho = model.repeat_table(theta)
+    rho = 1 / (1 + np.exp(-(np.log(rho / (1 - rho)) + e["repeat"])))
+    return f, b, r, s, rho
+
+
+@pytest.mark.parametrize("reclicks", ["fresh", "damped"])
+def test_page_likelihood_is_each_page_under_its_querys_reader(reclicks):
+    """The model's log-likelihood of a log of three queries of their own and rarer ones
+    equals the sum over pages of each page's likelihood written from the definition
+    (dense matrices, the clicked set carried along) under its query's reader, reader 0
+    for the rarer queries; the gradient of the log density equals central differences."""
+    rng = np.random.default_rng(5)
+    n = 6
+    pages, queries = [], []
+    for k, shift in enumerate((-0.8, 0.2, 0.9)):
+        p, q, lv = FORWARD[:n] * np.exp(shift), BACKWARD[:n], 1 - FORWARD[:n] - BACKWARD[:n]
+        total = p + q + lv
+        pages += simulate_pages(rng, 150, p / total, q / total, 0.3 * lv / total,
+                                0.7 * lv / total, CLICK[:n], repeat=REPEAT[:n],
+                                reclick=0.3)
+        queries += [f"q{k}"] * 150
+    pages += simulate_pages(rng, 40, FORWARD[:n], BACKWARD[:n], 0.3 * (1 - FORWARD[:n]),
+                            0.7 * (1 - FORWARD[:n]), CLICK[:n], repeat=REPEAT[:n])
+    queries += [f"rare{k}" for k in range(40)]
+    pages[-1] = (pages[-1][0], "end")     # the log's last page: nothing followed it
+    data = page_data(pages_to_log(pages, n, queries=queries), readers=100,
+                     reclicks=reclicks == "damped")
+    assert list(data.readers) == [OTHER_QUERIES, "q0", "q1", "q2"]
+    assert list(data.reader_pages) == [40, 150, 150, 150]
+    model = WalkModel(data, reclicks=reclicks)
+    theta = model.initial_point(rng) + rng.normal(0, 0.4, model.ndim)
+    kappa, click = model.reclick_factor(theta), model.click_table(theta)
+    reader_of = {q: k + 1 for k, q in enumerate(("q0", "q1", "q2"))}
+    rows = [shifted_rows(model, theta, g) for g in range(4)]
+    want = sum(damped_page_log_likelihood(clicks, outcome, *rows[reader_of.get(query, 0)][:4],
+                                          click, rows[reader_of.get(query, 0)][4], kappa)
+               for (clicks, outcome), query in zip(pages, queries, strict=True))
+    got = model.pattern_log_likelihood(theta) @ data.patterns.pages
+    assert got == pytest.approx(want, rel=1e-11)
+    assert_gradient_is_central_differences(model, theta, rel=1e-4)
+
+
+@pytest.fixture(scope="module")
+def readers_and_one():
+    """6,600 pages: four queries of 1,500 pages, each read by its own known walk, and 600
+    queries shown once read by the population's; ``walk-query`` and the default walk
+    fitted to them with a fixed number of draws (the same draws on every run)."""
+    log = simulated_log(2026, 1500, 600)
+    return (log, fit(log, spec="walk-query", seed=7, draws=1000, min_ess=0),
+            fit(log, seed=7, draws=1000, min_ess=0))
+
+
+def test_each_querys_reader_is_recovered(readers_and_one):
+    """Each reader's E[H] and shift of the forward logit (from reader 0's) are inside
+    their 99% intervals; reader 0, who reads the queries shown once, is the population's
+    walk; the sampler converged."""
+    _, post, _ = readers_and_one
+    depths = reader_depths(post, N, prob=0.99).set_index("reader")
+    truth = {OTHER_QUERIES: 0.0, **SHIFTS}
+    assert set(depths.index) == set(truth)
+    for query, shift in truth.items():
+        row = depths.loc[query]
+        assert row["lo"] <= true_depth(shift) <= row["hi"], (query, row, true_depth(shift))
+    effect = post.posterior["reader_effect"].sel(reader_logit="forward")
+    shift = (effect - effect.sel(reader=OTHER_QUERIES)).stack(s=("chain", "draw"))
+    for query, want in SHIFTS.items():
+        lo, hi = np.quantile(shift.sel(reader=query).values, [0.005, 0.995])
+        assert lo <= want <= hi, (query, lo, hi)
+    diag = post.diagnostics()
+    assert diag["max_rhat"].max() <= 1.01 and diag["min_ess"].min() >= 400
+    assert post.divergences() == 0
+
+
+def test_readers_predict_held_out_clicks_better_than_one_walk(readers_and_one):
+    """On held-out pages walked by the same users (another seed), the walk with a reader
+    per query has a better log-likelihood and perplexity than the one walk fitted to the
+    same pages; a held-out query the log never showed is read by reader 0."""
+    log, readers, one = readers_and_one
+    test = simulated_log(99, 400, 200)
+    with_readers = heldout_click_metrics(readers, test, seed=1)
+    without = heldout_click_metrics(one, test, seed=1)
+    assert with_readers.log_likelihood > without.log_likelihood + 0.002
+    assert with_readers.perplexity < without.perplexity
+    data = page_data(test, readers=tuple(readers.posterior["reader"].values))
+    unseen = np.char.startswith(data.page_queries.astype(str), "rare99")
+    assert unseen.sum() == 200
+    assert (data.move_index[data.page_config[unseen]] < N).all()       # reader 0's rows
+
+
+def test_readers_are_refused_where_they_are_not_built(tmp_path):
+    """Readers by query with moves by relevance or after a click, or the decision made
+    once, are refused by the spec; a log whose queries all have fewer than
+    ``reader_pages`` pages is refused, naming the most a query has."""
+    spec = tmp_path / "spec.toml"
+    for key in ("by_relevance = true", "click_moves = true", 'reclicks = "once"'):
+        spec.write_text(f'[model]\nname = "x"\n[examination]\nreaders = "query"\n{key}\n'
+                        f'[sampler]\nmethod = "nuts"\n')
+        with pytest.raises(FormatError, match="readers = 'query'"):
+            load_spec(spec)
+    log = simulated_log(1, 20, 10)
+    with pytest.raises(ParameterError, match="no query has 100 pages or more .* is 20"):
+        page_data(log, readers=100)
