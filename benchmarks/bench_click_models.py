@@ -64,34 +64,41 @@ HERE = Path(__file__).resolve().parent
 
 
 def walk_spec(clicks: str, name: str = "walk", min_impressions: int | None = None,
-              documents: str | None = None, rank_offsets: bool | None = None):
+              documents: str | None = None, rank_offsets: bool | None = None,
+              extra: dict | None = None):
     """The walk spec ``name`` (default: the default spec ``walk``), with its clicks per
     rank, per document or chosen from the log (``auto``, the default), the pages a
     (query, document) pair needs for an attractiveness of its own (``min_impressions``),
     how its documents are fitted (``documents``) and click offsets by rank
-    (``rank_offsets``); None: the spec's."""
+    (``rank_offsets``), and ``extra`` keys (``readers``, ``reader_pages``, ``reclicks``);
+    None: the spec's."""
     spec = bc.load_spec(name)
     if clicks != "auto" and spec.section("examination")["clicks"] != "auto":
         raise SystemExit(f"--clicks {clicks}: spec {name} fixes its clicks; fit it with "
                          f"--clicks auto")
     return spec.with_keys("examination", clicks=None if clicks == "auto" else clicks,
                           min_impressions=min_impressions, documents=documents,
-                          rank_offsets=rank_offsets)
+                          rank_offsets=rank_offsets, **(extra or {}))
 
 
 def walk_rows(name: str, log, clicks: str, known: bool = True,
               spec_name: str = "walk", min_impressions: int | None = None,
               documents: str | None = None, rank_offsets: bool | None = None,
-              predictions: list | None = None) -> list[tuple]:
+              predictions: list | None = None, extra: dict | None = None) -> list[tuple]:
     """The walk fitted in this process and (the spec as it is: clicks ``auto``, no other
     key changed) as a fresh ``bayeschain fit`` process; ``predictions`` gets the label,
     held-out click vectors and ``P(C_r = 1)`` of the fit (for the paired comparison with
     the best peer)."""
     train, test = log.split(0.25, seed=0)
-    spec = walk_spec(clicks, spec_name, min_impressions, documents, rank_offsets)
+    extra = {k: v for k, v in (extra or {}).items() if v is not None}
+    spec = walk_spec(clicks, spec_name, min_impressions, documents, rank_offsets, extra)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        bc.fit(train.split(0.9, seed=1)[1], spec, draws=50, tune=50)   # warm caches
+        try:                                                            # warm caches
+            bc.fit(train.split(0.9, seed=1)[1], spec, draws=50, tune=50)
+        except bc.errors.ParameterError:   # a tenth of TREC has no topic of reader_pages
+            bc.fit(train.split(0.9, seed=1)[1], spec.with_keys("examination", readers="one"),
+                   draws=50, tune=50)
         t = time.perf_counter()
         post = bc.fit(train, spec)
         seconds = time.perf_counter() - t
@@ -107,14 +114,15 @@ def walk_rows(name: str, log, clicks: str, known: bool = True,
                                                if clicks == "auto" else "") + \
         (f", min_impressions {min_impressions}" if min_impressions is not None else "") + \
         (f", documents {documents}" if documents is not None else "") + \
-        (", click offsets by rank" if rank_offsets else "")
+        (", click offsets by rank" if rank_offsets else "") + \
+        "".join(f", {k} {v}" for k, v in extra.items())
     if predictions is not None:
         predictions.append((label, arrays[0], arrays[1]))
     rows = [(name, label, post.attrs["pages"], m.pages, f"{seconds:.1f}",
              f"{m.log_likelihood:.4f}", f"{m.perplexity:.4f}",
              f"{m.conditional_perplexity:.4f}", note)]
     if clicks != "auto" or min_impressions is not None or documents is not None \
-            or rank_offsets is not None:
+            or rank_offsets is not None or extra:
         return rows
     with tempfile.TemporaryDirectory() as tmp:
         events, pages = Path(tmp) / "train.parquet", Path(tmp) / "pages.parquet"
@@ -183,7 +191,7 @@ def main() -> None:
                          "rank) or document (attractiveness per query-document pair)")
     ap.add_argument("--specs", nargs="+", default=["walk"],
                     choices=["walk", "walk-click", "walk-reclick", "walk-document-mode",
-                             "walk-once"],
+                             "walk-once", "walk-query"],
                     help="the walk specs fitted (default: the default spec walk)")
     ap.add_argument("--min-impressions", nargs="+", type=int, default=[None],
                     help="fit the walk with these [examination] min_impressions (pages a "
@@ -195,6 +203,16 @@ def main() -> None:
     ap.add_argument("--rank-offsets", action="store_true", default=None,
                     help="fit the walk with [examination] rank_offsets = true (click "
                          "offsets by rank for documents), in process only")
+    ap.add_argument("--readers", choices=["one", "query", "topic"], default=None,
+                    help="the walk's [examination] readers (default: the spec's; "
+                         "walk-query's is query), in process only")
+    ap.add_argument("--reader-pages", type=int, default=None,
+                    help="the walk's [examination] reader_pages (pages a query or topic "
+                         "needs for a reader of its own; default: the spec's), in process "
+                         "only")
+    ap.add_argument("--reclicks", choices=["fresh", "damped"], default=None,
+                    help="the walk's [examination] reclicks (default: the spec's), in "
+                         "process only")
     ap.add_argument("--all-test-pages", action="store_true",
                     help="score every held-out page of 10 results, not only those whose "
                          "query occurs in training (a pair never seen in training gets the "
@@ -214,7 +232,10 @@ def main() -> None:
             for clicks in args.clicks:
                 for least in args.min_impressions:
                     rows += walk_rows(name, log, clicks, known, spec_name, least,
-                                      args.documents, args.rank_offsets, walks)
+                                      args.documents, args.rank_offsets, walks,
+                                      {"readers": args.readers,
+                                       "reader_pages": args.reader_pages,
+                                       "reclicks": args.reclicks})
         peers = peer_rows(name, args.models, known)
         rows += peers
         gaps += gaps_to_best_peer(name, log, peers, walks, known)

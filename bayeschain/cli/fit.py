@@ -345,9 +345,11 @@ def _print_readers(post) -> None:
     spread = post.posterior["reader_spread"]
     depths = reader_depths(post, 10)
     own = depths.iloc[1:]
-    print(f"readers by query: {len(own):,} quer{'ies' if len(own) > 1 else 'y'} with "
+    by = post.attrs.get("readers_by", "query")
+    units = {"query": ("query", "queries"), "topic": ("topic", "topics")}[by]
+    print(f"readers by {by}: {len(own):,} {units[len(own) > 1]} with "
           f"{int(own['pages'].min()):,} pages or more read by their own reader; reader 0 "
-          f"reads the other queries ({int(depths['pages'].iloc[0]):,} pages) and is the "
+          f"reads the other {units[1]} ({int(depths['pages'].iloc[0]):,} pages) and is the "
           f"walk above, the one the walk measures score")
     parts = []
     for name in spread["reader_logit"].values:

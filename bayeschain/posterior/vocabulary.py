@@ -30,7 +30,7 @@ POSITIVE = ("holding_rate", "log_dwell_sd", "jump_exponent", "reader_spread")
 
 
 #: readers by query (``[examination] readers = "query"``): ``reader_effect`` shifts, for
-#: each reader (dim ``reader``, coords: the query it reads, ``(other queries)`` first), the
+#: each reader (dim ``reader``, coords: the query it reads, ``(others)`` first), the
 #: logits of these families (dim ``reader_logit``: the free moves against leaving, the
 #: next query against the end, the immediate repeat), ``reader_spread`` is the sd of the
 #: effects on each; the posterior's ``walk`` and ``repeat`` are the first reader's

@@ -413,7 +413,7 @@ def _page_chain(posterior, length: int):
 
 def reader_depths(posterior, length: int = 10, prob: float = 0.95):
     """Readers by query (``[examination] readers = "query"``): per reader, its query
-    (``(other queries)`` for reader 0, whose walk is the posterior's ``walk``), the
+    (``(others)`` for reader 0, whose walk is the posterior's ``walk``), the
     fitted pages it reads, and the posterior mean and equal-tailed ``prob`` interval of
     ``E[H]`` on a page of ``length`` results under its walk (:func:`reader_tables`)."""
     import pandas as pd

@@ -97,9 +97,9 @@ class PageData:
         there (:func:`page_data`'s ``min_impressions``)
     sessions : whether the log tells what followed a page (next query or end)
     report : counts of what was read and left out
-    readers : with readers by query (:func:`page_data`'s ``readers``), the query each
-        reader reads: :data:`OTHER_QUERIES` for reader 0, who reads every query without a
-        reader of its own; ``reader_pages`` the pages each reads
+    readers : with readers by query or topic (:func:`page_data`'s ``readers``), the
+        query (topic) each reader reads: :data:`OTHERS` for reader 0, who reads every
+        query (topic) without a reader of its own; ``reader_pages`` the pages each reads
     """
 
     lengths: np.ndarray
@@ -176,14 +176,18 @@ def page_lengths(log: ClickLog, page_ids: np.ndarray, deepest: np.ndarray,
     return np.maximum(length, deepest).astype(np.int64)
 
 
-#: the label of reader 0, who reads the queries without a reader of their own
-OTHER_QUERIES = "(other queries)"
+#: the label of reader 0, who reads the queries (topics) without a reader of their own
+OTHERS = "(others)"
+#: what readers are by: the page's query, or its topic (its session's topic where the log
+#: records one, TREC Session's; otherwise its query)
+READERS_BY = ("query", "topic")
 
 
 def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None = None,
               level: int = 1, default_length: int = 10, min_length: int = 1,
               reclicks: bool | None = False, min_impressions: int = 1,
-              known: pd.MultiIndex | None = None, readers=None) -> PageData:
+              known: pd.MultiIndex | None = None, readers=None,
+              readers_by: str = "query") -> PageData:
     """Group the pages of ``log`` into configurations with their click counts.
 
     Parameters
@@ -204,10 +208,12 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         documents are non-relevant, as in trec_eval).  A page's topic is its session's
         topic when the log records one (TREC Session), otherwise its query.
     readers : readers by query: an int ``k``, every query of at least ``k`` pages has a
-        reader of its own and reader 0 (:data:`OTHER_QUERIES`) reads the others; or the
+        reader of its own and reader 0 (:data:`OTHERS`) reads the others; or the
         readers' queries (a fitted posterior's, reader 0 first), for pages of another log:
         a query without a reader of its own is read by reader 0.  The moves of a page's
         positions are then its reader's (``move_index = reader * ranks + rank``)
+    readers_by : ``"query"``, or ``"topic"``: readers by the page's topic (its session's
+        topic where the log records one, otherwise its query) instead
     default_length : positions of a page the log lists without its results
     reclicks : key every state after a click also by the positions clicked so far on the
         page (for walks in which a result clicked before is clicked again less often);
@@ -225,6 +231,8 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         raise ParameterError(f"clicks must be 'rank' or 'document', got {clicks!r}")
     if min_impressions < 1:
         raise ParameterError(f"min_impressions must be at least 1, got {min_impressions}")
+    if readers_by not in READERS_BY:
+        raise ParameterError(f"readers_by must be one of {READERS_BY}, got {readers_by!r}")
     if readers is not None:
         if qrels is not None:
             raise ParameterError("readers by query and moves by relevance are not fitted "
@@ -232,18 +240,19 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         if isinstance(readers, (int, np.integer)):
             readers = int(readers)
             if readers < 1:
-                raise ParameterError(f"readers by query: a reader of its own needs at least "
-                                     f"1 page, got {readers}")
+                raise ParameterError(f"readers by {readers_by}: a reader of its own needs "
+                                     f"at least 1 page, got {readers}")
         else:
             readers = tuple(str(q) for q in readers)
-            if not readers or readers[0] != OTHER_QUERIES:
+            if not readers or readers[0] != OTHERS:
                 raise ParameterError(f"readers by query: the first reader must be "
-                                     f"{OTHER_QUERIES!r}, got {readers[:1]}")
+                                     f"{OTHERS!r}, got {readers[:1]}")
 
-    def key_of(least, pairs):
+    def key_of(least, pairs, who=readers):
         return ("page_data", clicks, id(qrels), level if qrels is not None else None,
                 default_length, min_length, least if clicks == "document" else None,
-                _pairs_digest(pairs) if clicks == "document" else None, readers)
+                _pairs_digest(pairs) if clicks == "document" else None, who,
+                readers_by if who is not None else None)
 
     own = (int(min_impressions), None) if known is None else (0, known)
     key = key_of(*own)
@@ -262,10 +271,14 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
     key += (bool(reclicks),)
     built = log.derived(key, lambda: (qrels, _page_data(log, clicks, qrels, level,
                                                         default_length, min_length,
-                                                        reclicks, own, readers)))
+                                                        reclicks, own, readers,
+                                                        readers_by)))
     if built[0] is not qrels:            # another qrels table at a reused address
         return _page_data(log, clicks, qrels, level, default_length, min_length, reclicks,
-                          own, readers)
+                          own, readers, readers_by)
+    if isinstance(readers, int):      # the same pages, as the fit's posterior names them
+        log.derived(key_of(*own, who=tuple(built[1].readers)) + (bool(reclicks),),
+                    lambda: built)
     return built[1]
 
 
@@ -294,7 +307,7 @@ MASK_POSITIONS = 62
 
 def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: int,
                min_length: int, reclicks: bool = False, own=(1, None),
-               readers=None) -> PageData:
+               readers=None, readers_by: str = "query") -> PageData:
     obs, pages, off_page = log.observations()
     pages = pages.sort_values("serp_id", kind="stable").reset_index(drop=True)
     page_ids = pages["serp_id"].to_numpy(dtype=np.int64)
@@ -337,7 +350,9 @@ def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: in
         report["relevant_positions"] = int((relevant & inside).sum())
     labels = reader_pages = None
     if readers is not None:
-        labels, reader = _readers(pages["query_id"].astype(str).to_numpy(), readers)
+        units = (_page_topics(log, pages) if readers_by == "topic"
+                 else pages["query_id"].astype(str).to_numpy())
+        labels, reader = _readers(units.astype(str), readers, readers_by)
         move_index = np.where(inside, reader[:, None] * width + position[None, :], -1)
         reader_pages = np.bincount(reader, minlength=labels.size).astype(np.int64)
     key = np.concatenate([lengths[:, None], click_index, move_index], axis=1)
@@ -353,21 +368,23 @@ def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: in
                     labels, reader_pages)
 
 
-def _readers(queries: np.ndarray, readers) -> tuple[np.ndarray, np.ndarray]:
-    """``(labels, reader of each page)``: with an int, the queries of at least that many
-    pages get a reader of their own (in order of their labels), after reader 0
-    (:data:`OTHER_QUERIES`); with labels, those."""
+def _readers(units: np.ndarray, readers, by: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, reader of each page)``: with an int, the queries (topics: ``units``, one
+    per page) of at least that many pages get a reader of their own (in order of their
+    labels), after reader 0 (:data:`OTHERS`), who reads the others and pages without a
+    topic; with labels, those."""
     if isinstance(readers, int):
-        per_query = pd.Series(queries).value_counts()
-        own = sorted(per_query.index[per_query >= readers])
+        per_unit = pd.Series(units[units != ""]).value_counts()
+        own = sorted(per_unit.index[per_unit >= readers])
         if not own:
-            raise ParameterError(f"readers by query: no query has {readers} pages or more "
-                                 f"(the most a query has is {int(per_query.max())}): lower "
-                                 f"reader_pages, or fit one reader for the log")
-        labels = np.array([OTHER_QUERIES, *own], dtype=object)
+            most = int(per_unit.max()) if len(per_unit) else 0
+            raise ParameterError(f"readers by {by}: no {by} has {readers} pages or more "
+                                 f"(the most a {by} has is {most}): lower reader_pages, "
+                                 f"or fit one reader for the log")
+        labels = np.array([OTHERS, *own], dtype=object)
     else:
         labels = np.array(readers, dtype=object)
-    reader = pd.Index(labels[1:]).get_indexer(queries) + 1        # unknown (-1): reader 0
+    reader = pd.Index(labels[1:]).get_indexer(units) + 1          # unknown (-1): reader 0
     return labels, reader.astype(np.int64)
 
 

@@ -122,7 +122,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     if clicks == "auto":
         clicks = auto_clicks(share, exam["reclicks"])
     damped = exam["reclicks"] == "damped"
-    readers = exam["reader_pages"] if exam["readers"] == "query" else None
+    readers = exam["reader_pages"] if exam["readers"] != "one" else None
     if files:
         if readers is not None:
             raise ParameterError("readers by query read the log's pages in memory: give "
@@ -144,7 +144,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         data = page_data(log, clicks="document" if clicks == "document" else "rank",
                          qrels=qrels if exam["by_relevance"] else None, level=level,
                          default_length=spec.ranks, reclicks=damped, min_impressions=least,
-                         readers=readers)
+                         readers=readers, readers_by=exam["readers"] if readers else "query")
     if data.report["clicks"] == 0:
         raise ParameterError("the click log has no clicks on its result pages: nothing to "
                              "learn (the posterior would be the prior)")
@@ -336,6 +336,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
              "recurring_share": round(share, 4), "min_impressions": least,
              "holding": dwell_note,
              "relevance_level": level if exam["by_relevance"] else -1, **dwell_seen,
+             **({"readers_by": exam["readers"]} if readers else {}),
              **ll_attrs, **route}
     posterior = make_posterior(variables, spec=spec, data_digest=data.digest,
                                seed=s["seed"], method="nuts (nutpie)",

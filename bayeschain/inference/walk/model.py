@@ -57,6 +57,25 @@ module's per-term counts.  Without sessions in the log, ``r`` is 0 and ``s`` is 
 probability of leaving the page.  ``by_relevance = true`` (with qrels) gives each
 relevance class of the examined document its own moves (``drwbm``).
 
+**Readers by query** (``readers = "query"`` or ``"topic"``, spec ``walk-query``).  Some
+queries are read like navigational searches, others deep (fitted per query at the mode,
+WSCD's readers range from E[H] 2.5 to 12: ``benchmarks/RESULTS.md``).  Every query (topic:
+the session's, where the log records one) of at least ``reader_pages`` pages gets a reader
+``g`` of its own; reader 0 reads the others.  Reader ``g``'s logits are the population's
+shifted by effects constant over ranks: ``eta^g_ik = eta_ik + e_gk`` for each free move
+family ``k`` (forward and backward against leaving, the next query against the end) and
+``logit rho^g_i = logit rho_i + e_g,repeat``, with ``e_gk ~ N(0, tau_k)`` and ``log tau_k
+~ N(log deviation_sd, 0.5)`` (hierarchical: a query of few pages stays near the
+population, one of many follows its own pages).  Clicks are shared (the documents'
+attractiveness already differs by query).  Each page is walked by its reader's chain, so
+its likelihood stays exact (the kernel's move rows and repeats per reader, indexed by
+``move_index = reader * ranks + rank``).  The posterior's ``walk`` and ``repeat`` are reader
+0's, and ``reader_effect`` / ``reader_spread`` hold the rest
+(:func:`~bayeschain.posterior.walk.reader_tables` rebuilds each reader's tables):
+P@H scores reader 0's walk, which for a log whose every query has a reader of its own is a
+new query's, drawn from the population.  Held-out pages of a query with a reader are
+predicted with it, the others with reader 0's.
+
 **Sampling.**  NUTS by nutpie on the exact log density and its gradient, both computed
 here from the page counts (no graph compilation: the only compiled code is the Numba
 kernel of the likelihood, cached on disk): :mod:`~bayeschain.inference.walk.sampler`.

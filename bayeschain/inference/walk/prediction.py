@@ -208,7 +208,8 @@ def pages_for(posterior, log, qrels, level):
     return page_data(log, clicks=clicks, qrels=qrels if by_relevance else None,
                      level=fitted_level if by_relevance and fitted_level is not None else level,
                      reclicks=None if "reclick" in posterior.posterior else False,
-                     known=known, min_impressions=least, readers=readers)
+                     known=known, min_impressions=least, readers=readers,
+                     readers_by=posterior.attrs.get("readers_by", "query"))
 
 
 def predict_clicks(posterior, log, *, qrels=None, level: int = 1, ranks: int | None = None,

@@ -15,7 +15,7 @@ KEYS = {"moves": (str, ("pooled", "shared"), "pooled"),
                     "reclicks": (str, ("fresh", "damped", "once"), "fresh"),
                     "documents": (str, ("auto", "sampled", "mode"), "auto"),
                     "min_impressions": (int, None, 10),
-                    "readers": (str, ("one", "query"), "one"),
+                    "readers": (str, ("one", "query", "topic"), "one"),
                     "reader_pages": (int, None, 100),
                     "boundary": (str, BOUNDARIES, "leave"),
                     "by_relevance": (bool, None, False),
@@ -34,11 +34,11 @@ def validate(section: dict, source: str = "<string>") -> dict:
     if clean["reader_pages"] < 1:
         raise FormatError("[examination] reader_pages must be at least 1 (pages of a query "
                           "for it to get a reader of its own)", file=source)
-    if clean["readers"] == "query" and (clean["by_relevance"] or clean["click_moves"]
-                                        or clean["reclicks"] == "once"):
-        raise FormatError("[examination] readers = 'query' takes moves that depend neither "
-                          "on relevance (by_relevance) nor on the click (click_moves), and "
-                          "fresh or damped re-clicks", file=source)
+    if clean["readers"] != "one" and (clean["by_relevance"] or clean["click_moves"]
+                                      or clean["reclicks"] == "once"):
+        raise FormatError(f"[examination] readers = '{clean['readers']}' takes moves that "
+                          "depend neither on relevance (by_relevance) nor on the click "
+                          "(click_moves), and fresh or damped re-clicks", file=source)
     if clean["min_impressions"] < 1:
         raise FormatError("[examination] min_impressions must be at least 1 (pages showing "
                           "a (query, document) pair for it to get its own attractiveness)",

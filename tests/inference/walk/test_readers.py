@@ -4,6 +4,8 @@ Tested against the page likelihood written from its definition with each page's 
 central differences, and pages walked by an independent simulator whose queries are
 read by known, different readers."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,7 @@ from bayeschain.browsing import build_chain
 from bayeschain.errors import FormatError, ParameterError
 from bayeschain.inference import fit, heldout_click_metrics
 from bayeschain.inference.specs import load_spec
-from bayeschain.inference.walk.data import OTHER_QUERIES, page_data
+from bayeschain.inference.walk.data import OTHERS, page_data
 from bayeschain.inference.walk.model import WalkModel
 from bayeschain.posterior.walk import reader_depths
 from tests.inference.walk.test_likelihood import assert_gradient_is_central_differences
@@ -101,7 +103,7 @@ def test_page_likelihood_is_each_page_under_its_querys_reader(reclicks):
     pages[-1] = (pages[-1][0], "end")     # the log's last page: nothing followed it
     data = page_data(pages_to_log(pages, n, queries=queries), readers=100,
                      reclicks=reclicks == "damped")
-    assert list(data.readers) == [OTHER_QUERIES, "q0", "q1", "q2"]
+    assert list(data.readers) == [OTHERS, "q0", "q1", "q2"]
     assert list(data.reader_pages) == [40, 150, 150, 150]
     model = WalkModel(data, reclicks=reclicks)
     theta = model.initial_point(rng) + rng.normal(0, 0.4, model.ndim)
@@ -132,13 +134,13 @@ def test_each_querys_reader_is_recovered(readers_and_one):
     walk; the sampler converged."""
     _, post, _ = readers_and_one
     depths = reader_depths(post, N, prob=0.99).set_index("reader")
-    truth = {OTHER_QUERIES: 0.0, **SHIFTS}
+    truth = {OTHERS: 0.0, **SHIFTS}
     assert set(depths.index) == set(truth)
     for query, shift in truth.items():
         row = depths.loc[query]
         assert row["lo"] <= true_depth(shift) <= row["hi"], (query, row, true_depth(shift))
     effect = post.posterior["reader_effect"].sel(reader_logit="forward")
-    shift = (effect - effect.sel(reader=OTHER_QUERIES)).stack(s=("chain", "draw"))
+    shift = (effect - effect.sel(reader=OTHERS)).stack(s=("chain", "draw"))
     for query, want in SHIFTS.items():
         lo, hi = np.quantile(shift.sel(reader=query).values, [0.005, 0.995])
         assert lo <= want <= hi, (query, lo, hi)
@@ -176,3 +178,66 @@ def test_readers_are_refused_where_they_are_not_built(tmp_path):
     log = simulated_log(1, 20, 10)
     with pytest.raises(ParameterError, match="no query has 100 pages or more .* is 20"):
         page_data(log, readers=100)
+
+
+def test_readers_by_topic_group_the_pages_of_each_sessions_topic():
+    """``readers_by = "topic"``: a page is read by its session's topic's reader (TREC
+    Session records one per session), topics of fewer than ``readers`` pages and pages
+    of a session without a topic by reader 0."""
+    rng = np.random.default_rng(3)
+    pages = simulate_pages(rng, 300, *reader_moves(0.0), CLICK, repeat=REPEAT)
+    log = pages_to_log(pages, N)
+    ev = log.events
+    session_of = ev[ev["event"] == "query"].set_index("serp_id")["session_id"].astype(str)
+    sessions = sorted(set(session_of), key=int)
+    # topic "big" for the first half of the sessions, "small" for 3 of them, none for the rest
+    topic = {s: "big" for s in sessions[:len(sessions) // 2]}
+    topic |= {s: "small" for s in sessions[len(sessions) // 2:len(sessions) // 2 + 3]}
+    log.meta["session_topic"] = topic
+    data = page_data(log, readers=10, readers_by="topic")
+    assert list(data.readers) == [OTHERS, "big"]
+    want = np.array([topic.get(session_of[p], "") == "big" for p in data.page_ids])
+    reader = data.move_index[data.page_config, 0] // N
+    assert (reader == want).all() and data.reader_pages[1] == want.sum()
+    with pytest.raises(ParameterError, match="readers by topic: no topic has 1000 pages"):
+        page_data(log, readers=1000, readers_by="topic")
+
+
+def test_the_fit_command_reports_each_readers_depth(tmp_path, capsys):
+    """``bayeschain fit --spec walk-query`` says who has a reader of their own, the spreads
+    of the effects and each reader's E[H] (the navigational query's the shallowest, the
+    deep one's the deepest), and the posterior it writes predicts held-out pages."""
+    from bayeschain.cli import main
+    from bayeschain.inference import Posterior
+    from bayeschain.io.clicklog import write_canonical
+
+    log = simulated_log(4, 400, 100)
+    events, pages = tmp_path / "log.parquet", tmp_path / "pages.parquet"
+    write_canonical(log, events)
+    log.results.to_parquet(pages, index=False)
+    out = tmp_path / "post.nc"
+    assert main(["fit", str(events), "--results", str(pages), "--spec", "walk-query",
+                 "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert ("readers by query: 4 queries with 400 pages or more read by their own reader; "
+            "reader 0 reads the other queries (100 pages)") in text
+    assert "spread (sd) of the readers' logit effects: forward " in text
+    listed = re.findall(r"^  (\w+) +400 pages +([\d.]+) ", text, flags=re.M)
+    assert [q for q, _ in listed] == ["nav", "mixed", "broad", "deep"]
+    post = Posterior.load(out)
+    assert post.attrs["readers_by"] == "query"
+    assert heldout_click_metrics(post, simulated_log(5, 50, 50)).pages == 250
+
+
+def test_predictions_on_the_fitted_log_reuse_the_pages_its_fit_built(readers_and_one):
+    """The fit names its readers by query; the pages its predictive checks and
+    predictions build from those names are the pages the fit built (not built twice)."""
+    from bayeschain.inference.walk.prediction import pages_for
+
+    log, post, _ = readers_and_one
+    data = pages_for(post, log, None, 1)
+    assert data.readers is not None and list(data.readers) == list(
+        post.posterior["reader"].values)
+    fitted = [v[1] for k, v in log.__dict__["_derived"].items()
+              if k[0] == "page_data" and isinstance(k[-3], int)]
+    assert any(d is data for d in fitted)
