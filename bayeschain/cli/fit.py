@@ -236,15 +236,16 @@ def _fits_out_of_core(args, spec, files) -> bool:
     when asked (``--out-of-core``, ``--memory-limit``) or for a glob (then
     :func:`_log_files` and the fit refuse what cannot run out of core, saying why), and
     otherwise only where the fit can run out of core (a walk spec with clicks per rank and
-    moves without relevance classes, not deciding once, no ``--heldout``): a large single
-    file is read into memory for the others, as any log."""
+    moves without relevance classes, not deciding once, one reader, no ``--heldout``): a
+    large single file is read into memory for the others, as any log."""
     from .arguments import is_glob
 
     if args.out_of_core or args.memory_limit or is_glob(args.log):
         return True
     exam = spec.section("examination")
     if exam is None or exam["by_relevance"] or args.heldout is not None or \
-            exam["clicks"] == "document" or exam["reclicks"] == "once":
+            exam["clicks"] == "document" or exam["reclicks"] == "once" or \
+            exam["readers"] != "one":
         return False
     if exam["clicks"] == "auto" and args.results:
         from ..inference.walk.fit import auto_clicks
@@ -321,7 +322,7 @@ def _report_walk(post, log, qrels, args, out) -> None:
             print(f"E[H] on a 10-result page (ranks examined, revisits counted): "
                   f"{h.mean():.2f} [{lo:.2f}, {hi:.2f}]")
         if "reader_effect" in post.posterior:
-            _print_readers(post)
+            _print_readers(post, depths=post.metadata.boundary == "leave")
     else:
         print(post.summary().round(4).to_string(index=False))
     checks = predictive_walk_checks(post, log, qrels=qrels, seed=0)
@@ -335,29 +336,33 @@ def _report_walk(post, log, qrels, args, out) -> None:
     return checks
 
 
-def _print_readers(post) -> None:
+def _print_readers(post, depths: bool = True) -> None:
     """Readers by query: who has a reader of their own, the spreads of the effects, and
-    each reader's E[H] (the deepest and shallowest when there are many)."""
+    (``depths``: P@H's walk, ``boundary = "leave"``) each reader's E[H] (the deepest and
+    shallowest when there are many)."""
     import numpy as np
 
     from ..posterior.walk import reader_depths
 
     spread = post.posterior["reader_spread"]
-    depths = reader_depths(post, 10)
-    own = depths.iloc[1:]
+    effect = post.posterior["reader_effect"]
+    pages = effect["pages"].values
     by = post.attrs.get("readers_by", "query")
     units = {"query": ("query", "queries"), "topic": ("topic", "topics")}[by]
-    print(f"readers by {by}: {len(own):,} {units[len(own) > 1]} with "
-          f"{int(own['pages'].min()):,} pages or more read by their own reader; reader 0 "
-          f"reads the other {units[1]} ({int(depths['pages'].iloc[0]):,} pages) and is the "
-          f"walk above, the one the walk measures score")
+    n = pages.size - 1
+    print(f"readers by {by}: {n:,} {units[n > 1]} with {int(pages[1:].min()):,} pages or "
+          f"more read by their own reader; reader 0 reads the other {units[1]} "
+          f"({int(pages[0]):,} pages) and is the walk above, the one the walk measures "
+          f"score")
     parts = []
     for name in spread["reader_logit"].values:
         v = spread.sel(reader_logit=name).values.ravel()
         lo, hi = np.quantile(v, [0.025, 0.975])
         parts.append(f"{name} {v.mean():.2f} [{lo:.2f}, {hi:.2f}]")
     print("spread (sd) of the readers' logit effects: " + ", ".join(parts))
-    shown = own.sort_values("E[H]")
+    if not depths:
+        return
+    shown = reader_depths(post, 10).iloc[1:].sort_values("E[H]")
     if len(shown) > 10:
         shown = _ends(shown, 5)
     print("E[H] on a 10-result page by reader, posterior mean [95% interval]:")

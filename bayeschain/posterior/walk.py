@@ -427,13 +427,16 @@ def reader_depths(posterior, length: int = 10, prob: float = 0.95):
         raise ParameterError("the posterior has no readers by query (fit a spec with "
                              "[examination] readers = 'query', e.g. walk-query)")
     effect = post["reader_effect"]
-    moves, _ = reader_tables(draws_of(posterior, "walk"), draws_of(posterior, "repeat"),
-                             draws_of(posterior, "reader_effect"),
-                             tuple(effect["reader_logit"].values.astype(str)))
+    walk, repeat = draws_of(posterior, "walk"), draws_of(posterior, "repeat")
+    effects = draws_of(posterior, "reader_effect")
+    names = tuple(effect["reader_logit"].values.astype(str))
     rows = []
     for g, query in enumerate(effect["reader"].values.astype(str)):
-        chain = build_chain("rwbm", int(length), p=extend_ranks(moves[:, g, :, 0], length),
-                            q=extend_ranks(moves[:, g, :, 1], length))
+        # one reader at a time: every reader's tables over every draw at once held
+        # gigabytes at a thousand readers
+        moves = reader_tables(walk, repeat, effects[:, [0, g]], names)[0][:, 1]
+        chain = build_chain("rwbm", int(length), p=extend_ranks(moves[..., 0], length),
+                            q=extend_ranks(moves[..., 1], length))
         h = chains.expected_visits(chain, check=False).sum(axis=1)
         lo, hi = np.quantile(h, [(1 - prob) / 2, (1 + prob) / 2])
         rows.append({"reader": query, "pages": int(effect["pages"].values[g]),

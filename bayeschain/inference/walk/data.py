@@ -350,8 +350,15 @@ def _page_data(log: ClickLog, clicks: str, qrels, level: int, default_length: in
         report["relevant_positions"] = int((relevant & inside).sum())
     labels = reader_pages = None
     if readers is not None:
-        units = (_page_topics(log, pages) if readers_by == "topic"
-                 else pages["query_id"].astype(str).to_numpy())
+        if readers_by == "query":
+            units = pages["query_id"].astype(str).to_numpy()
+        elif log.meta.get("session_topic"):
+            units = _page_topics(log, pages)
+        elif isinstance(readers, int):
+            raise ParameterError("readers by topic: the log records no session topics "
+                                 "(TREC Session's does); fit readers by query instead")
+        else:                 # pages without a topic: every one read by reader 0
+            units = np.full(len(pages), "", dtype=object)
         labels, reader = _readers(units.astype(str), readers, readers_by)
         move_index = np.where(inside, reader[:, None] * width + position[None, :], -1)
         reader_pages = np.bincount(reader, minlength=labels.size).astype(np.int64)

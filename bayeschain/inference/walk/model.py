@@ -66,12 +66,12 @@ shifted by effects constant over ranks: ``eta^g_ik = eta_ik + e_gk`` for each fr
 family ``k`` (forward and backward against leaving, the next query against the end) and
 ``logit rho^g_i = logit rho_i + e_g,repeat``, with ``e_gk ~ N(0, tau_k)`` and ``log tau_k
 ~ N(log deviation_sd, 0.5)`` (hierarchical: a query of few pages stays near the
-population, one of many follows its own pages).  Clicks are shared (the documents'
-attractiveness already differs by query).  Each page is walked by its reader's chain, so
-its likelihood stays exact (the kernel's move rows and repeats per reader, indexed by
-``move_index = reader * ranks + rank``).  The posterior's ``walk`` and ``repeat`` are reader
-0's, and ``reader_effect`` / ``reader_spread`` hold the rest
-(:func:`~bayeschain.posterior.walk.reader_tables` rebuilds each reader's tables):
+population, one of many follows its own pages).  Clicks are the population's: per rank,
+or per document (whose attractiveness already differs by query).  Each page is walked
+by its reader's chain, so its likelihood stays exact (the kernel's move rows and repeats
+per reader, indexed by ``move_index = reader * ranks + rank``).  The posterior's
+``walk`` and ``repeat`` are reader 0's, and ``reader_effect`` / ``reader_spread`` hold the
+rest (:func:`~bayeschain.posterior.walk.reader_tables` rebuilds each reader's tables):
 P@H scores reader 0's walk, which for a log whose every query has a reader of its own is a
 new query's, drawn from the population.  Held-out pages of a query with a reader are
 predicted with it, the others with reader 0's.
@@ -93,6 +93,7 @@ import numpy as np
 from ...browsing.page_walk import click_combinations
 from ...chains.jit import jit_globals
 from ...errors import ParameterError
+from ...posterior.vocabulary import READER_LOGITS
 from . import likelihood as walk_likelihood
 from .data import PageData
 
@@ -668,7 +669,7 @@ class WalkModel:
     @property
     def reader_logits(self) -> tuple[str, ...]:
         """The logits a reader's effect shifts: the free move families, then the repeat."""
-        return tuple(LOGITS[k] for k in self.free) + ("repeat",)
+        return tuple(READER_LOGITS[k] for k in self.free) + (READER_LOGITS[-1],)
 
     def reader_effects(self, theta, logits=None) -> np.ndarray:
         """``(readers, len(reader_logits))`` each reader's effects on the logits (an empty

@@ -4,6 +4,7 @@ Tested against the page likelihood written from its definition with each page's 
 central differences, and pages walked by an independent simulator whose queries are
 read by known, different readers."""
 
+import dataclasses
 import re
 
 import numpy as np
@@ -178,6 +179,51 @@ def test_readers_are_refused_where_they_are_not_built(tmp_path):
     log = simulated_log(1, 20, 10)
     with pytest.raises(ParameterError, match="no query has 100 pages or more .* is 20"):
         page_data(log, readers=100)
+    with pytest.raises(ParameterError, match="the log records no session topics"):
+        page_data(log, readers=5, readers_by="topic")
+    # pages of a log without topics, under a posterior's readers by topic: reader 0's
+    held = page_data(log, readers=(OTHERS, "t1", "t2"), readers_by="topic")
+    assert (held.move_index[held.move_index >= 0] < N).all()
+
+
+def test_a_large_file_with_readers_is_read_into_memory(tmp_path):
+    """A canonical file over the out-of-core threshold is fitted in memory when the spec
+    has readers (their pages are built in memory), as with relevance classes."""
+    import argparse
+
+    from bayeschain.cli.fit import _fits_out_of_core
+
+    args = argparse.Namespace(out_of_core=False, memory_limit=None, heldout=None,
+                              results=None, log=str(tmp_path / "log.parquet"))
+    assert _fits_out_of_core(args, load_spec("walk"), None)
+    assert not _fits_out_of_core(args, load_spec("walk-query"), None)
+
+
+@pytest.mark.parametrize("variant", [dict(), dict(backward=False), dict(sessions=False)])
+def test_reader_tables_rebuild_each_readers_walk_from_reader_0s(variant):
+    """The posterior stores reader 0's walk and every reader's effects;
+    :func:`reader_tables` rebuilds reader g's moves and repeats from them: the model's
+    own tables of reader g (its logits shifted by its effects), with and without backward
+    moves and sessions."""
+    from bayeschain.posterior.walk import reader_tables
+
+    rng = np.random.default_rng(9)
+    log = simulated_log(2, 60, 20)
+    if variant.get("sessions") is False:
+        log = dataclasses.replace(log, has_sessions=False)
+    model = WalkModel(page_data(log, readers=50), backward=variant.get("backward", True))
+    thetas = [model.initial_point(rng) + rng.normal(0, 0.5, model.ndim) for _ in range(3)]
+    walk = np.stack([model.expand(t)["walk"][0] for t in thetas])
+    repeat = np.stack([model.expand(t)["repeat"] for t in thetas])
+    effect = np.stack([model.reader_effects(t) for t in thetas])
+    moves, repeats = reader_tables(walk, repeat, effect, model.reader_logits)
+    for d, theta in enumerate(thetas):
+        for g in range(effect.shape[1]):
+            logits = model._with_reader(model._logits(theta), g)
+            np.testing.assert_allclose(moves[d, g], model.move_tables(theta, logits)[0, 0],
+                                       rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(repeats[d, g], model.repeat_table(theta, logits),
+                                       rtol=1e-12)
 
 
 def test_readers_by_topic_group_the_pages_of_each_sessions_topic():
