@@ -125,8 +125,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     readers = exam["reader_pages"] if exam["readers"] != "one" else None
     if files:
         if readers is not None:
-            raise ParameterError("readers by query read the log's pages in memory: give "
-                                 "the log as one file, without --out-of-core or "
+            raise ParameterError("readers by query or topic read the log's pages in memory: "
+                                 "give the log as one file, without --out-of-core or "
                                  "--memory-limit")
         if clicks == "document" or exam["by_relevance"]:
             raise ParameterError("a log read out of core is fitted with clicks per rank and "
@@ -153,13 +153,13 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
     documents, chosen = exam["documents"], ""
     if readers is not None and clicks == "document":
         if documents == "mode":
-            raise ParameterError("readers by query are fitted with the documents sampled by "
-                                 "NUTS (documents = 'sampled' or 'auto'): the Laplace route "
-                                 "is not built for them")
+            raise ParameterError("readers by query or topic are fitted with the documents "
+                                 "sampled by NUTS (documents = 'sampled' or 'auto'): the "
+                                 "Laplace route is not built for them")
         if documents == "auto":
-            documents, chosen = "sampled", ("documents = 'auto': sampled with readers by "
-                                            "query (the Laplace route is not built for "
-                                            "them)")
+            documents, chosen = "sampled", (f"documents = 'auto': sampled with readers by "
+                                            f"{exam['readers']} (the Laplace route is not "
+                                            f"built for them)")
     if clicks == "document" and documents == "auto":
         documents, chosen = auto_documents(data.documents, exam)
     at_mode = (clicks == "document" and documents == "mode"

@@ -185,10 +185,10 @@ def pages_for(posterior, log, qrels, level):
     """The pages of ``log`` as the posterior's walk sees them: clicks per rank or per
     document (the pairs without an attractiveness of their own sharing their rank's
     pseudo-document), grouped by relevance when its moves depend on it, by its readers
-    when it has readers by query (a query without one read by reader 0); when it damps
-    re-clicks,
-    the pages its fit built (with the positions clicked so far) if that fit built them
-    from ``log``, so that a fit and its checks build the pages once."""
+    when it has readers by query or topic (a query or topic without one read by reader
+    0); when it damps re-clicks, the pages its fit built (with the positions clicked so
+    far) if that fit built them from ``log``, so that a fit and its checks build the
+    pages once."""
     from ...posterior.walk import pd_index
     from .data import page_data
 
