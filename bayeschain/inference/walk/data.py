@@ -245,7 +245,7 @@ def page_data(log: ClickLog, *, clicks: str = "rank", qrels: pd.DataFrame | None
         else:
             readers = tuple(str(q) for q in readers)
             if not readers or readers[0] != OTHERS:
-                raise ParameterError(f"readers by query: the first reader must be "
+                raise ParameterError(f"readers by {readers_by}: the first reader must be "
                                      f"{OTHERS!r}, got {readers[:1]}")
 
     def key_of(least, pairs, who=readers):

@@ -276,7 +276,7 @@ def _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_logits):
 
 def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd, dev_sd,
           n_groups, n_ranks, free, n_move_coords, n_sets, n_click_coords, reclick_coord,
-          n_readers, reader_coord, lengths, items, starts, move_index, click_index,
+          reader_coord, lengths, items, starts, move_index, click_index,
           combo_click, combo_offset, rescale, state_ptr, states, clicked, term_ptr,
           targets, counts, grad, term_ll):
     """Log posterior density of the walk; its gradient is written into ``grad``.
@@ -291,23 +291,23 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
     logit[combo_offset[k]])``, ``k = click_index[g, i]`` (no offset where
     ``combo_offset[k] < 0``).  With ``reclick_coord >= 0``, the logit of ``kappa`` (a
     result clicked before on the page clicks again at a later arrival with ``kappa`` times
-    its probability) is that coordinate; ``kappa = 1`` otherwise.  With ``n_readers > 0``
-    (readers by query: one set of move families, no relevance classes) the ``n_groups ==
-    n_readers`` groups are readers: reader ``g``'s logit of free move family ``k`` at every
-    rank is the population's plus the effect ``logits[reader_coord + k * n_readers + g]``,
-    and its repeat logit the population's plus ``logits[reader_coord + K * n_readers +
-    g]`` (``K`` free move families).  The log-probability of every term of the counts is
+    its probability) is that coordinate; ``kappa = 1`` otherwise.  With ``reader_coord >=
+    0`` (readers by query: one set of move families, no relevance classes) the ``n_groups``
+    groups are readers: reader ``g``'s logit of free move family ``k`` at every rank is the
+    population's plus the effect ``logits[reader_coord + k * n_groups + g]``, and its
+    repeat logit the population's plus ``logits[reader_coord + K * n_groups + g]`` (``K``
+    free move families).  The log-probability of every term of the counts is
     written into ``term_ll`` unless it is empty (pointwise log-likelihoods)."""
     logits = np.empty(x.size)
     _families_forward(theta, kind, p_start, c_start, n_coord, x, centred, logits)
     n_rows = n_groups * n_ranks
     n_free = free.size
     rows = np.empty((n_sets * n_rows, 4))
-    if n_readers > 0:
+    if reader_coord >= 0:
         move_logits = np.empty(n_groups * n_free * n_ranks)
         for grp in range(n_groups):
             for k in range(n_free):
-                e = logits[reader_coord + k * n_readers + grp]
+                e = logits[reader_coord + k * n_groups + grp]
                 for i in range(n_ranks):
                     move_logits[(grp * n_free + k) * n_ranks + i] = logits[k * n_ranks + i] + e
         _move_rows(move_logits, n_groups, n_ranks, free, rows)
@@ -315,7 +315,7 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
         _move_rows(logits, n_sets * n_groups, n_ranks, free, rows)
     repeat = np.empty(n_groups * n_ranks)
     for grp in range(n_groups):
-        e = logits[reader_coord + n_free * n_readers + grp] if n_readers > 0 else 0.0
+        e = logits[reader_coord + n_free * n_groups + grp] if reader_coord >= 0 else 0.0
         for i in range(n_ranks):
             repeat[grp * n_ranks + i] = 1.0 / (1.0 + math.exp(-(logits[n_move_coords + i]
                                                                  + e)))
@@ -346,7 +346,7 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
     if ll == -math.inf:
         return ll
     g_logits = np.zeros(x.size)
-    if n_readers > 0:
+    if reader_coord >= 0:
         g_move = np.zeros(n_groups * n_free * n_ranks)
         _move_rows_grad(rows, g_rows, n_groups, n_ranks, free, g_move)
         for grp in range(n_groups):
@@ -356,7 +356,7 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
                     g = g_move[(grp * n_free + k) * n_ranks + i]
                     g_logits[k * n_ranks + i] += g
                     total += g
-                g_logits[reader_coord + k * n_readers + grp] = total
+                g_logits[reader_coord + k * n_groups + grp] = total
         for grp in range(n_groups):
             total = 0.0
             for i in range(n_ranks):
@@ -364,7 +364,7 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
                 g = g_repeat[grp * n_ranks + i] * rho * (1.0 - rho)
                 g_logits[n_move_coords + i] += g
                 total += g
-            g_logits[reader_coord + n_free * n_readers + grp] = total
+            g_logits[reader_coord + n_free * n_groups + grp] = total
     else:
         _move_rows_grad(rows, g_rows, n_sets * n_groups, n_ranks, free, g_logits)
         for i in range(n_ranks):
@@ -471,7 +471,6 @@ class LogpArguments(NamedTuple):
     n_sets: int
     n_click_coords: int
     reclick_coord: int
-    n_readers: int
     reader_coord: int
     lengths: np.ndarray
     items: np.ndarray
@@ -718,14 +717,13 @@ class WalkModel:
                                  "(bayeschain.inference.walk.once.DecidedOnce)")
         if self._arguments is None:
             d = self.data
-            n_readers = 0 if self.readers is None else len(self.readers)
+            groups = d.classes if self.readers is None else len(self.readers)
             args = LogpArguments(self._kind, self._p_start, self._c_start, self._n_coord,
                                  self._x, self._centred, self._a0, self.prior_sd,
-                                 self.deviation_sd, n_readers or d.classes, d.ranks,
-                                 self.free, self._n_move_coords, self.n_sets,
+                                 self.deviation_sd, groups, d.ranks, self.free,
+                                 self._n_move_coords, self.n_sets,
                                  int(self._n_coord[self._click_family]),
-                                 self._reclick_coord, n_readers, self._reader_coord,
-                                 d.lengths,
+                                 self._reclick_coord, self._reader_coord, d.lengths,
                                  *self._blocks, d.move_index, *self._combos,
                                  self.boundary == "rescale", *d.counts.arrays())
             self._arguments = LogpArguments(*(
@@ -831,12 +829,13 @@ class WalkModel:
         without a reader of their own (:func:`~bayeschain.inference.walk.data.page_data`'s
         ``readers``), and ``reader_effect`` / ``reader_spread`` hold every reader's
         effects and their spreads."""
-        logits = self._with_reader(self._logits(theta), 0)
+        base = self._logits(theta)
+        logits = self._with_reader(base, 0)
         tables = self.move_tables(theta, logits)
         out = {"walk": tables[0], "click": self.click_table(theta),
                "repeat": self.repeat_table(theta, logits)}
         if self.readers is not None:
-            out["reader_effect"] = self.reader_effects(theta)
+            out["reader_effect"] = self.reader_effects(theta, base)
             out["reader_spread"] = self.reader_spreads(theta)
         click = self.families[self._click_family]
         if click.pooled:
