@@ -44,7 +44,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -434,31 +433,31 @@ def _arrow_csv(data: bytes, columns, keep, numeric, threads: bool = True) -> pa.
 def _pandas_parse(data: bytes, columns, keep, numeric, extra_ok) -> pa.Table | None:
     """pandas' C parser for whitespace-aligned files; None when the file is irregular.
 
-    Every field is read as text (numbers are converted as on the Arrow path); one spare
-    column catches a field too many (a qrels line with 5 fields, a run line with 7: ignored
-    as trec_eval ignores it), and ``index_col=False`` keeps pandas from turning the first
-    column into an index when every line has one field too many."""
+    Every field is read as text (numbers are converted as on the Arrow path).  pandas takes
+    the width from the first line: a file whose lines all have one field too many (a qrels
+    file with 5 fields, a run with 7) is read and the field ignored, as trec_eval ignores
+    it; lines of differing widths (pandas' ``ParserError`` on a longer line, empty fields
+    from a shorter one), comments and other widths go to the careful parser.  No column
+    names are passed: names of another length than the data make pandas warn, and a
+    warning filter is no cure (files are parsed in threads, and changing the filters
+    while another thread warns races)."""
     import pandas as pd
 
-    names = [*columns, "_extra"]
-    # the spare column makes pandas warn that names and data differ in length; files are
-    # parsed in threads, where catch_warnings() races (one thread's exit restores the
-    # filters another still relies on), so the one expected message is filtered for good
-    warnings.filterwarnings("ignore", message="Length of header or names does not match",
-                            category=pd.errors.ParserWarning)
     try:
-        frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=names,
-                            dtype=str, engine="c", keep_default_na=False,
-                            na_filter=False, skip_blank_lines=True, quoting=3,
-                            encoding="utf-8", index_col=False)
+        frame = pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, dtype=str,
+                            engine="c", keep_default_na=False, na_filter=False,
+                            skip_blank_lines=True, quoting=3, encoding="utf-8",
+                            index_col=False)
     except (ValueError, pd.errors.ParserError, OverflowError, UnicodeDecodeError):
         return None
     if not len(frame):      # no line (pandas 2.2 returns untyped columns): careful parser
         return None
-    if len(frame) and ((frame[columns[-1]] == "").any()
-                       or frame[columns[0]].str.startswith("#").any()
-                       or (not extra_ok and (frame["_extra"] != "").any())):
-        return None  # comment, short or long lines: the careful parser handles them
+    width = frame.shape[1]
+    if not (width == len(columns) or (extra_ok and width == len(columns) + 1)):
+        return None
+    frame = frame.iloc[:, :len(columns)].set_axis(list(columns), axis=1)
+    if (frame[columns[-1]] == "").any() or frame[columns[0]].str.startswith("#").any():
+        return None  # comment or short lines: the careful parser handles them
     table = pa.Table.from_pandas(frame[keep], preserve_index=False)
     table = _checked_numbers(table, numeric)
     return None if table is None else _plain_strings(table)

@@ -353,3 +353,22 @@ def test_frames_in_memory_get_the_same_checks():
         ranked_lists(run, qrels.assign(relevance=[1.0, np.nan]))
     with pytest.raises(ParameterError, match="scores must be finite"):
         ranked_lists(run.assign(score=[1.0, np.inf]), qrels)
+
+
+@pytest.mark.parametrize("text", [
+    "301  Q0  D1  1  2.5  R\n301  Q0  D2  2  1.5  R\n",               # aligned by spaces
+    "301  Q0  D1  1  2.5  R  x\n301  Q0  D2  2  1.5  R  y\n",         # one field too many
+    "301  Q0  D1  1  2.5  R\n301  Q0  D2  2  1.5  R  y\n",            # widths differ
+])
+def test_reading_aligned_runs_neither_warns_nor_touches_warning_filters(tmp_path, text):
+    """pandas warns when given column names of another length than the data; a filter
+    installed by the reader would silence the user's own warnings and races in threads."""
+    import warnings
+
+    before = list(warnings.filters)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = read_run(write(tmp_path, "run", text))
+        filters_inside = list(warnings.filters)
+    assert caught == [] and filters_inside[1:] == before
+    assert run["doc_id"].tolist() == ["D1", "D2"] and run["score"].tolist() == [2.5, 1.5]
