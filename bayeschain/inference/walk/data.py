@@ -139,6 +139,20 @@ class PageData:
         out[row[ok], obs["rank"].to_numpy(dtype=np.int64)[ok] - 1] = True
         return out
 
+    def reader_events(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(next_queries, repeats)``, each ``(R,)``: with readers by query, the pages of
+        each reader followed by another query, and its repeats (a click on the result
+        clicked just before): what informs its effects on those logits."""
+        c = self.counts
+        per_state = np.diff(c.term_ptr)
+        config = np.repeat(np.repeat(np.arange(c.n_configs), np.diff(c.state_ptr)), per_state)
+        state = np.repeat(c.states, per_state)
+        reader = self.move_index[config, 0] // self.ranks
+        n = self.readers.size
+        return (np.bincount(reader, weights=c.counts * (c.targets == -1), minlength=n),
+                np.bincount(reader, weights=c.counts * ((c.targets == state) & (state >= 0)),
+                            minlength=n))
+
     def clicks_per_rank(self) -> np.ndarray:
         """``(ranks,)`` clicks observed at each rank (0-based)."""
         t = self.counts.targets

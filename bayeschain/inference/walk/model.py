@@ -109,7 +109,11 @@ CENTRED_IMPRESSIONS = 20
 CENTRED_CLICKS = 500
 CENTRED_CLICK_RANKS = 50
 #: readers by query with at least this many pages are parametrised by their effects
-#: themselves (centred), the others by their standardised effects
+#: themselves (centred), the others by their standardised effects; a reader's effects on
+#: the next query and on the repeat are centred only where its pages hold at least as
+#: many next queries (repeats): WSCD's sessions are one page each, its readers' next-query
+#: effects are the prior's, and centred they made a funnel with their spread (2 x 2,778
+#: draws to reach bulk ESS 434)
 CENTRED_READER_PAGES = 100
 #: prior mean of the click intercept (logit): about one click in four examinations
 CLICK_PRIOR_MEAN = -1.0
@@ -632,10 +636,15 @@ class WalkModel:
         self.readers = data.readers
         if self.readers is not None:
             # one effect per reader on each free move family and on the repeats; centred
-            # for readers of many pages
-            mode = np.where(data.reader_pages >= CENTRED_READER_PAGES, CENTRED, NON_CENTRED)
-            self.families += [Family(f"reader_{name}", False, np.zeros(mode.size), mode,
-                                     effect=True)
+            # for readers of many pages (and, on the next query and the repeat, of many
+            # such events)
+            next_queries, repeats = data.reader_events()
+            informed = {"continue": next_queries, "repeat": repeats}
+            self.families += [Family(f"reader_{name}", False, np.zeros(data.readers.size),
+                                     np.where((data.reader_pages >= CENTRED_READER_PAGES)
+                                              & (informed.get(name, data.reader_pages)
+                                                 >= CENTRED_READER_PAGES),
+                                              CENTRED, NON_CENTRED), effect=True)
                               for name in self.reader_logits]
         fams = self.families
         names = [f.name for f in fams]

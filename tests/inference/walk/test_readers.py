@@ -166,6 +166,47 @@ def test_readers_predict_held_out_clicks_better_than_one_walk(readers_and_one):
     assert (data.move_index[data.page_config[unseen]] < N).all()       # reader 0's rows
 
 
+def test_effects_are_centred_only_where_the_readers_pages_inform_them():
+    """Each reader's pages followed by another query and its repeats (a click on the
+    result clicked just before), counted from the log's events, are what the model
+    counts; a reader's effect on the next query (the repeat) is centred only with 100
+    such events or more (WSCD's one-page sessions leave the next-query effects to the
+    prior: centred, they made a funnel with their spread), on the moves with 100 pages."""
+    import pandas as pd
+
+    from bayeschain.inference.walk.model import CENTRED
+
+    log = simulated_log(5, 400, 50)
+    ev = log.events
+    pages = ev[ev["event"] == "query"]
+    followed = pages["session_id"].eq(pages["session_id"].shift(-1))
+    clicks = ev[ev["event"] == "click"]
+    repeat = (clicks["serp_id"].eq(clicks["serp_id"].shift())
+              & clicks["rank"].eq(clicks["rank"].shift()))
+    data = page_data(log, readers=100)
+    readers = list(data.readers)
+
+    def per_reader(query_ids, flags):
+        reader = pd.Series(query_ids.to_numpy()).map(
+            lambda q: readers.index(q) if q in readers else 0)
+        return np.bincount(reader, weights=flags.fillna(False).to_numpy(dtype=float),
+                           minlength=len(readers))
+
+    want_next = per_reader(pages["query_id"], followed)
+    want_repeats = per_reader(clicks["query_id"], repeat)
+    next_queries, repeats = data.reader_events()
+    np.testing.assert_array_equal(next_queries, want_next)
+    np.testing.assert_array_equal(repeats, want_repeats)
+    assert (want_repeats[1:] < 100).any() and (want_next[1:] >= 100).all()
+    model = WalkModel(data)
+    mode = {f.name: f.mode for f in model.families}
+    big = data.reader_pages >= 100
+    np.testing.assert_array_equal(mode["reader_forward"] == CENTRED, big)
+    np.testing.assert_array_equal(mode["reader_continue"] == CENTRED, big & (want_next >= 100))
+    np.testing.assert_array_equal(mode["reader_repeat"] == CENTRED,
+                                  big & (want_repeats >= 100))
+
+
 def test_readers_are_refused_where_they_are_not_built(tmp_path):
     """Readers by query with moves by relevance or after a click, or the decision made
     once, are refused by the spec; a log whose queries all have fewer than
