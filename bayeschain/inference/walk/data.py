@@ -153,6 +153,11 @@ class PageData:
                 np.bincount(reader, weights=c.counts * ((c.targets == state) & (state >= 0)),
                             minlength=n))
 
+    @property
+    def next_queries(self) -> int:
+        """Pages followed by another query of their session."""
+        return int(self.counts.counts[self.counts.targets == -1].sum())
+
     def clicks_per_rank(self) -> np.ndarray:
         """``(ranks,)`` clicks observed at each rank (0-based)."""
         t = self.counts.targets

@@ -109,12 +109,14 @@ CENTRED_IMPRESSIONS = 20
 CENTRED_CLICKS = 500
 CENTRED_CLICK_RANKS = 50
 #: readers by query with at least this many pages are parametrised by their effects
-#: themselves (centred), the others by their standardised effects; a reader's effects on
-#: the next query and on the repeat are centred only where its pages hold at least as
-#: many next queries (repeats): WSCD's sessions are one page each, its readers' next-query
-#: effects are the prior's, and centred they made a funnel with their spread (2 x 2,778
-#: draws to reach bulk ESS 434)
+#: themselves (centred), the others by their standardised effects
 CENTRED_READER_PAGES = 100
+#: the next query's logits (the population's, and a reader's effect) and a reader's effect
+#: on the repeat are centred only where the pages hold at least this many next queries
+#: (repeats): WSCD's sessions are one page each, so those logits keep their prior, and
+#: centred they made a funnel with their spread (readers by query: 2 x 2,778 draws to
+#: reach bulk ESS 434; the default walk's least effective draws were its next query's)
+CENTRED_EVENTS = 100
 #: prior mean of the click intercept (logit): about one click in four examinations
 CLICK_PRIOR_MEAN = -1.0
 #: prior mean of the repeat logit: one click in ten clicked again at once
@@ -611,8 +613,16 @@ class WalkModel:
         busy = np.where(per_rank >= CENTRED_CLICKS, CENTRED, NON_CENTRED)
         skip_mode = busy if self.n_sets == 1 else np.full(r, NON_CENTRED)
         seen = np.where(per_rank >= CENTRED_CLICK_RANKS, CENTRED, NON_CENTRED)
+        # the next query's logits only where the log has next queries to inform them
+        uninformed = data.next_queries < CENTRED_EVENTS
+
+        def mode(k, st):
+            if k == 2 and uninformed:
+                return np.full(r, NON_CENTRED)
+            return busy if st else skip_mode
+
         self.families = [Family(f"{LOGITS[k]}{MOVE_SETS[st]}[{cls}]", moves == "pooled",
-                                log_rank, busy if st else skip_mode)
+                                log_rank, mode(k, st))
                          for st in range(self.n_sets) for cls in range(data.classes)
                          for k in self.free]
         self.families.append(Family("repeat", moves == "pooled", log_rank, seen,
@@ -642,8 +652,8 @@ class WalkModel:
             informed = {"continue": next_queries, "repeat": repeats}
             self.families += [Family(f"reader_{name}", False, np.zeros(data.readers.size),
                                      np.where((data.reader_pages >= CENTRED_READER_PAGES)
-                                              & (informed.get(name, data.reader_pages)
-                                                 >= CENTRED_READER_PAGES),
+                                              & (informed.get(name, CENTRED_EVENTS)
+                                                 >= CENTRED_EVENTS),
                                               CENTRED, NON_CENTRED), effect=True)
                               for name in self.reader_logits]
         fams = self.families

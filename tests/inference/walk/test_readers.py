@@ -166,12 +166,14 @@ def test_readers_predict_held_out_clicks_better_than_one_walk(readers_and_one):
     assert (data.move_index[data.page_config[unseen]] < N).all()       # reader 0's rows
 
 
-def test_effects_are_centred_only_where_the_readers_pages_inform_them():
+def test_next_query_and_repeat_logits_are_centred_only_where_the_pages_inform_them():
     """Each reader's pages followed by another query and its repeats (a click on the
     result clicked just before), counted from the log's events, are what the model
     counts; a reader's effect on the next query (the repeat) is centred only with 100
-    such events or more (WSCD's one-page sessions leave the next-query effects to the
-    prior: centred, they made a funnel with their spread), on the moves with 100 pages."""
+    such events or more, on the moves with 100 pages.  The population's next-query
+    logits are centred (at ranks of many clicks) only in a log of 100 next queries or
+    more: WSCD's sessions are one page each, its next-query logits keep their prior, and
+    centred they made a funnel with their spread."""
     import pandas as pd
 
     from bayeschain.inference.walk.model import CENTRED
@@ -205,6 +207,15 @@ def test_effects_are_centred_only_where_the_readers_pages_inform_them():
     np.testing.assert_array_equal(mode["reader_continue"] == CENTRED, big & (want_next >= 100))
     np.testing.assert_array_equal(mode["reader_repeat"] == CENTRED,
                                   big & (want_repeats >= 100))
+    assert (mode["continue[0]"] == CENTRED).any()          # ranks of 500 clicks or more
+    rng = np.random.default_rng(5)
+    leave = 1 - FORWARD - BACKWARD
+    alone = pages_to_log(simulate_pages(rng, 3000, FORWARD, BACKWARD, 0 * leave, leave,
+                                        CLICK, repeat=REPEAT), N)
+    data = page_data(alone)
+    assert data.next_queries == 0 and (data.clicks_per_rank() >= 500).any()
+    mode = {f.name: f.mode for f in WalkModel(data).families}
+    assert (mode["continue[0]"] != CENTRED).all() and (mode["forward[0]"] == CENTRED).any()
 
 
 def test_readers_are_refused_where_they_are_not_built(tmp_path):
