@@ -147,7 +147,7 @@ class PageData:
         per_state = np.diff(c.term_ptr)
         config = np.repeat(np.repeat(np.arange(c.n_configs), np.diff(c.state_ptr)), per_state)
         state = np.repeat(c.states, per_state)
-        reader = self.move_index[config, 0] // self.ranks
+        reader = self.move_index[config, 0] // self.ranks   # position 0: every page has it
         n = self.readers.size
         return (np.bincount(reader, weights=c.counts * (c.targets == -1), minlength=n),
                 np.bincount(reader, weights=c.counts * ((c.targets == state) & (state >= 0)),

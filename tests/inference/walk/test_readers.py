@@ -211,11 +211,18 @@ def test_next_query_and_repeat_logits_are_centred_only_where_the_pages_inform_th
     rng = np.random.default_rng(5)
     leave = 1 - FORWARD - BACKWARD
     alone = pages_to_log(simulate_pages(rng, 3000, FORWARD, BACKWARD, 0 * leave, leave,
-                                        CLICK, repeat=REPEAT), N)
+                                        CLICK, repeat=REPEAT), N,
+                         queries=["a"] * 1500 + ["b"] * 1500)
     data = page_data(alone)
     assert data.next_queries == 0 and (data.clicks_per_rank() >= 500).any()
     mode = {f.name: f.mode for f in WalkModel(data).families}
     assert (mode["continue[0]"] != CENTRED).all() and (mode["forward[0]"] == CENTRED).any()
+    # readers of many pages, none followed by another query: next-query effects not centred
+    data = page_data(alone, readers=100)
+    assert list(data.readers[1:]) == ["a", "b"] and (data.reader_events()[0] == 0).all()
+    mode = {f.name: f.mode for f in WalkModel(data).families}
+    assert (mode["reader_forward"][1:] == CENTRED).all()
+    assert (mode["reader_continue"] != CENTRED).all()
 
 
 def test_readers_are_refused_where_they_are_not_built(tmp_path):
