@@ -437,10 +437,10 @@ def _pandas_parse(data: bytes, columns, keep, numeric, extra_ok) -> pa.Table | N
     the width from the first line: a file whose lines all have one field too many (a qrels
     file with 5 fields, a run with 7) is read and the field ignored, as trec_eval ignores
     it; a line longer than the first (pandas' ``ParserError``), a shorter line whose
-    missing fields would be empty, comments and other widths go to the careful parser.  No column
-    names are passed: names of another length than the data make pandas warn, and a
-    warning filter is no cure (files are parsed in threads, and changing the filters
-    while another thread warns races)."""
+    missing fields would be empty, comments and other widths go to the careful parser.
+    No column names are passed: names of another length than the data make pandas warn,
+    and a warning filter is no cure (files are parsed in threads, and changing the
+    filters while another thread warns races)."""
     import pandas as pd
 
     try:

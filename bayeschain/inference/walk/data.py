@@ -29,7 +29,7 @@ import pandas as pd
 
 from ...errors import ParameterError
 from ...io.clicklog import ClickLog
-from .likelihood import OUTCOMES, ClickCounts
+from .likelihood import NEXT_QUERY, OUTCOMES, ClickCounts
 
 
 @dataclass(frozen=True)
@@ -144,19 +144,17 @@ class PageData:
         each reader followed by another query, and its repeats (a click on the result
         clicked just before): what informs its effects on those logits."""
         c = self.counts
-        per_state = np.diff(c.term_ptr)
-        config = np.repeat(np.repeat(np.arange(c.n_configs), np.diff(c.state_ptr)), per_state)
-        state = np.repeat(c.states, per_state)
+        config, state = c.term_states()
         reader = self.move_index[config, 0] // self.ranks   # position 0: every page has it
         n = self.readers.size
-        return (np.bincount(reader, weights=c.counts * (c.targets == -1), minlength=n),
+        return (np.bincount(reader, weights=c.counts * (c.targets == NEXT_QUERY), minlength=n),
                 np.bincount(reader, weights=c.counts * ((c.targets == state) & (state >= 0)),
                             minlength=n))
 
     @property
     def next_queries(self) -> int:
         """Pages followed by another query of their session."""
-        return int(self.counts.counts[self.counts.targets == -1].sum())
+        return int(self.counts.counts[self.counts.targets == NEXT_QUERY].sum())
 
     def clicks_per_rank(self) -> np.ndarray:
         """``(ranks,)`` clicks observed at each rank (0-based)."""

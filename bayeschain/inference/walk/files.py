@@ -319,7 +319,7 @@ def _scan(files: ClickLogFiles, default_length: int, reclicks: bool = False):
                             page_of)
     page_config = np.searchsorted(lengths, pattern_length)[page_of]
     # a click is the state of one term: the clicks of the pages kept
-    clicks = int(counts.counts[np.repeat(counts.states, np.diff(counts.term_ptr)) >= 0].sum())
+    clicks = int(counts.counts[counts.term_states()[1] >= 0].sum())
     report = {"pages": int(page_ids.size), "empty_pages": int(n_empty),
               "off_page_clicks": int(stats.off_page_clicks), "clicks": clicks}
     data = PageData(lengths.astype(np.int64), index, index.copy(), counts,

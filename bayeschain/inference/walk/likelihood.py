@@ -63,6 +63,8 @@ from ...posterior.vocabulary import BOUNDARIES
 
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
 OUTCOMES = ("next_query", "end", "unknown")
+#: the target of leaving the page for the session's next query (``-1 - o``)
+NEXT_QUERY = -1 - OUTCOMES.index("next_query")
 _WORK_ROWS = 28
 #: work items processed side by side (SIMD lanes), a compile-time constant: a lane count
 #: read at run time made every lane loop one of unknown length and the kernel's first
@@ -638,6 +640,12 @@ class ClickCounts:
     @property
     def n_configs(self) -> int:
         return self.state_ptr.size - 1
+
+    def term_states(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(configuration, state)`` of each term, ``(T,)`` each."""
+        per_state = np.diff(self.term_ptr)
+        config = np.repeat(np.arange(self.n_configs), np.diff(self.state_ptr))
+        return np.repeat(config, per_state), np.repeat(self.states, per_state)
 
     def arrays(self) -> tuple:
         """What the kernels take, in their order: ``state_ptr, states, clicked,

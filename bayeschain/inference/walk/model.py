@@ -613,12 +613,12 @@ class WalkModel:
         busy = np.where(per_rank >= CENTRED_CLICKS, CENTRED, NON_CENTRED)
         skip_mode = busy if self.n_sets == 1 else np.full(r, NON_CENTRED)
         seen = np.where(per_rank >= CENTRED_CLICK_RANKS, CENTRED, NON_CENTRED)
-        # the next query's logits only where the log has next queries to inform them
-        uninformed = data.next_queries < CENTRED_EVENTS
+        # the next query's logits centred only where the log has next queries to inform them
+        uninformed = np.full(r, NON_CENTRED) if data.next_queries < CENTRED_EVENTS else None
 
         def mode(k, st):
-            if k == 2 and uninformed:
-                return np.full(r, NON_CENTRED)
+            if LOGITS[k] == "continue" and uninformed is not None:
+                return uninformed
             return busy if st else skip_mode
 
         self.families = [Family(f"{LOGITS[k]}{MOVE_SETS[st]}[{cls}]", moves == "pooled",
