@@ -29,7 +29,7 @@ import pandas as pd
 
 from ...errors import ParameterError
 from ...io.clicklog import ClickLog
-from .likelihood import NEXT_QUERY, OUTCOMES, ClickCounts
+from .likelihood import END, NEXT_QUERY, OUTCOMES, ClickCounts
 
 
 @dataclass(frozen=True)
@@ -140,21 +140,32 @@ class PageData:
         return out
 
     def reader_events(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(next_queries, repeats)``, each ``(R,)``: with readers by query, the pages of
-        each reader followed by another query, and its repeats (a click on the result
-        clicked just before): what informs its effects on those logits."""
+        """``(next_query_split, repeats)``, each ``(R,)``: with readers by query, what
+        informs each reader's effects on the next query's logit and on the repeat logit.
+        The first is the fewer of its pages followed by another query and its pages that
+        end their session (the logit sets one against the other, so the rarer outcome
+        bounds what it learns); the second its repeats (a click on the result clicked
+        just before)."""
         c = self.counts
         config, state = c.term_states()
         reader = self.move_index[config, 0] // self.ranks   # position 0: every page has it
         n = self.readers.size
-        return (np.bincount(reader, weights=c.counts * (c.targets == NEXT_QUERY), minlength=n),
-                np.bincount(reader, weights=c.counts * ((c.targets == state) & (state >= 0)),
-                            minlength=n))
+
+        def count(flags):
+            return np.bincount(reader, weights=c.counts * flags, minlength=n)
+
+        return (np.minimum(count(c.targets == NEXT_QUERY), count(c.targets == END)),
+                count((c.targets == state) & (state >= 0)))
 
     @property
     def next_queries(self) -> int:
         """Pages followed by another query of their session."""
         return int(self.counts.counts[self.counts.targets == NEXT_QUERY].sum())
+
+    @property
+    def session_ends(self) -> int:
+        """Pages that end their session (an unknown outcome is neither)."""
+        return int(self.counts.counts[self.counts.targets == END].sum())
 
     def clicks_per_rank(self) -> np.ndarray:
         """``(ranks,)`` clicks observed at each rank (0-based)."""

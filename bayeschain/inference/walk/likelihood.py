@@ -65,6 +65,8 @@ from ...posterior.vocabulary import BOUNDARIES
 OUTCOMES = ("next_query", "end", "unknown")
 #: the target of leaving the page for the session's next query (``-1 - o``)
 NEXT_QUERY = -1 - OUTCOMES.index("next_query")
+#: the target of leaving the page at the session's end
+END = -1 - OUTCOMES.index("end")
 _WORK_ROWS = 28
 #: work items processed side by side (SIMD lanes), a compile-time constant: a lane count
 #: read at run time made every lane loop one of unknown length and the kernel's first

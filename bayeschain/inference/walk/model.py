@@ -112,10 +112,12 @@ CENTRED_CLICK_RANKS = 50
 #: themselves (centred), the others by their standardised effects
 CENTRED_READER_PAGES = 100
 #: the next query's logits (the population's, and a reader's effect) and a reader's effect
-#: on the repeat are centred only where the pages hold at least this many next queries
-#: (repeats): WSCD's sessions are one page each, so those logits keep their prior, and
-#: centred they made a funnel with their spread (readers by query: 2 x 2,778 draws to
-#: reach bulk ESS 434; the default walk's least effective draws were its next query's)
+#: on the repeat are centred only where the pages hold at least this many next queries and
+#: as many session ends (repeats): WSCD's sessions are one page each, so those logits keep
+#: their prior, and centred they made a funnel with their spread (readers by query: 2 x
+#: 2,778 draws to reach bulk ESS 434; the default walk's least effective draws were its
+#: next query's).  The logit sets next query against end, so the rarer of the two bounds
+#: what the pages say of it: a log of few long sessions informs it as little
 CENTRED_EVENTS = 100
 #: prior mean of the click intercept (logit): about one click in four examinations
 CLICK_PRIOR_MEAN = -1.0
@@ -613,8 +615,10 @@ class WalkModel:
         busy = np.where(per_rank >= CENTRED_CLICKS, CENTRED, NON_CENTRED)
         skip_mode = busy if self.n_sets == 1 else np.full(r, NON_CENTRED)
         seen = np.where(per_rank >= CENTRED_CLICK_RANKS, CENTRED, NON_CENTRED)
-        # the next query's logits centred only where the log has next queries to inform them
-        uninformed = np.full(r, NON_CENTRED) if data.next_queries < CENTRED_EVENTS else None
+        # the next query's logits centred only where the log has next queries and session
+        # ends to inform them
+        uninformed = (np.full(r, NON_CENTRED)
+                      if min(data.next_queries, data.session_ends) < CENTRED_EVENTS else None)
 
         def mode(k, st):
             if LOGITS[k] == "continue" and uninformed is not None:
@@ -647,9 +651,9 @@ class WalkModel:
         if self.readers is not None:
             # one effect per reader on each free move family and on the repeats; centred
             # for readers of many pages (and, on the next query and the repeat, of many
-            # such events)
-            next_queries, repeats = data.reader_events()
-            informed = {"continue": next_queries, "repeat": repeats}
+            # such events: for the next query, of next queries and of ends)
+            split, repeats = data.reader_events()
+            informed = {"continue": split, "repeat": repeats}
             self.families += [Family(f"reader_{name}", False, np.zeros(data.readers.size),
                                      np.where((data.reader_pages >= CENTRED_READER_PAGES)
                                               & (informed.get(name, CENTRED_EVENTS)

@@ -170,41 +170,49 @@ def test_next_query_and_repeat_logits_are_centred_only_where_the_pages_inform_th
     """Each reader's pages followed by another query and its repeats (a click on the
     result clicked just before), counted from the log's events, are what the model
     counts; a reader's effect on the next query (the repeat) is centred only with 100
-    such events or more, on the moves with 100 pages.  The population's next-query
-    logits are centred (at ranks of many clicks) only in a log of 100 next queries or
-    more: WSCD's sessions are one page each, its next-query logits keep their prior, and
-    centred they made a funnel with their spread."""
+    such events or more (next queries and ends), on the moves with 100 pages.  The
+    population's next-query logits are centred (at ranks of many clicks) only in a log of
+    100 next queries and 100 session ends or more: WSCD's sessions are one page each, its
+    next-query logits keep their prior, and centred they made a funnel with their
+    spread; a log of few long sessions informs the split as little."""
     import pandas as pd
 
     from bayeschain.inference.walk.model import CENTRED
 
-    log = simulated_log(5, 400, 50)
-    ev = log.events
-    pages = ev[ev["event"] == "query"]
-    followed = pages["session_id"].eq(pages["session_id"].shift(-1))
-    clicks = ev[ev["event"] == "click"]
-    repeat = (clicks["serp_id"].eq(clicks["serp_id"].shift())
-              & clicks["rank"].eq(clicks["rank"].shift()))
-    data = page_data(log, readers=100)
-    readers = list(data.readers)
-
-    def per_reader(query_ids, flags):
+    def per_reader(query_ids, flags, readers):
         reader = pd.Series(query_ids.to_numpy()).map(
             lambda q: readers.index(q) if q in readers else 0)
         return np.bincount(reader, weights=flags.fillna(False).to_numpy(dtype=float),
                            minlength=len(readers))
 
-    want_next = per_reader(pages["query_id"], followed)
-    want_repeats = per_reader(clicks["query_id"], repeat)
-    next_queries, repeats = data.reader_events()
-    np.testing.assert_array_equal(next_queries, want_next)
+    def session_outcomes(log, readers):
+        """Per reader, from the log's events: pages followed by another query of their
+        session, and pages that end it."""
+        ev = log.events
+        pages = ev[ev["event"] == "query"]
+        followed = pages["session_id"].eq(pages["session_id"].shift(-1)).fillna(False)
+        return (per_reader(pages["query_id"], followed, readers),
+                per_reader(pages["query_id"], ~followed, readers))
+
+    log = simulated_log(5, 400, 50)
+    ev = log.events
+    clicks = ev[ev["event"] == "click"]
+    repeat = (clicks["serp_id"].eq(clicks["serp_id"].shift())
+              & clicks["rank"].eq(clicks["rank"].shift()))
+    data = page_data(log, readers=100)
+    readers = list(data.readers)
+    want_next, want_ends = session_outcomes(log, readers)
+    want_repeats = per_reader(clicks["query_id"], repeat, readers)
+    want_split = np.minimum(want_next, want_ends)
+    split, repeats = data.reader_events()
+    np.testing.assert_array_equal(split, want_split)
     np.testing.assert_array_equal(repeats, want_repeats)
-    assert (want_repeats[1:] < 100).any() and (want_next[1:] >= 100).all()
+    assert (want_repeats[1:] < 100).any() and (want_split[1:] >= 100).all()
     model = WalkModel(data)
     mode = {f.name: f.mode for f in model.families}
     big = data.reader_pages >= 100
     np.testing.assert_array_equal(mode["reader_forward"] == CENTRED, big)
-    np.testing.assert_array_equal(mode["reader_continue"] == CENTRED, big & (want_next >= 100))
+    np.testing.assert_array_equal(mode["reader_continue"] == CENTRED, big & (want_split >= 100))
     np.testing.assert_array_equal(mode["reader_repeat"] == CENTRED,
                                   big & (want_repeats >= 100))
     assert (mode["continue[0]"] == CENTRED).any()          # ranks of 500 clicks or more
@@ -221,6 +229,21 @@ def test_next_query_and_repeat_logits_are_centred_only_where_the_pages_inform_th
     data = page_data(alone, readers=100)
     assert list(data.readers[1:]) == ["a", "b"] and (data.reader_events()[0] == 0).all()
     mode = {f.name: f.mode for f in WalkModel(data).families}
+    assert (mode["reader_forward"][1:] == CENTRED).all()
+    assert (mode["reader_continue"] != CENTRED).all()
+    # few long sessions: next queries in thousands, ends fewer than 100 (counted from the
+    # log's sessions), and the logit that sets one against the other not centred
+    long = pages_to_log(simulate_pages(rng, 3000, FORWARD, BACKWARD, 0.99 * leave,
+                                       0.01 * leave, CLICK, repeat=REPEAT), N,
+                        queries=["a"] * 1500 + ["b"] * 1500)
+    data = page_data(long, readers=100)
+    want_next, want_ends = session_outcomes(long, list(data.readers))
+    assert want_next.sum() > 2000 and want_ends.sum() < 100
+    assert data.next_queries == want_next.sum() and data.session_ends == want_ends.sum()
+    assert (data.clicks_per_rank() >= 500).any()
+    np.testing.assert_array_equal(data.reader_events()[0], np.minimum(want_next, want_ends))
+    mode = {f.name: f.mode for f in WalkModel(data).families}
+    assert (mode["continue[0]"] != CENTRED).all() and (mode["forward[0]"] == CENTRED).any()
     assert (mode["reader_forward"][1:] == CENTRED).all()
     assert (mode["reader_continue"] != CENTRED).all()
 
