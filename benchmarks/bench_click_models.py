@@ -108,6 +108,7 @@ def walk_rows(name: str, log, clicks: str, known: bool = True,
     laplace = documents_route(post) == "Laplace"
     note = (f"{post.attrs['click_level']} clicks"
             f"{' (integrated out by Laplace)' if laplace else ''}; "
+            f"{post.posterior.sizes['chain']} x {post.posterior.sizes['draw']:,} draws, "
             f"R-hat <= {diag['max_rhat'].max():.3f}, "
             f"ESS >= {diag['min_ess'].min():.0f}, {post.divergences()} div.")
     label = f"{spec_name}, clicks {clicks}" + (f" ({post.attrs['click_level']})"
