@@ -111,12 +111,11 @@ from click_model_peers import (  # noqa: E402
     _full_pages,
     heldout_serps,
     load_log,
-    perplexity_gap,
     present_logs,
     split_pages,
 )
 
-from bayeschain.inference import click_metrics  # noqa: E402
+from bayeschain.inference import click_metrics, perplexity_difference  # noqa: E402
 from bayeschain.measures.eprum import poisson_binomial  # noqa: E402
 
 N = RANKS
@@ -998,7 +997,8 @@ def study(name: str, readers, prior_sd: float, per_rank: bool = False,
             what = "rank" if per_rank else "(query, document) pair"
             for reader, p_click in zip(readers, fitted, strict=True):
                 print(f"{name}, {reader_label(reader)}: perplexity against PBM's "
-                      + perplexity_gap(te_clicked, p_click, predicted[0]), flush=True)
+                      + str(perplexity_difference(te_clicked, p_click, predicted[0], seed=0)),
+                      flush=True)
                 print(f"{name}, {reader_label(reader)}: behind PBM by the impressions in "
                       f"training of "
                       f"the {what} shown\n" + gap_by_impressions(

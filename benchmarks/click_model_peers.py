@@ -466,28 +466,6 @@ def evaluate(model, test) -> dict:
     return click_metrics(test[2], p_click, p_cond).as_dict()
 
 
-def perplexity_gap(clicked, p_click, p_peer, draws: int = 1000, seed: int = 0) -> str:
-    """The held-out perplexity of a model minus a peer's, to 6 decimals, with the 90%
-    interval of a paired bootstrap over the held-out pages (each draw re-weights the pages
-    by a multinomial count and recomputes PyClick's perplexity, the mean over ranks of
-    ``2^(-mean log2 P(C_r = c_r))``, for both)."""
-    y = np.asarray(clicked, dtype=bool)
-    tiny = np.finfo(float).tiny
-
-    def bits(p):
-        return -np.log2(np.clip(np.where(y, p, 1.0 - p), tiny, 1.0))   # (pages, ranks)
-
-    ours, theirs = bits(np.asarray(p_click)), bits(np.asarray(p_peer))
-    pages = y.shape[0]
-    w = np.random.default_rng(seed).multinomial(pages, np.full(pages, 1.0 / pages),
-                                                size=draws) / pages
-    gap = (2.0 ** (w @ ours)).mean(1) - (2.0 ** (w @ theirs)).mean(1)
-    mine, peer = (2.0 ** ours.mean(0)).mean(), (2.0 ** theirs.mean(0)).mean()
-    low, high = np.percentile(gap, [5, 95])
-    return (f"{mine:.6f} against {peer:.6f}: {mine - peer:+.6f} [90%: {low:+.6f}, "
-            f"{high:+.6f}] (paired bootstrap over the {pages:,} pages, {draws:,} draws)")
-
-
 def run(name: str, models: list[str], repeat: int = 3, *, known: bool = True) -> list[tuple]:
     train, test = split_pages(load_log(name), known=known)
     rows = []

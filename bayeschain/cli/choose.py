@@ -5,7 +5,9 @@ prints, per walk: PSIS-LOO on the training pages (``elpd_loo`` with its standard
 the difference to the best paired page by page, pages whose Pareto k exceeds 0.7:
 :mod:`bayeschain.inference.walk.choice`), the held-out click metrics of the click-model
 field on the other sessions (log-likelihood per rank, perplexity, conditional perplexity;
-pages whose query occurs in training), and ``E[H]`` on a 10-result page.  Choose the walk
+pages whose query occurs in training), each walk's perplexity minus the lowest's with the
+90% interval of a paired bootstrap over the held-out pages (an interval that holds 0 is a
+difference those pages cannot resolve), and ``E[H]`` on a 10-result page.  Choose the walk
 with the best LOO unless its difference is within two standard errors, then the simpler
 one; the held-out metrics say the same thing on pages the fit never saw.
 """
@@ -57,14 +59,20 @@ def run(args: argparse.Namespace) -> int:
                          draws=args.draws, known_queries=not args.all_queries,
                          progress=not args.quiet,
                          say=lambda text: print(text, flush=True))
+    table["vs_lowest [90%]"] = [
+        f"{g:+.4f} [{lo:+.4f}, {hi:+.4f}]" for g, lo, hi in
+        table[["perplexity_gap", "perplexity_gap_low", "perplexity_gap_high"]].to_numpy()]
     cols = ["elpd_loo", "se", "elpd_diff", "se_diff", "p_loo", "pareto_k_high",
-            "heldout_ll", "perplexity", "cond_perplexity", "E[H]", "max_rhat", "min_ess",
-            "documents"]
+            "heldout_ll", "perplexity", "vs_lowest [90%]", "cond_perplexity", "E[H]",
+            "max_rhat", "min_ess", "documents"]
     print(f"\nPSIS-LOO on {table['pages'].iloc[0]:,} training pages "
           f"({table['patterns'].max():,} patterns at most); held-out click prediction on "
           f"ranks 1-{table['heldout_ranks'].iloc[0]} of {table['heldout_pages'].iloc[0]:,} "
           f"pages of the other sessions"
-          + (":" if args.all_queries else " whose query occurs in training:"))
+          + ("" if args.all_queries else " whose query occurs in training")
+          + "; vs_lowest: the perplexity minus the lowest's, with the 90% interval of a "
+            "paired bootstrap over those pages (holding 0: a difference they cannot "
+            "resolve):")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(table[cols].to_string(float_format=lambda v: f"{v:.4f}"))
     best, runner = table.index[0], table.index[1] if len(table) > 1 else None

@@ -18,17 +18,21 @@ from .specs import ModelSpec, builtin_specs, load_spec, parse_spec
 from .walk.checks import predictive_walk_checks
 from .walk.prediction import (
     ClickMetrics,
+    PerplexityDifference,
     click_metrics,
     heldout_click_arrays,
     heldout_click_metrics,
+    perplexity_difference,
     predict_clicks,
 )
 
-__all__ = ["ClickMetrics", "DistributionCheck", "ModelData", "ModelSpec", "Posterior",
-           "PredictiveCheck", "builtin_specs", "check_diagnostics", "click_metrics",
+__all__ = ["ClickMetrics", "DistributionCheck", "ModelData", "ModelSpec",
+           "PerplexityDifference", "Posterior", "PredictiveCheck", "builtin_specs",
+           "check_diagnostics", "click_metrics",
            "expected_visits", "fit", "heldout_click_arrays", "heldout_click_metrics",
            "load_spec", "model_data",
-           "parse_spec", "posterior_from_parameters", "predict_clicks",
+           "parse_spec", "perplexity_difference", "posterior_from_parameters",
+           "predict_clicks",
            "predictive_backward_share", "predictive_dwell_distribution",
            "predictive_dwell_means", "predictive_walk_checks", "session_parameters",
            "statistics_of", "walk_parameters", "walk_summary"]

@@ -35,8 +35,12 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
     cond_perplexity``, on ``heldout_ranks`` ranks of ``heldout_pages`` pages; only pages
     whose query occurs in training with ``known_queries``, the click-model field's rule),
     ``E[H]`` on a 10-result page with its 95% interval, the fit's seconds, its
-    diagnostics and how it got its documents (:func:`documents_route`).  ``say(text)``
-    hears about each fit."""
+    diagnostics and how it got its documents (:func:`documents_route`); and each walk's
+    held-out perplexity minus the lowest's, ``perplexity_gap``, with the 90% interval of a
+    paired bootstrap over the held-out pages (``perplexity_gap_low``, ``_high``;
+    :func:`~bayeschain.inference.walk.prediction.perplexity_difference`): an interval
+    that holds 0 is a difference those pages cannot resolve.  ``say(text)`` hears about
+    each fit."""
     import time
 
     import pandas as pd
@@ -44,7 +48,12 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
     from ..posterior.walk import expected_visits
     from .fit import fit
     from .walk.choice import compare_walks
-    from .walk.prediction import METRIC_RANKS, heldout_click_metrics
+    from .walk.prediction import (
+        METRIC_RANKS,
+        click_metrics,
+        heldout_click_arrays,
+        perplexity_difference,
+    )
 
     for spec in specs:
         exam = spec.section("examination")
@@ -56,7 +65,7 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
         raise ParameterError("give each spec once")
     train, test = log.split(heldout, seed=seed)
     known = set(train.events["query_id"].astype(str)) if known_queries else None
-    posts, extra = {}, {}
+    posts, extra, predicted = {}, {}, {}
     for spec in specs:
         if say is not None:
             say(f"fitting {spec.name} to {train!r}")
@@ -65,7 +74,9 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
         seconds = time.perf_counter() - start
         posts[spec.name] = post
         ranks = min(METRIC_RANKS, int(post.attrs["longest_page"]))
-        m = heldout_click_metrics(post, test, queries=known, ranks=ranks, seed=0)
+        arrays = heldout_click_arrays(post, test, queries=known, ranks=ranks, seed=0)
+        m = click_metrics(*arrays)
+        predicted[spec.name] = arrays[:2]
         h = expected_visits(post, 10).sum(axis=1)
         diag = post.diagnostics(sampled_only=True)
         extra[spec.name] = {"heldout_ll": m.log_likelihood, "perplexity": m.perplexity,
@@ -78,4 +89,10 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
                             "max_rhat": float(diag["max_rhat"].max()),
                             "min_ess": float(diag["min_ess"].min()),
                             "divergences": int(post.divergences())}
+    lowest = min(extra, key=lambda name: extra[name]["perplexity"])
+    clicked, p_lowest = predicted[lowest]
+    for name, (_, p_click) in predicted.items():     # the same pages, in serp_id order
+        d = perplexity_difference(clicked, p_click, p_lowest, seed=0)
+        extra[name].update(perplexity_gap=d.difference, perplexity_gap_low=d.low,
+                           perplexity_gap_high=d.high)
     return compare_walks(posts).join(pd.DataFrame(extra).T)

@@ -1,6 +1,7 @@
 """``bayeschain choose``: walk specs compared on a log from users whose moves depend on the
 click (the independent simulator): the table lists every walk with its LOO and held-out
-metrics, and LOO prefers the walk that generated the log by more than four standard
+metrics (the perplexity against the lowest's with a paired bootstrap interval), and LOO
+prefers the walk that generated the log by more than four standard
 errors of the paired difference."""
 
 import numpy as np
@@ -41,6 +42,18 @@ def test_choose_prints_loo_and_heldout_metrics_and_prefers_the_true_walk(tmp_pat
         assert -1 < float(row[7]) < 0                       # held-out LL per rank
         assert float(row[8]) > 1                            # perplexity
         assert row[-1] == "-"                     # documents: none, clicks per rank
+    # the perplexity minus the lowest's, with its paired bootstrap's 90% interval: the
+    # lowest against itself exactly 0; here the walks' click probabilities per rank are
+    # nearly the same, and the held-out pages cannot tell them apart
+    rows = {line.split()[0]: line.split() for line in table[2:] if line.split()
+            and line.split()[0] in ("walk", "walk-click", "walk-reclick")}
+    low = min(rows, key=lambda name: float(rows[name][8]))
+    assert rows[low][9:12] == ["+0.0000", "[+0.0000,", "+0.0000]"]
+    for row in rows.values():
+        gap, lo, hi = (float(v.strip("[],")) for v in row[9:12])
+        assert gap == pytest.approx(float(row[8]) - float(rows[low][8]), abs=1.5e-4)
+        assert lo <= gap <= hi
+    assert "vs_lowest: the perplexity minus the lowest's" in out
 
 
 def test_choose_refuses_a_spec_that_is_not_a_walk(tmp_path, capsys):

@@ -298,14 +298,69 @@ def click_metrics(clicked, p_click, p_observed) -> ClickMetrics:
     if not clicked.shape[0]:
         raise ParameterError("no held-out pages to score")
     tiny = np.finfo(float).tiny
-    p_uncond_obs = np.where(clicked, p_click, 1.0 - p_click)
-    log2_u = np.log2(np.clip(p_uncond_obs, tiny, 1.0))
+    log2_u = -_bits(clicked, p_click)
     log2_c = np.log2(np.clip(p_observed, tiny, 1.0))
     ppl_r = 2.0 ** (-log2_u.mean(axis=0))
     cppl_r = 2.0 ** (-log2_c.mean(axis=0))
     ll = float((np.log(np.clip(p_observed, tiny, 1.0)).mean(axis=1)).mean())
     return ClickMetrics(ll, float(ppl_r.mean()), float(cppl_r.mean()), ppl_r, cppl_r,
                         int(clicked.shape[0]))
+
+
+def _bits(clicked: np.ndarray, p_click: np.ndarray) -> np.ndarray:
+    """``-log2 P(C_r = c_r)`` per page and rank, the unconditional probability of what was
+    observed (floored at the smallest positive float, as PyClick's logs would fail)."""
+    observed = np.where(clicked, p_click, 1.0 - p_click)
+    return -np.log2(np.clip(observed, np.finfo(float).tiny, 1.0))
+
+
+@dataclass(frozen=True)
+class PerplexityDifference:
+    """A model's held-out perplexity minus another's on the same pages, with the interval
+    of a paired bootstrap over the pages (see :func:`perplexity_difference`)."""
+
+    perplexity: float
+    other: float
+    difference: float
+    low: float
+    high: float
+    level: float
+    pages: int
+    draws: int
+
+    def __str__(self) -> str:
+        return (f"{self.perplexity:.6f} against {self.other:.6f}: {self.difference:+.6f} "
+                f"[{self.level:.0%}: {self.low:+.6f}, {self.high:+.6f}] (paired bootstrap "
+                f"over the {self.pages:,} pages, {self.draws:,} draws)")
+
+
+def perplexity_difference(clicked, p_click, p_other, *, draws: int = 1000,
+                          level: float = 0.9, seed=None) -> PerplexityDifference:
+    """Held-out perplexity (PyClick's, as :func:`click_metrics`) of a model's ``P(C_r =
+    1)`` minus another model's on the same pages, ``(pages, ranks)`` arrays, and how much
+    the pages can resolve: each of ``draws`` bootstrap draws resamples the pages with
+    replacement (a multinomial count per page, the same for both models: a paired
+    bootstrap) and recomputes both perplexities; the interval holds the central ``level``
+    of the differences.  A difference whose interval holds 0 is one the pages cannot
+    tell from chance."""
+    clicked = np.asarray(clicked, dtype=bool)
+    p_click = np.asarray(p_click, dtype=float)
+    p_other = np.asarray(p_other, dtype=float)
+    if clicked.ndim != 2 or clicked.shape != p_click.shape or clicked.shape != p_other.shape:
+        raise ParameterError("clicked, p_click and p_other must be (pages, ranks) arrays")
+    if not clicked.shape[0]:
+        raise ParameterError("no held-out pages to score")
+    if not 0.0 < level < 1.0 or int(draws) < 1:
+        raise ParameterError("level must be in (0, 1) and draws at least 1")
+    ours, theirs = _bits(clicked, p_click), _bits(clicked, p_other)
+    pages = clicked.shape[0]
+    weights = np.random.default_rng(seed).multinomial(
+        pages, np.full(pages, 1.0 / pages), size=int(draws)) / pages      # (draws, pages)
+    gap = (2.0 ** (weights @ ours)).mean(1) - (2.0 ** (weights @ theirs)).mean(1)
+    mine, other = float((2.0 ** ours.mean(0)).mean()), float((2.0 ** theirs.mean(0)).mean())
+    low, high = np.quantile(gap, [(1 - level) / 2, (1 + level) / 2])
+    return PerplexityDifference(mine, other, mine - other, float(low), float(high),
+                                float(level), pages, int(draws))
 
 
 def heldout_click_metrics(posterior, test, *, qrels=None, queries=None, pages=None,

@@ -10,6 +10,7 @@ from bayeschain.inference import (
     click_metrics,
     heldout_click_arrays,
     heldout_click_metrics,
+    perplexity_difference,
     posterior_from_parameters,
     predict_clicks,
 )
@@ -122,6 +123,51 @@ def test_metrics_are_pyclicks_definitions():
     np.testing.assert_allclose(m.perplexity_at_rank, ppl_r, rtol=1e-12)
     with pytest.raises(ParameterError, match="no held-out pages"):
         click_metrics(clicked[:0], p_click[:0], p_obs[:0])
+
+
+def test_perplexity_difference_resamples_the_pages_of_both_models_together():
+    """The difference is PyClick's perplexity of one model minus the other's; each
+    bootstrap draw is that difference on the pages drawn with replacement (the same pages
+    for both: a multinomial count per page from ``default_rng(seed)``, rebuilt here as a
+    list of pages), and the interval holds the central 90% of the draws.  On many pages
+    the true click probabilities beat blurred ones beyond the interval; identical models
+    differ by exactly 0."""
+    rng = np.random.default_rng(8)
+    pages, ranks = 30, 10
+    truth = rng.uniform(0.05, 0.6, (pages, ranks))
+    clicked = rng.random((pages, ranks)) < truth
+    blurred = np.clip(truth + rng.normal(0, 0.15, truth.shape), 0.01, 0.99)
+
+    def perplexity(rows, p):          # PyClick's definition on the listed pages
+        return np.mean([2 ** (-np.mean([np.log2(p[s, r] if clicked[s, r] else 1 - p[s, r])
+                                          for s in rows])) for r in range(ranks)])
+
+    got = perplexity_difference(clicked, truth, blurred, draws=40, seed=3)
+    everything = range(pages)
+    assert got.perplexity == pytest.approx(perplexity(everything, truth), rel=1e-12)
+    assert got.other == pytest.approx(click_metrics(clicked, blurred, blurred).perplexity,
+                                      rel=1e-12)
+    assert got.difference == pytest.approx(got.perplexity - got.other, rel=1e-12)
+    counts = np.random.default_rng(3).multinomial(pages, np.full(pages, 1 / pages), size=40)
+    gaps = []
+    for c in counts:
+        rows = np.repeat(np.arange(pages), c)
+        gaps.append(perplexity(rows, truth) - perplexity(rows, blurred))
+    assert (got.low, got.high) == pytest.approx(tuple(np.quantile(gaps, [0.05, 0.95])),
+                                               rel=1e-10)
+    assert got.pages == pages and got.draws == 40
+    assert "[90%: " in str(got) and f"{got.difference:+.6f}" in str(got)
+    many = rng.uniform(0.05, 0.6, (5000, ranks))
+    seen = rng.random(many.shape) < many
+    noisy = np.clip(many + rng.normal(0, 0.15, many.shape), 0.01, 0.99)
+    resolved = perplexity_difference(seen, many, noisy, seed=1)
+    assert resolved.high < 0
+    same = perplexity_difference(seen, many, many, draws=50, seed=1)
+    assert same.difference == same.low == same.high == 0.0
+    with pytest.raises(ParameterError, match="must be \\(pages, ranks\\) arrays"):
+        perplexity_difference(clicked, truth, blurred[:, :5])
+    with pytest.raises(ParameterError, match="level must be in"):
+        perplexity_difference(clicked, truth, blurred, level=1.0)
 
 
 def test_heldout_metrics_prefer_the_true_walk(simulated):
