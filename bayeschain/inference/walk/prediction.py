@@ -290,13 +290,8 @@ def click_metrics(clicked, p_click, p_observed) -> ClickMetrics:
     """PyClick's metrics from per-page, per-rank arrays ``(pages, 10)``: the click vector,
     ``P(C_r = 1)`` and ``P(C_r = c_r | C_<r)`` (the same function scores every model of
     the benchmark)."""
-    clicked = np.asarray(clicked, dtype=bool)
-    p_click = np.asarray(p_click, dtype=float)
-    p_observed = np.asarray(p_observed, dtype=float)
-    if clicked.ndim != 2 or clicked.shape != p_click.shape or clicked.shape != p_observed.shape:
-        raise ParameterError("clicked, p_click and p_observed must be (pages, ranks) arrays")
-    if not clicked.shape[0]:
-        raise ParameterError("no held-out pages to score")
+    clicked, p_click, p_observed = _page_arrays(clicked, p_click, p_observed,
+                                                names="clicked, p_click and p_observed")
     tiny = np.finfo(float).tiny
     log2_u = -_bits(clicked, p_click)
     log2_c = np.log2(np.clip(p_observed, tiny, 1.0))
@@ -305,6 +300,26 @@ def click_metrics(clicked, p_click, p_observed) -> ClickMetrics:
     ll = float((np.log(np.clip(p_observed, tiny, 1.0)).mean(axis=1)).mean())
     return ClickMetrics(ll, float(ppl_r.mean()), float(cppl_r.mean()), ppl_r, cppl_r,
                         int(clicked.shape[0]))
+
+
+def _page_arrays(clicked, *probabilities, names: str):
+    """``clicked`` as booleans and the probabilities as floats, each ``(pages, ranks)`` of
+    one shape with at least one page, the probabilities in [0, 1] (a NaN would make every
+    metric NaN without a word)."""
+    clicked = np.asarray(clicked, dtype=bool)
+    probabilities = [np.asarray(p, dtype=float) for p in probabilities]
+    if clicked.ndim != 2 or any(p.shape != clicked.shape for p in probabilities):
+        raise ParameterError(f"{names} must be (pages, ranks) arrays of one shape")
+    if not clicked.shape[0]:
+        raise ParameterError("no held-out pages to score")
+    for name, p in zip(names.replace(" and ", ", ").split(", ")[1:], probabilities,
+                       strict=True):
+        bad = ~((p >= 0.0) & (p <= 1.0))
+        if bad.any():
+            page, rank = np.argwhere(bad)[0]
+            raise ParameterError(f"{name} must be probabilities in [0, 1]: page {page}, "
+                                 f"rank {rank + 1} holds {float(p[page, rank])}")
+    return (clicked, *probabilities)
 
 
 def _bits(clicked: np.ndarray, p_click: np.ndarray) -> np.ndarray:
@@ -343,13 +358,8 @@ def perplexity_difference(clicked, p_click, p_other, *, draws: int = 1000,
     bootstrap) and recomputes both perplexities; the interval holds the central ``level``
     of the differences.  A difference whose interval holds 0 is one the pages cannot
     tell from chance."""
-    clicked = np.asarray(clicked, dtype=bool)
-    p_click = np.asarray(p_click, dtype=float)
-    p_other = np.asarray(p_other, dtype=float)
-    if clicked.ndim != 2 or clicked.shape != p_click.shape or clicked.shape != p_other.shape:
-        raise ParameterError("clicked, p_click and p_other must be (pages, ranks) arrays")
-    if not clicked.shape[0]:
-        raise ParameterError("no held-out pages to score")
+    clicked, p_click, p_other = _page_arrays(clicked, p_click, p_other,
+                                             names="clicked, p_click and p_other")
     if not 0.0 < level < 1.0 or int(draws) < 1:
         raise ParameterError("level must be in (0, 1) and draws at least 1")
     ours, theirs = _bits(clicked, p_click), _bits(clicked, p_other)

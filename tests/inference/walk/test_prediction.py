@@ -164,10 +164,16 @@ def test_perplexity_difference_resamples_the_pages_of_both_models_together():
     assert resolved.high < 0
     same = perplexity_difference(seen, many, many, draws=50, seed=1)
     assert same.difference == same.low == same.high == 0.0
-    with pytest.raises(ParameterError, match="must be \\(pages, ranks\\) arrays"):
+    with pytest.raises(ParameterError, match="must be \\(pages, ranks\\) arrays of one"):
         perplexity_difference(clicked, truth, blurred[:, :5])
     with pytest.raises(ParameterError, match="level must be in"):
         perplexity_difference(clicked, truth, blurred, level=1.0)
+    blurred[4, 2] = np.nan                       # never a silent NaN: where, and what
+    with pytest.raises(ParameterError, match="p_other must be probabilities in \\[0, 1\\]: "
+                                             "page 4, rank 3 holds nan"):
+        perplexity_difference(clicked, truth, blurred)
+    with pytest.raises(ParameterError, match="p_observed must be .* page 4, rank 3 holds nan"):
+        click_metrics(clicked, truth, blurred)
 
 
 def test_heldout_metrics_prefer_the_true_walk(simulated):
