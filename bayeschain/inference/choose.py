@@ -39,8 +39,9 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
     held-out perplexity minus the lowest's, ``perplexity_gap``, with the 90% interval of a
     paired bootstrap over the held-out pages (``perplexity_gap_low``, ``_high``;
     :func:`~bayeschain.inference.walk.prediction.perplexity_difference`): an interval
-    that holds 0 is a difference those pages cannot resolve.  ``say(text)`` hears about
-    each fit."""
+    that holds 0 is a difference those pages cannot resolve.  The lowest is chosen on
+    those same pages, so the others' differences lean a little towards "worse".
+    ``say(text)`` hears about each fit."""
     import time
 
     import pandas as pd
@@ -91,7 +92,10 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
                             "divergences": int(post.divergences())}
     lowest = min(extra, key=lambda name: extra[name]["perplexity"])
     clicked, p_lowest = predicted[lowest]
-    for name, (_, p_click) in predicted.items():     # the same pages, in serp_id order
+    for name, (seen, p_click) in predicted.items():
+        # every spec reads the same held-out pages (serp_id order) on the same ranks
+        if seen.shape != clicked.shape or not np.array_equal(seen, clicked):
+            raise RuntimeError(f"{name} and {lowest} were scored on different held-out pages")
         d = perplexity_difference(clicked, p_click, p_lowest, seed=0)
         extra[name].update(perplexity_gap=d.difference, perplexity_gap_low=d.low,
                            perplexity_gap_high=d.high)

@@ -290,43 +290,64 @@ def click_metrics(clicked, p_click, p_observed) -> ClickMetrics:
     """PyClick's metrics from per-page, per-rank arrays ``(pages, 10)``: the click vector,
     ``P(C_r = 1)`` and ``P(C_r = c_r | C_<r)`` (the same function scores every model of
     the benchmark)."""
-    clicked, p_click, p_observed = _page_arrays(clicked, p_click, p_observed,
-                                                names="clicked, p_click and p_observed")
+    clicked, p_click, p_observed = _page_arrays(clicked, p_click=p_click,
+                                                p_observed=p_observed)
+    ppl_r = _perplexity_at_rank(_bits(np.where(clicked, p_click, 1.0 - p_click)))
+    cppl_r = _perplexity_at_rank(_bits(p_observed))
     tiny = np.finfo(float).tiny
-    log2_u = -_bits(clicked, p_click)
-    log2_c = np.log2(np.clip(p_observed, tiny, 1.0))
-    ppl_r = 2.0 ** (-log2_u.mean(axis=0))
-    cppl_r = 2.0 ** (-log2_c.mean(axis=0))
     ll = float((np.log(np.clip(p_observed, tiny, 1.0)).mean(axis=1)).mean())
     return ClickMetrics(ll, float(ppl_r.mean()), float(cppl_r.mean()), ppl_r, cppl_r,
                         int(clicked.shape[0]))
 
 
-def _page_arrays(clicked, *probabilities, names: str):
-    """``clicked`` as booleans and the probabilities as floats, each ``(pages, ranks)`` of
-    one shape with at least one page, the probabilities in [0, 1] (a NaN would make every
-    metric NaN without a word)."""
-    clicked = np.asarray(clicked, dtype=bool)
-    probabilities = [np.asarray(p, dtype=float) for p in probabilities]
-    if clicked.ndim != 2 or any(p.shape != clicked.shape for p in probabilities):
+#: how far outside [0, 1] a probability may fall by rounding (an inclusion-exclusion sum,
+#: ``1 - q`` of a solve) and be clipped into it rather than refused
+ROUNDING = 1e-9
+
+
+def _page_arrays(clicked, **probabilities) -> list[np.ndarray]:
+    """``clicked`` (booleans, or 0 and 1) and the named probabilities, each ``(pages,
+    ranks)`` of one shape with at least one page.  Probabilities within :data:`ROUNDING`
+    of [0, 1] are clipped into it; others, and NaN (which made every metric NaN without a
+    word), are refused with the array, the page (1-based, in the arrays' order) and the
+    rank."""
+    names = ", ".join(["clicked", *probabilities])
+    raw = np.asarray(clicked)
+    probs = {name: np.asarray(p, dtype=float) for name, p in probabilities.items()}
+    if raw.ndim != 2 or any(p.shape != raw.shape for p in probs.values()):
         raise ParameterError(f"{names} must be (pages, ranks) arrays of one shape")
-    if not clicked.shape[0]:
+    if not raw.shape[0]:
         raise ParameterError("no held-out pages to score")
-    for name, p in zip(names.replace(" and ", ", ").split(", ")[1:], probabilities,
-                       strict=True):
-        bad = ~((p >= 0.0) & (p <= 1.0))
+
+    def refuse(name, bad, expected, values):
+        page, rank = np.argwhere(bad)[0]
+        raise ParameterError(f"{name} must be {expected}: page {page + 1} of {raw.shape[0]} "
+                             f"(in the arrays' order), rank {rank + 1} holds "
+                             f"{values[page, rank]}")
+
+    if raw.dtype != bool:
+        zero_one = (raw == 0) | (raw == 1)
+        if not zero_one.all():
+            refuse("clicked", ~zero_one, "0 or 1 (or booleans)", raw)
+    out = [raw.astype(bool)]
+    for name, p in probs.items():
+        bad = ~((p >= -ROUNDING) & (p <= 1.0 + ROUNDING))
         if bad.any():
-            page, rank = np.argwhere(bad)[0]
-            raise ParameterError(f"{name} must be probabilities in [0, 1]: page {page}, "
-                                 f"rank {rank + 1} holds {float(p[page, rank])}")
-    return (clicked, *probabilities)
+            refuse(name, bad, "probabilities in [0, 1]", p)
+        out.append(np.clip(p, 0.0, 1.0))
+    return out
 
 
-def _bits(clicked: np.ndarray, p_click: np.ndarray) -> np.ndarray:
-    """``-log2 P(C_r = c_r)`` per page and rank, the unconditional probability of what was
-    observed (floored at the smallest positive float, as PyClick's logs would fail)."""
-    observed = np.where(clicked, p_click, 1.0 - p_click)
+def _bits(observed: np.ndarray) -> np.ndarray:
+    """``-log2`` of the probabilities of what was observed, floored at the smallest
+    positive float (PyClick's logarithm would fail at 0)."""
     return -np.log2(np.clip(observed, np.finfo(float).tiny, 1.0))
+
+
+def _perplexity_at_rank(bits: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """PyClick's perplexity at each rank, ``2^(mean over pages of the bits)``; with
+    ``weights`` ``(draws, pages)``, each row summing to 1, one row of ranks per draw."""
+    return 2.0 ** (bits.mean(axis=0) if weights is None else weights @ bits)
 
 
 @dataclass(frozen=True)
@@ -358,16 +379,18 @@ def perplexity_difference(clicked, p_click, p_other, *, draws: int = 1000,
     bootstrap) and recomputes both perplexities; the interval holds the central ``level``
     of the differences.  A difference whose interval holds 0 is one the pages cannot
     tell from chance."""
-    clicked, p_click, p_other = _page_arrays(clicked, p_click, p_other,
-                                             names="clicked, p_click and p_other")
+    clicked, p_click, p_other = _page_arrays(clicked, p_click=p_click, p_other=p_other)
     if not 0.0 < level < 1.0 or int(draws) < 1:
         raise ParameterError("level must be in (0, 1) and draws at least 1")
-    ours, theirs = _bits(clicked, p_click), _bits(clicked, p_other)
+    ours = _bits(np.where(clicked, p_click, 1.0 - p_click))
+    theirs = _bits(np.where(clicked, p_other, 1.0 - p_other))
     pages = clicked.shape[0]
     weights = np.random.default_rng(seed).multinomial(
         pages, np.full(pages, 1.0 / pages), size=int(draws)) / pages      # (draws, pages)
-    gap = (2.0 ** (weights @ ours)).mean(1) - (2.0 ** (weights @ theirs)).mean(1)
-    mine, other = float((2.0 ** ours.mean(0)).mean()), float((2.0 ** theirs.mean(0)).mean())
+    gap = (_perplexity_at_rank(ours, weights).mean(1)
+           - _perplexity_at_rank(theirs, weights).mean(1))
+    mine = float(_perplexity_at_rank(ours).mean())
+    other = float(_perplexity_at_rank(theirs).mean())
     low, high = np.quantile(gap, [(1 - level) / 2, (1 + level) / 2])
     return PerplexityDifference(mine, other, mine - other, float(low), float(high),
                                 float(level), pages, int(draws))

@@ -168,12 +168,28 @@ def test_perplexity_difference_resamples_the_pages_of_both_models_together():
         perplexity_difference(clicked, truth, blurred[:, :5])
     with pytest.raises(ParameterError, match="level must be in"):
         perplexity_difference(clicked, truth, blurred, level=1.0)
-    blurred[4, 2] = np.nan                       # never a silent NaN: where, and what
+    # a probability off [0, 1] by rounding is clipped; NaN or beyond, refused: where, what
+    rounded = blurred.copy()
+    rounded[0, 0], rounded[1, 1] = -1e-15, 1 + 1e-13
+    assert perplexity_difference(clicked, truth, rounded, seed=3) == perplexity_difference(
+        clicked, truth, np.clip(rounded, 0, 1), seed=3)
+    blurred[4, 2] = np.nan
     with pytest.raises(ParameterError, match="p_other must be probabilities in \\[0, 1\\]: "
-                                             "page 4, rank 3 holds nan"):
+                                             "page 5 of 30 .*, rank 3 holds nan"):
         perplexity_difference(clicked, truth, blurred)
-    with pytest.raises(ParameterError, match="p_observed must be .* page 4, rank 3 holds nan"):
+    with pytest.raises(ParameterError, match="p_observed must be .* page 5 of 30 .*, rank 3 "
+                                             "holds nan"):
         click_metrics(clicked, truth, blurred)
+    below = truth.copy()
+    below[2, 6] = -0.01
+    with pytest.raises(ParameterError, match="p_click must be .* page 3 of 30 .*, rank 7 "
+                                             "holds -0.01"):
+        click_metrics(clicked, below, truth)
+    flags = clicked.astype(float)
+    flags[0, 9] = np.nan
+    with pytest.raises(ParameterError, match="clicked must be 0 or 1 .* page 1 of 30 .*, "
+                                             "rank 10 holds nan"):
+        click_metrics(flags, truth, truth)
 
 
 def test_heldout_metrics_prefer_the_true_walk(simulated):
