@@ -41,6 +41,7 @@ _PUBLIC = {
     "predict_clicks": "bayeschain.inference",
     "heldout_click_metrics": "bayeschain.inference",
     "heldout_click_arrays": "bayeschain.inference",
+    "perplexity_difference": "bayeschain.inference",
     "compare": "bayeschain.comparison",
     "Comparison": "bayeschain.comparison",
     "evaluate_runs": "bayeschain.evaluation",

@@ -183,6 +183,7 @@ PUBLIC_KINDS = {
     "path_cdf_bands": "function", "compare": "function", "dominance_probability": "function",
     "walk_parameters": "function", "predict_clicks": "function",
     "heldout_click_metrics": "function", "heldout_click_arrays": "function",
+    "perplexity_difference": "function",
     "posterior_from_parameters": "function",
     "evaluate_runs": "function", "simulate_click_log": "function",
     "simulate_users": "function",
