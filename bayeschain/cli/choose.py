@@ -59,12 +59,11 @@ def run(args: argparse.Namespace) -> int:
                          draws=args.draws, known_queries=not args.all_queries,
                          progress=not args.quiet,
                          say=lambda text: print(text, flush=True))
-    lowest = table["perplexity"].astype(float).idxmin()
     table["vs_lowest [90%]"] = [
-        "lowest" if name == lowest else f"{g:+.4f} [{lo:+.4f}, {hi:+.4f}]"
-        for name, g, lo, hi in zip(table.index, table["perplexity_gap"],
-                                   table["perplexity_gap_low"], table["perplexity_gap_high"],
-                                   strict=True)]
+        "lowest" if lowest else f"{g:+.4f} [{lo:+.4f}, {hi:+.4f}]"
+        for lowest, g, lo, hi in zip(table["lowest_perplexity"], table["perplexity_gap"],
+                                     table["perplexity_gap_low"],
+                                     table["perplexity_gap_high"], strict=True)]
     cols = ["elpd_loo", "se", "elpd_diff", "se_diff", "p_loo", "pareto_k_high",
             "heldout_ll", "perplexity", "vs_lowest [90%]", "cond_perplexity", "E[H]",
             "max_rhat", "min_ess", "documents"]

@@ -37,7 +37,8 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
     ``E[H]`` on a 10-result page with its 95% interval, the fit's seconds, its
     diagnostics and how it got its documents (:func:`documents_route`); and each walk's
     held-out perplexity minus the lowest's, ``perplexity_gap``, with the 90% interval of a
-    paired bootstrap over the held-out pages (``perplexity_gap_low``, ``_high``;
+    paired bootstrap over the held-out pages (``perplexity_gap_low``, ``_high``; the
+    lowest's row has ``lowest_perplexity``;
     :func:`~bayeschain.inference.walk.prediction.perplexity_difference`): an interval
     that holds 0 is a difference those pages cannot resolve.  The lowest is chosen on
     those same pages, so the others' differences lean a little towards "worse".
@@ -98,5 +99,5 @@ def choose_walks(log, specs, *, heldout: float = 0.25, seed: int = 0, draws=None
             raise RuntimeError(f"{name} and {lowest} were scored on different held-out pages")
         d = perplexity_difference(clicked, p_click, p_lowest, seed=0)
         extra[name].update(perplexity_gap=d.difference, perplexity_gap_low=d.low,
-                           perplexity_gap_high=d.high)
+                           perplexity_gap_high=d.high, lowest_perplexity=name == lowest)
     return compare_walks(posts).join(pd.DataFrame(extra).T)

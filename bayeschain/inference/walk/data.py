@@ -167,6 +167,12 @@ class PageData:
         """Pages that end their session (an unknown outcome is neither)."""
         return int(self.counts.counts[self.counts.targets == END].sum())
 
+    @property
+    def next_query_split(self) -> int:
+        """What informs the log's next-query logit (next query against end): the fewer of
+        its next queries and its session ends (per reader: :meth:`reader_events`)."""
+        return min(self.next_queries, self.session_ends)
+
     def clicks_per_rank(self) -> np.ndarray:
         """``(ranks,)`` clicks observed at each rank (0-based)."""
         t = self.counts.targets

@@ -617,8 +617,8 @@ class WalkModel:
         seen = np.where(per_rank >= CENTRED_CLICK_RANKS, CENTRED, NON_CENTRED)
         # the next query's logits centred only where the log has next queries and session
         # ends to inform them
-        uninformed = (np.full(r, NON_CENTRED)
-                      if min(data.next_queries, data.session_ends) < CENTRED_EVENTS else None)
+        uninformed = (np.full(r, NON_CENTRED) if data.next_query_split < CENTRED_EVENTS
+                      else None)
 
         def mode(k, st):
             if LOGITS[k] == "continue" and uninformed is not None:

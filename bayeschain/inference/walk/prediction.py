@@ -293,9 +293,9 @@ def click_metrics(clicked, p_click, p_observed) -> ClickMetrics:
     clicked, p_click, p_observed = _page_arrays(clicked, p_click=p_click,
                                                 p_observed=p_observed)
     ppl_r = _perplexity_at_rank(_bits(np.where(clicked, p_click, 1.0 - p_click)))
-    cppl_r = _perplexity_at_rank(_bits(p_observed))
-    tiny = np.finfo(float).tiny
-    ll = float((np.log(np.clip(p_observed, tiny, 1.0)).mean(axis=1)).mean())
+    conditional_bits = _bits(p_observed)
+    cppl_r = _perplexity_at_rank(conditional_bits)
+    ll = float(-conditional_bits.mean(axis=1).mean() * np.log(2.0))   # nats per rank
     return ClickMetrics(ll, float(ppl_r.mean()), float(cppl_r.mean()), ppl_r, cppl_r,
                         int(clicked.shape[0]))
 
