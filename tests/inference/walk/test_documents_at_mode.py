@@ -509,3 +509,42 @@ def test_auto_takes_the_laplace_route_for_damped_reclicks_and_offsets_not_moves_
     assert auto_documents(docs, {**exam, "click_moves": True}) == (
         "sampled", "documents = 'auto': the Laplace route is not measured on the walk "
                    "with moves that depend on the click")
+
+
+def test_the_documents_newton_search_stops_at_the_gradients_rounding_floor():
+    """A concave quadratic in two queries' documents whose gradient carries an error of
+    1e-6 to 3e-6 that changes with every point, a floor above the search's tolerance of
+    1e-6 on ``max |g_z|`` (as a sum over 10^5 pages rounds): the search stops once a
+    Newton step promises no rise (its decrement), at the exact mode to within that
+    error, instead of running to its cap of steps."""
+    from bayeschain.inference.walk.laplace import Layout, documents_mode
+
+    rng = np.random.default_rng(3)
+    places, queries = np.array([0, 1, 2, 0, 1]), np.array([0, 0, 0, 1, 1])
+    precision = np.zeros((5, 5))
+    for q in (0, 1):
+        rows = np.flatnonzero(queries == q)
+        m = rng.normal(size=(rows.size, rows.size))
+        precision[np.ix_(rows, rows)] = m @ m.T + 2.0 * np.eye(rows.size)
+    target = rng.normal(size=5)
+
+    class Quadratic:
+        calls = 0
+
+        def logp(self, theta):
+            self.calls += 1
+            z = theta[1:6] - target
+            grad = np.zeros_like(theta)
+            noise = np.random.default_rng(list(theta.view(np.uint32)))
+            grad[1:6] = -precision @ z + noise.choice([-1.0, 1.0], 5) * noise.uniform(
+                1e-6, 3e-6, 5)
+            return -1e5 - 0.5 * float(z @ precision @ z), grad
+
+    model = Quadratic()
+    layout = Layout.of(slice(1, 6), places, queries)
+    theta, calls = documents_mode(model, np.zeros(7), layout)
+    assert calls == model.calls
+    assert np.max(np.abs(theta[1:6] - target)) < 1e-4
+    assert theta[0] == 0.0 and theta[6] == 0.0
+    steps = (calls - 1) // (layout.n_places + 1)
+    assert steps <= 4, f"{calls} gradients: the search ran on past the rounding floor"
