@@ -222,7 +222,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"{target.layout.n_places} documents a query: "
                 f"{info['evaluations'] + target.evaluations} evaluations of the density"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
-                f"NUTS on the walk, the repeats and the trend of attractiveness{sampled_too}; "
+                f"NUTS on the walk, the repeats and the trend of attractiveness{sampled_too}"
+                f" (in coordinates whitened by the density's precision at the point); "
                 f"each draw's documents from their Laplace approximation given the draw"
                 f"{'; ' + chosen if chosen else ''}")}
         elif clicks == "document":
@@ -241,6 +242,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"second_look x its probability): a forward recursion over the "
                 f"{target.sequences.size:,} distinct click sequences of the pages")
         run = sampler or walk_sampler.sample
+        if hasattr(target, "whitened"):   # the documents at their mode: NUTS's first
+            target = target.whitened()    # tuning steps move in whitened coordinates
         draws, stats = run(target, draws=s["draws"], tune=s["tune"], chains=s["chains"],
                            seed=s["seed"], progress=progress,
                            target_accept=s["target_accept"], min_ess=s["min_ess"],

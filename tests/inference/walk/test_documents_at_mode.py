@@ -548,3 +548,76 @@ def test_the_documents_newton_search_stops_at_the_gradients_rounding_floor():
     assert theta[0] == 0.0 and theta[6] == 0.0
     steps = (calls - 1) // (layout.n_places + 1)
     assert steps <= 4, f"{calls} gradients: the search ran on past the rounding floor"
+
+
+class _Gaussian:
+    """log N(theta; mean, precision^-1) up to a constant, with the interface the sampler
+    reads (a stand-in for the Laplace density)."""
+
+    unchecked = ()
+    data = None
+
+    def __init__(self, mean, precision):
+        self.mean, self.precision, self.ndim = mean, precision, mean.size
+
+    def logp(self, theta):
+        d = theta - self.mean
+        return -0.5 * float(d @ self.precision @ d), -self.precision @ d
+
+    def initial_point(self, rng):
+        return self.mean + rng.normal(0.0, 0.05, self.ndim)
+
+    def expand(self, theta):
+        return {"x": np.array(theta, dtype=float)}
+
+    def pattern_log_likelihood(self, theta):
+        return np.array([self.logp(theta)[0]])
+
+
+def test_whitened_coordinates_are_standard_normal_for_a_gaussian_at_its_precision():
+    """``theta = center + L u`` with ``L L^T`` the inverse of the density's precision: the
+    density of ``u`` is ``-|u|^2 / 2 + const`` with gradient ``-u``, whatever the
+    precision's scales (here 1e-2 to 1e4); the initial point and the quantities are the
+    target's, read through the map."""
+    from bayeschain.inference.walk.documents import Whitened
+
+    rng = np.random.default_rng(7)
+    q, _ = np.linalg.qr(rng.normal(size=(4, 4)))
+    precision = q @ np.diag([1e-2, 1.0, 30.0, 1e4]) @ q.T
+    mean = rng.normal(size=4)
+    target = _Gaussian(mean, precision)
+    white = Whitened(target, mean, precision)
+    lp0 = white.logp(np.zeros(4))[0]
+    for _ in range(5):
+        u = rng.normal(size=4)
+        lp, grad = white.logp(u)
+        assert lp - lp0 == pytest.approx(-0.5 * float(u @ u), rel=1e-9, abs=1e-9)
+        np.testing.assert_allclose(grad, -u, rtol=1e-7, atol=1e-7)
+        np.testing.assert_allclose(white.expand(u)["x"], white.theta(u))
+    np.testing.assert_allclose(white.theta(white.initial_point(np.random.default_rng(3))),
+                               target.initial_point(np.random.default_rng(3)), atol=1e-9)
+    with pytest.raises(ValueError, match="not positive definite"):
+        Whitened(target, mean, -precision)
+
+
+def test_nuts_in_whitened_coordinates_draws_the_targets_law():
+    """NUTS on the whitened density of a correlated Gaussian (whitened by a precision that
+    is not its own), its draws read back through the map: their mean and covariance are
+    the Gaussian's, within their Monte-Carlo error."""
+    from bayeschain.inference.walk.documents import Whitened
+    from bayeschain.inference.walk.sampler import sample
+
+    rng = np.random.default_rng(11)
+    q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    cov = q @ np.diag([0.01, 1.0, 25.0]) @ q.T
+    mean = np.array([1.0, -2.0, 0.5])
+    target = _Gaussian(mean, np.linalg.inv(cov))
+    white = Whitened(target, mean + 0.3, np.diag(1.0 / np.diag(cov)))
+    draws, _ = sample(white, draws=2000, tune=500, chains=2, seed=5)
+    x = draws["x"].reshape(-1, 3)
+    se = np.sqrt(np.diag(cov) / 1000)            # at least 1,000 effective draws of 4,000
+    assert np.all(np.abs(x.mean(0) - mean) < 4 * se)
+    # the variances along the Gaussian's axes, 0.01 to 25 (a relative error of about
+    # sqrt(2 / 1,000) = 4.5% each)
+    np.testing.assert_allclose(np.diag(q.T @ np.cov(x.T) @ q), [0.01, 1.0, 25.0], rtol=0.15)
+    np.testing.assert_allclose(white.theta(draws["theta"]).reshape(-1, 3), x, atol=1e-9)
