@@ -126,8 +126,14 @@ class DocumentsAtMode:
         -11.7) where the Schur complement bends up (+30.3; the direction lies on the
         backward moves, off the trend along which this density keeps the determinant's
         curvature), ``benchmarks/bench_laplace_point.py``."""
-        precision = self.laplace.schur + 0.5 * self.curvature
-        return int(np.sum(np.linalg.eigvalsh(precision) <= 0.0))
+        return int(np.sum(np.linalg.eigvalsh(self.precision) <= 0.0))
+
+    @property
+    def precision(self) -> np.ndarray:
+        """The precision of the density :meth:`logp` samples, at its point: the Schur
+        complement ``A_tt + A_tz R`` plus half the determinant's curvature along the
+        trend."""
+        return self.laplace.schur + 0.5 * self.curvature
 
     def full(self, theta: np.ndarray) -> np.ndarray:
         """The walk's coordinates (``(..., model.ndim)``) of draws ``(..., ndim)``, the
@@ -163,8 +169,7 @@ class DocumentsAtMode:
     def whitened(self) -> Whitened:
         """This density in coordinates whitened by its precision at the point
         (:class:`Whitened`), for the sampler."""
-        return Whitened(self, self.mode[self.free],
-                        self.laplace.schur + 0.5 * self.curvature)
+        return Whitened(self, self.mode[self.free], self.precision)
 
     def drawn(self, theta: np.ndarray) -> np.ndarray:
         """The walk's coordinates of one draw ``(ndim,)`` with its documents drawn from
@@ -202,14 +207,16 @@ class Whitened:
     :class:`DocumentsAtMode`, so that ``u`` is about standard normal there.
 
     NUTS adapts its mass matrix from the draws and gradients of its first tuning steps;
-    before it has, it moves with the identity. In ``theta`` the Laplace density's
-    precision spans 0.38 to 9,400 on WSCD's training split (its eigenvalues), and the
-    first 100 tuning steps took 74 gradients each; in ``u``, 27 (per chain, 500 tuning
-    steps: 15,700 gradients against 8,700; the 400 draws after them 15 gradients each
-    either way; nutpie's low-rank adaptation, seed 1).  The draws are the same density's,
-    read through ``theta = center + L u``: :meth:`expand` and
-    :meth:`pattern_log_likelihood` take ``u``.  The products with ``L`` are einsums, as in
-    :meth:`DocumentsAtMode.logp`."""
+    before that, nutpie's is a diagonal set from the gradient at the initial point, which
+    sees neither the precision's correlations nor most of its scales. In ``theta`` the
+    Laplace density's precision spans 0.38 to 9,400 on WSCD's training split (its
+    eigenvalues), and the first 100 tuning steps took 74 gradients each; in ``u``, 27 (per
+    chain, 500 tuning steps: 15,700 gradients against 8,700; the 400 draws after them 15
+    gradients each either way; nutpie's low-rank adaptation, seed 1).  The draws are the
+    same density's, read through ``theta = center + L u``: :meth:`expand` and
+    :meth:`pattern_log_likelihood` take ``u``.  The initial point is the target's (its
+    jitter in ``theta``, so larger in ``u`` along the stiff directions).  The products
+    with ``L`` are einsums, as in :meth:`DocumentsAtMode.logp`."""
 
     def __init__(self, target, center: np.ndarray, precision: np.ndarray):
         vals, vecs = np.linalg.eigh(0.5 * (precision + precision.T))

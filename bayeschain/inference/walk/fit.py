@@ -84,7 +84,8 @@ def auto_documents(documents, exam: dict) -> tuple[str, str]:
 
 def _import_in_background(module: str) -> None:
     """Start importing ``module`` in a daemon thread (DuckDB releases the GIL while it
-    reads a log out of core: nutpie's imports, 5 s here, then cost nothing)."""
+    reads a log out of core, and the walk's compiled kernels while they run: nutpie's
+    imports, 2-5 s here, then cost little)."""
     import importlib
     import threading
 
@@ -141,6 +142,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         _import_in_background("nutpie")      # seconds of imports while DuckDB counts
         data = log.page_data(spec.ranks, reclicks=damped)
     else:
+        _import_in_background("nutpie")      # while the pages are read and, on the
+        # Laplace route, its point found (the walk's compiled kernels release the GIL)
         data = page_data(log, clicks="document" if clicks == "document" else "rank",
                          qrels=qrels if exam["by_relevance"] else None, level=level,
                          default_length=spec.ranks, reclicks=damped, min_impressions=least,
@@ -242,15 +245,17 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"second_look x its probability): a forward recursion over the "
                 f"{target.sequences.size:,} distinct click sequences of the pages")
         run = sampler or walk_sampler.sample
-        if hasattr(target, "whitened"):   # the documents at their mode: NUTS's first
-            target = target.whitened()    # tuning steps move in whitened coordinates
+        if at_mode and not once:   # the documents at their mode: NUTS's first tuning
+            target = target.whitened()  # steps move in whitened coordinates
         draws, stats = run(target, draws=s["draws"], tune=s["tune"], chains=s["chains"],
                            seed=s["seed"], progress=progress,
                            target_accept=s["target_accept"], min_ess=s["min_ess"],
                            report=report)
     if "resampled" in stats.attrs:
         route["resampled"] = stats.attrs["resampled"]
-    theta = draws.pop("theta", None)      # a stand-in sampler may give the quantities only
+    # the sampler's coordinates (whitened on the Laplace route), which the target reads;
+    # a stand-in sampler may give the quantities only
+    theta = draws.pop("theta", None)
     # stopped on its diagnostics, a fit keeps the draws it checked; otherwise all it asked
     kept = next(iter(draws.values())).shape[1] if s["min_ess"] > 0 else s["draws"]
     check_complete(seen, draws.values(), s["chains"], kept)

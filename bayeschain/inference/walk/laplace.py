@@ -163,14 +163,19 @@ class Layout:
 
 
 #: the Newton decrement ``g_z^T A_zz^{-1} g_z`` (nats, twice the rise a Newton step
-#: promises; the documents' error is at most its square root, the blocks' eigenvalues
-#: being at least 1) below which the documents are at their mode: the gradient's
-#: rounding floor.  On WSCD's training split (|log p| about 1.8e5) ``max |g_z|`` stalls at
-#: about 2e-6, above any fixed tolerance of 1e-6, while the decrement falls to 1e-14:
-#: with the gradient's tolerance alone three of the 31 searches ran to their cap of 30
-#: steps (2,500-2,700 gradients each: 7,900 of the 17,300 gradients of the point and its
-#: derivatives)
-MODE_DECREMENT = 1e-8
+#: promises) below which the documents are at their mode, measured on blocks taken at the
+#: point.  On WSCD's training split (621 documents, |log p| about 1.8e5) ``max |g_z|``
+#: stalls at about 2e-6, the gradient's rounding floor, above any fixed tolerance of 1e-6,
+#: while the decrement falls to 1e-14: with the gradient's tolerance alone three of the 31
+#: searches ran to their cap of 30 steps (2,500-2,700 gradients each: 7,900 of the 17,300
+#: gradients of the point and its derivatives)
+MODE_DECREMENT = 1e-12
+#: a fresh decrement at least this share of the last fresh one, below
+#: :data:`MODE_STALL`, is the rounding floor of a log whose floor lies above
+#: :data:`MODE_DECREMENT` (the floor of the decrement grows with the documents): Newton
+#: steps no longer shrink it
+MODE_STALL_RATE = 0.5
+MODE_STALL = 1e-4
 #: a Newton step on the blocks measured at an earlier point (the chord method) must
 #: bring the decrement to at most this share of the one before, or the blocks are
 #: measured afresh
@@ -178,7 +183,9 @@ CHORD_RATE = 0.1
 
 
 def _block_solve(blocks, gz: np.ndarray) -> np.ndarray:
-    """``A_zz^{-1} g_z`` from the blocks' factors, each eigenvalue at least the prior's 1."""
+    """``A_zz^{-1} g_z`` from the blocks' factors, each eigenvalue at least the prior's 1
+    (a Newton step; :func:`second_order`'s ``newton`` floors them at :data:`FLOOR`
+    instead: there it is the step the approximation takes, here a search's)."""
     step = np.empty(gz.size)
     for rows, vals, vecs in blocks:
         step[rows] = vecs @ ((vecs.T @ gz[rows]) / np.maximum(vals, 1.0))
@@ -189,37 +196,41 @@ def documents_mode(model, theta: np.ndarray, layout: Layout, *, steps: int = 30,
                    tol: float = 1e-6) -> tuple[np.ndarray, int]:
     """The documents' mode given the other coordinates of ``theta``, by Newton steps on
     their block-diagonal Hessian (eigenvalues at least the prior's 1), halved until the
-    density rises, until ``max |g_z| < tol`` or the Newton decrement (or its bound
-    ``|g_z|^2``) is below :data:`MODE_DECREMENT`; returns ``(theta with the documents
-    there, gradients taken)``.
+    density rises; returns ``(theta with the documents there, gradients taken)``.
 
-    The blocks cost a gradient per place (:meth:`Layout.blocks`), a step one: a step
-    reuses the blocks of the step before (the chord method: Kelley, *Solving Nonlinear
-    Equations with Newton's Method*, SIAM 2003, section 2.3) while its decrement falls
-    to at most :data:`CHORD_RATE` of the last one, and measures them afresh when it
-    does not, or when no halving of a step on old blocks rises."""
+    It stops when ``max |g_z| < tol``, when the Newton decrement on blocks measured at the
+    point is below :data:`MODE_DECREMENT` (or its bound ``|g_z|^2``, those eigenvalues
+    being at least 1), or when the decrement stalls at the gradient's rounding floor
+    (:data:`MODE_STALL_RATE`).  The blocks cost a gradient per place
+    (:meth:`Layout.blocks`), a step one: a step reuses the blocks of the step before (the
+    chord method: Kelley, *Solving Nonlinear Equations with Newton's Method*, SIAM 2003,
+    chapter 2) while its decrement falls to at most :data:`CHORD_RATE` of the last one,
+    and they are measured afresh when it does not, when a decrement on them is small
+    enough to stop (it is confirmed on fresh ones), or when no halving of a step on them
+    rises."""
     theta = np.array(theta, dtype=float)
     lp, g = model.logp(theta)
-    calls, blocks, last = 1, None, np.inf
+    calls, blocks, last, last_fresh = 1, None, np.inf, np.inf
     for _ in range(steps):
         gz = g[layout.index]
         if np.max(np.abs(gz), initial=0.0) < tol or float(gz @ gz) < MODE_DECREMENT:
-            break                  # (the decrement is at most |g_z|^2: no blocks needed)
+            break
         fresh = blocks is None
         if fresh:
             blocks = layout.blocks(model, theta, g)
             calls += layout.n_places
         step = _block_solve(blocks, gz)
         decrement = float(gz @ step)
-        if decrement < MODE_DECREMENT:
-            break
-        if not fresh and decrement > CHORD_RATE * last:
-            blocks = layout.blocks(model, theta, g)     # old blocks converge too slowly
+        if not fresh and (decrement < MODE_DECREMENT or decrement > CHORD_RATE * last):
+            blocks = layout.blocks(model, theta, g)     # confirm, or converge faster
             calls += layout.n_places
             step = _block_solve(blocks, gz)
             decrement, fresh = float(gz @ step), True
-            if decrement < MODE_DECREMENT:
+        if fresh:
+            if decrement < MODE_DECREMENT or (
+                    decrement < MODE_STALL and decrement >= MODE_STALL_RATE * last_fresh):
                 break
+            last_fresh = decrement
         for _halving in range(30):
             moved = theta.copy()
             moved[layout.index] += step
