@@ -84,8 +84,7 @@ def auto_documents(documents, exam: dict) -> tuple[str, str]:
 
 def _import_in_background(module: str) -> None:
     """Start importing ``module`` in a daemon thread (DuckDB releases the GIL while it
-    reads a log out of core, and the walk's compiled kernels while they run: nutpie's
-    imports, 2-5 s here, then cost little)."""
+    reads a log out of core: nutpie's imports, 5 s here, then cost nothing)."""
     import importlib
     import threading
 
@@ -142,8 +141,6 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         _import_in_background("nutpie")      # seconds of imports while DuckDB counts
         data = log.page_data(spec.ranks, reclicks=damped)
     else:
-        _import_in_background("nutpie")      # while the pages are read and, on the
-        # Laplace route, its point found (the walk's compiled kernels release the GIL)
         data = page_data(log, clicks="document" if clicks == "document" else "rank",
                          qrels=qrels if exam["by_relevance"] else None, level=level,
                          default_length=spec.ranks, reclicks=damped, min_impressions=least,
