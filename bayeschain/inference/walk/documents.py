@@ -210,9 +210,10 @@ class Whitened:
     before that, nutpie's is a diagonal set from the gradient at the initial point, which
     sees neither the precision's correlations nor most of its scales. In ``theta`` the
     Laplace density's precision spans 0.38 to 9,400 on WSCD's training split (its
-    eigenvalues), and the first 100 tuning steps took 74 gradients each; in ``u``, 27 (per
-    chain, 500 tuning steps: 15,700 gradients against 8,700; the 400 draws after them 15
-    gradients each either way; nutpie's low-rank adaptation, seed 1).  The draws are the
+    eigenvalues), and the first 100 tuning steps took 92 gradients each; in ``u``, 44 (per
+    chain, 500 tuning steps: 20,166 and 14,904 gradients against 12,511 and 8,308; the
+    400 draws after them 15 gradients each either way; nutpie's low-rank adaptation, seed
+    1; ``benchmarks/bench_laplace_costs.py``).  The draws are the
     same density's, read through ``theta = center + L u``: :meth:`expand` and
     :meth:`pattern_log_likelihood` take ``u``.  The initial point is the target's (its
     jitter in ``theta``, so larger in ``u`` along the stiff directions).  The products

@@ -292,7 +292,7 @@ def click_metrics(clicked, p_click, p_observed) -> ClickMetrics:
     the benchmark)."""
     clicked, p_click, p_observed = _page_arrays(clicked, p_click=p_click,
                                                 p_observed=p_observed)
-    ppl_r = _perplexity_at_rank(_bits(np.where(clicked, p_click, 1.0 - p_click)))
+    ppl_r = _perplexity_at_rank(_click_bits(clicked, p_click))
     conditional_bits = _bits(p_observed)
     cppl_r = _perplexity_at_rank(conditional_bits)
     ll = float(-conditional_bits.mean(axis=1).mean() * np.log(2.0))   # nats per rank
@@ -344,6 +344,11 @@ def _bits(observed: np.ndarray) -> np.ndarray:
     return -np.log2(np.clip(observed, np.finfo(float).tiny, 1.0))
 
 
+def _click_bits(clicked: np.ndarray, p_click: np.ndarray) -> np.ndarray:
+    """The bits of each page's click or skip at each rank under ``P(C_r = 1)``."""
+    return _bits(np.where(clicked, p_click, 1.0 - p_click))
+
+
 def _perplexity_at_rank(bits: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """PyClick's perplexity at each rank, ``2^(mean over pages of the bits)``; with
     ``weights`` ``(draws, pages)``, each row summing to 1, one row of ranks per draw."""
@@ -382,8 +387,8 @@ def perplexity_difference(clicked, p_click, p_other, *, draws: int = 1000,
     clicked, p_click, p_other = _page_arrays(clicked, p_click=p_click, p_other=p_other)
     if not 0.0 < level < 1.0 or int(draws) < 1:
         raise ParameterError("level must be in (0, 1) and draws at least 1")
-    ours = _bits(np.where(clicked, p_click, 1.0 - p_click))
-    theirs = _bits(np.where(clicked, p_other, 1.0 - p_other))
+    ours = _click_bits(clicked, p_click)
+    theirs = _click_bits(clicked, p_other)
     pages = clicked.shape[0]
     weights = np.random.default_rng(seed).multinomial(
         pages, np.full(pages, 1.0 / pages), size=int(draws)) / pages      # (draws, pages)

@@ -657,7 +657,8 @@ def test_whitened_coordinates_are_standard_normal_for_a_gaussian_at_its_precisio
         lp, grad = white.logp(u)
         assert lp - lp0 == pytest.approx(-0.5 * float(u @ u), rel=1e-9, abs=1e-9)
         np.testing.assert_allclose(grad, -u, rtol=1e-7, atol=1e-7)
-        np.testing.assert_allclose(white.expand(u)["x"], white.theta(u))
+        x = white.expand(u)["x"]             # the target's point: |u| is its distance
+        assert (x - mean) @ precision @ (x - mean) == pytest.approx(float(u @ u), rel=1e-9)
     np.testing.assert_allclose(white.theta(white.initial_point(np.random.default_rng(3))),
                                target.initial_point(np.random.default_rng(3)), atol=1e-9)
     with pytest.raises(ValueError, match="not positive definite"):
@@ -684,4 +685,8 @@ def test_nuts_in_whitened_coordinates_draws_the_targets_law():
     # the variances along the Gaussian's axes, 0.01 to 25 (a relative error of about
     # sqrt(2 / 1,000) = 4.5% each)
     np.testing.assert_allclose(np.diag(q.T @ np.cov(x.T) @ q), [0.01, 1.0, 25.0], rtol=0.15)
-    np.testing.assert_allclose(white.theta(draws["theta"]).reshape(-1, 3), x, atol=1e-9)
+    # the sampler's coordinates are the whitened ones: their squared length is each
+    # draw's distance from the centre under the precision whitened by
+    u, d = draws["theta"].reshape(-1, 3), x - (mean + 0.3)
+    np.testing.assert_allclose(np.sum(u**2, axis=1),
+                               np.einsum("ij,j,ij->i", d, 1.0 / np.diag(cov), d), rtol=1e-8)
