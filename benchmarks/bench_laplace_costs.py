@@ -34,11 +34,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from click_model_peers import LOGS, load_log  # noqa: E402
+from click_model_peers import LOGS, document_walk, load_log, shared_logs  # noqa: E402
 
 from bayeschain.inference.walk import documents, laplace  # noqa: E402
-from bayeschain.inference.walk.data import page_data  # noqa: E402
-from bayeschain.inference.walk.model import WalkModel  # noqa: E402
 from bayeschain.inference.walk.sampler import _mass_matrix, _python_model  # noqa: E402
 
 BEFORE = {"MODE_DECREMENT": 0.0, "MODE_STALL": 0.0, "CHORD_RATE": 0.0}
@@ -111,15 +109,10 @@ def main(argv=None) -> int:
     parser.add_argument("--draws", type=int, default=400)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    for name in args.logs:
-        if not all(p.exists() for p in LOGS[name]):
-            print(f"{name}: skipped, the shared log sample is absent")
-            continue
-        train = load_log(name).split(0.25, seed=0)[0]
-        data = page_data(train, clicks="document", default_length=10, min_impressions=10)
-        model = WalkModel(data, clicks="document", centred_documents=False)
-        print(f"{name}: {data.report['pages']:,} training pages, {model.ndim} coordinates",
-              flush=True)
+    for name in shared_logs(args.logs):
+        model = document_walk(load_log(name).split(0.25, seed=0)[0])
+        print(f"{name}: {model.data.report['pages']:,} training pages, {model.ndim} "
+              f"coordinates", flush=True)
         point(model, "as before")
         target = point(model, "now")
         print(f"  the density's precision at the point: eigenvalues "

@@ -38,15 +38,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from click_model_peers import LOGS, load_log  # noqa: E402
+from click_model_peers import document_walk, load_log, shared_logs  # noqa: E402
 
 from bayeschain.inference.walk import laplace  # noqa: E402
-from bayeschain.inference.walk.data import page_data  # noqa: E402
 from bayeschain.inference.walk.documents import (  # noqa: E402
     document_layout,
     sampled_coordinates,
 )
-from bayeschain.inference.walk.model import WalkModel  # noqa: E402
 
 
 def newton(model, layout, free, iterations, out):
@@ -95,13 +93,8 @@ def main(argv=None) -> int:
     parser.add_argument("--directions", type=int, default=2)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    for name in args.logs:
-        if not all(p.exists() for p in LOGS[name]):
-            print(f"{name}: skipped, the shared log sample is absent")
-            continue
-        data = page_data(load_log(name), clicks="document", default_length=10,
-                         min_impressions=10)
-        model = WalkModel(data, clicks="document", centred_documents=False)
+    for name in shared_logs(args.logs):
+        model = document_walk(load_log(name))
         layout, free = document_layout(model), sampled_coordinates(model)
         print(f"{name}: {model.ndim} coordinates, {free.size} sampled, {layout.index.size} "
               f"documents integrated out, up to {layout.n_places} a query", flush=True)

@@ -136,6 +136,27 @@ def load_log(name: str) -> ClickLog:
         p.name for p in paths))
 
 
+def document_walk(log: ClickLog):
+    """The default walk's pages and model of ``log`` with the documents integrated out:
+    clicks per (query, document) pair shown 10 times or more, every document by its
+    standardised deviation (what ``documents = "mode"`` fits)."""
+    from bayeschain.inference.walk.data import page_data
+    from bayeschain.inference.walk.model import WalkModel
+
+    data = page_data(log, clicks="document", default_length=10, min_impressions=10)
+    return WalkModel(data, clicks="document", centred_documents=False)
+
+
+def shared_logs(names):
+    """The names among ``names`` whose shared log sample is present, saying which are
+    skipped."""
+    for name in names:
+        if all(p.exists() for p in LOGS[name]):
+            yield name
+        else:
+            print(f"{name}: skipped, the shared log sample is absent")
+
+
 def split_pages(log: ClickLog, fraction: float = 0.25, seed=0, *, known: bool = True):
     """Train pages and the test pages whose query occurs in train (``log.split``; all test
     pages with ``known=False``: a pair never seen in training gets the prior value)."""
