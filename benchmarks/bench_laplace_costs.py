@@ -4,6 +4,7 @@ NUTS's tuning in the walk's coordinates against coordinates whitened by the dens
 precision at the point, at fixed draws.
 
     python3 benchmarks/bench_laplace_costs.py [--logs wscd] [--tune 500] [--draws 400]
+        [--parts point tuning accept] [--seeds 2026 1]
 
 For each log (the shared WSCD sample by default, skipped when absent; its training split
 ``log.split(0.25, seed=0)[0]`` as in ``bench_click_models.py``; the default walk's pages
@@ -20,6 +21,14 @@ and model with the documents integrated out), in process:
    walk's coordinates and whitened
    (:class:`~bayeschain.inference.walk.documents.Whitened`): seconds, gradients per
    chain in tuning, gradients per step of the first 100 tuning steps, and per draw.
+3. **Target acceptance** (``--parts accept``, not by default). The whitened density
+   sampled as ``fit`` samples it (:func:`~bayeschain.inference.walk.sampler.sample`:
+   2 chains, 500 tuning steps, stopping once R-hat <= 1.01 and bulk ESS >= 400, at most
+   4,000 draws) at ``target_accept`` 0.9 (the walk specs') and 0.8, at each of
+   ``--seeds``: seconds, draws per chain, gradients per draw, divergences.  On
+   2026-11-30, seeds 2026 and 1: 31.1 / 46.8 s at 0.9 against 19.5 / 26.9 s at 0.8, 15
+   against 10-11 gradients per draw, no divergence (``benchmarks/RESULTS.md``; the walk
+   specs keep 0.9: a small simulated log diverged at 0.8).
 """
 
 from __future__ import annotations
@@ -102,24 +111,45 @@ def tuning(target, label: str, tune: int, draws: int):
           f"{warm[:, :100].mean():.0f}; per draw after tuning {kept.mean():.1f}", flush=True)
 
 
+def acceptance(target, seeds) -> None:
+    from bayeschain.inference.walk.sampler import sample
+
+    for seed in seeds:
+        for accept in (0.9, 0.8):
+            start = time.perf_counter()
+            _, stats = sample(target, draws=4000, tune=500, seed=seed, min_ess=400,
+                              target_accept=accept)
+            steps = stats["n_steps"].values
+            print(f"  target_accept {accept}, seed {seed}: {time.perf_counter() - start:.1f} s, "
+                  f"{steps.shape[1]:,} draws per chain, {steps.mean():.1f} gradients per "
+                  f"draw, {int(stats['diverging'].values.sum())} divergences", flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", nargs="+", default=["wscd"], choices=sorted(LOGS))
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--draws", type=int, default=400)
+    parser.add_argument("--parts", nargs="+", default=["point", "tuning"],
+                        choices=["point", "tuning", "accept"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[2026, 1])
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     for name in shared_logs(args.logs):
         model = document_walk(load_log(name).split(0.25, seed=0)[0])
         print(f"{name}: {model.data.report['pages']:,} training pages, {model.ndim} "
               f"coordinates", flush=True)
-        point(model, "as before")
+        if "point" in args.parts:
+            point(model, "as before")
         target = point(model, "now")
         print(f"  the density's precision at the point: eigenvalues "
               f"{np.linalg.eigvalsh(target.precision).min():.3g} to "
               f"{np.linalg.eigvalsh(target.precision).max():,.0f}", flush=True)
-        tuning(target, "the walk's coordinates", args.tune, args.draws)
-        tuning(target.whitened(), "whitened", args.tune, args.draws)
+        if "tuning" in args.parts:
+            tuning(target, "the walk's coordinates", args.tune, args.draws)
+            tuning(target.whitened(), "whitened", args.tune, args.draws)
+        if "accept" in args.parts:
+            acceptance(target.whitened(), args.seeds)
     return 0
 
 
