@@ -76,7 +76,7 @@ _WORK_ROWS = 28
 #: configurations) 1.68 -> 0.95 ms, CLARA2 per document (6,611) 3.45 -> 2.30 ms; TREC
 #: Session (10 configurations: most lanes of its one block empty) 0.065 -> 0.076 ms
 #: on 2026-11-29; on 2026-11-30's slower machine the same comparison (the walk's TREC
-#: model, b9c82d9 against HEAD) gave 109-113 -> 155-160 us, and the demo 7 s of its 48
+#: model, b9c82d9 against d34a5a1) gave 109-113 -> 155-160 us, and the demo 7 s of its 48
 #: (``benchmarks/RESULTS.md``): a narrower compile-time variant for small logs is not
 #: built.
 #: Without Numba the plain Python kernel runs every lane too: 4 times the work on a
