@@ -32,8 +32,8 @@ sets the number of draws.
 (the pages and model ``bayeschain fit`` builds: clicks per document where pairs shown 10
 times or more hold a quarter of the impressions), in process: the best of 5 x 100 calls of
 ``WalkModel.logp`` at the sampler's starting point, with the blocks the likelihood chooses
-(``likelihood.blocks``: how many left states a lane holds) beside fixed splits of 1, 4 and
-16 states a lane.
+(``likelihood.blocks``: how many left states a lane holds, and 32 or 8 lanes a block)
+beside fixed splits of 1, 4 and 16 states a lane at each lane count.
 
 ``--checks LOG`` instead fits LOG in process with the default spec and prints every
 check the sampler makes while it samples (draws per chain, smallest bulk ESS, largest
@@ -249,18 +249,26 @@ def gradient(names: list[str]) -> None:
         if not len(chosen[0]):
             print(f"| {name} | | {data.lengths.size:,} | 0 | | 0 | |")
             continue
-        for k in (None, 1, 4, 16):
-            items = chosen[0] if k is None else likelihood._items(
-                data.lengths, data.counts.state_ptr, k)
-            model._blocks = (items, np.r_[np.arange(0, len(items), likelihood.LANES),
-                                          len(items)].astype(np.int64))
+        splits = [(None, None)] + [(k, lanes) for lanes in (likelihood.LANES,
+                                                            likelihood.NARROW_LANES)
+                                   for k in (1, 4, 16)]
+        for k, lanes in splits:
+            if k is None:
+                model._blocks = chosen
+            else:
+                items = likelihood._items(data.lengths, data.counts.state_ptr, k)
+                model._blocks = (items, np.r_[np.arange(0, len(items), lanes),
+                                              len(items)].astype(np.int64))
             model._arguments = None              # the kernel's arguments read them again
             model.logp(theta)
             best = min(_timed(model, theta) for _ in range(5))
+            items, starts = model._blocks
             per = int((items[:, 2] - items[:, 1]).max())
-            label = f"chosen (items of up to {per})" if k is None else f"at most {k}"
+            used = likelihood.block_lanes(starts)
+            label = (f"chosen (items of up to {per}, {used} lanes)" if k is None
+                     else f"at most {k}, {used} lanes")
             print(f"| {name} | {'document' if document else 'rank'} | {data.lengths.size:,} | "
-                  f"{data.counts.states.size:,} | {label} | {len(model._blocks[1]) - 1:,} | "
+                  f"{data.counts.states.size:,} | {label} | {len(starts) - 1:,} | "
                   f"{best * 1e3:.3f} |", flush=True)
         model._blocks, model._arguments = chosen, None
 

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...browsing import page_walk
-from ...chains.jit import jit_globals
+from ...chains.jit import jit, jit_globals
 from ...posterior.vocabulary import BOUNDARIES
 
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
@@ -82,6 +82,17 @@ _WORK_ROWS = 28
 #: Without Numba the plain Python kernel runs every lane too: 4 times the work on a
 #: small log
 LANES = 32
+#: the lanes of the narrow variant of the block kernel (:func:`with_lanes`), for logs of
+#: few work items, whose one or few blocks of :data:`LANES` run mostly empty lanes: on
+#: 2026-11-30 one gradient of a simulated log of one configuration (10 results, 11 left
+#: states) took 35 us at 32 lanes and 15 at 8, TREC Session's walk 155 and 107 us; WSCD
+#: per document 1.70 and 1.71 ms, CLARA2 3.68 and 4.73 ms (``benchmarks/
+#: bench_walk_sampler.py --gradient``)
+NARROW_LANES = 8
+#: :func:`blocks` takes the narrow lanes when their blocks' work (:func:`_block_cost`)
+#: times this is less than the wide ones': at equal modelled work the wide blocks ran
+#: CLARA2 1.3 times faster (the lane loops' fixed cost per block, outside the model)
+NARROW_PENALTY = 1.3
 
 
 def fill_lanes(n, f, b, r, s, c, kappa, mask, a, aov, lo, up):
@@ -344,6 +355,29 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
     return total
 
 
+def with_lanes(func, lanes: int, name: str):
+    """A copy of ``func`` (its code, its module's globals as they are now) in which
+    :data:`LANES` is ``lanes``: a kernel whose lane loops have another compile-time
+    length.  Named ``name`` (Numba's disk cache keys its entries by the function's
+    qualified name, so the copy's compiled code never stands in for the original's)."""
+    import types
+
+    space = dict(func.__globals__)
+    space["LANES"] = lanes
+    copy = types.FunctionType(func.__code__, space, name, func.__defaults__,
+                              func.__closure__)
+    copy.__qualname__ = name
+    copy.__doc__ = func.__doc__
+    copy.__module__ = func.__module__
+    return copy
+
+
+#: :func:`block_loglik_kernel` on :data:`NARROW_LANES` lanes (compiled with the others by
+#: :func:`compiled`; plain Python here)
+narrow_block_loglik_kernel = with_lanes(block_loglik_kernel, NARROW_LANES,
+                                        "narrow_block_loglik_kernel")
+
+
 #: the most left states per work item (a lane of a block) that :func:`blocks` tries: a
 #: configuration's states are split into items of at most ``k`` states, ``k`` in 1, 2, 4,
 #: ... up to this; a page with many states fills several lanes, each of which factors the
@@ -368,15 +402,16 @@ def _items(lengths, state_ptr, per_item: int) -> np.ndarray:
     return np.ascontiguousarray(items[key], dtype=np.int64)
 
 
-def _block_cost(items, lengths) -> float:
-    """The work of the blocks of :data:`LANES` consecutive items: each runs at its longest
-    page and its most states, ``n (slots + BLOCK_OVERHEAD)`` per block."""
+def _block_cost(items, lengths, lanes: int = LANES) -> float:
+    """The work of the blocks of ``lanes`` consecutive items: each runs at its longest
+    page and its most states, every lane working, ``lanes n (slots + BLOCK_OVERHEAD)``
+    per block."""
     if not items.shape[0]:
         return 0.0
-    firsts = np.arange(0, items.shape[0], LANES)
+    firsts = np.arange(0, items.shape[0], lanes)
     n = np.maximum.reduceat(lengths[items[:, 0]], firsts)
     slots = np.maximum.reduceat(items[:, 2] - items[:, 1], firsts)
-    return float(np.sum(n * (slots + BLOCK_OVERHEAD)))
+    return float(lanes * np.sum(n * (slots + BLOCK_OVERHEAD)))
 
 
 def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
@@ -392,21 +427,35 @@ def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     configurations (TREC Session: 10, of 6 to 49 results) fills its lanes by splitting
     (k = 4: one gradient 0.076 ms, against 0.152 at k = 16); one of many (WSCD per
     document: 1,479) keeps them whole (k = 16: 0.95 ms, 1.17 at k = 4; ``benchmarks/
-    bench_walk_sampler.py --gradient``).  Computed once per page data, outside the
-    compiled drivers."""
+    bench_walk_sampler.py --gradient``).  The blocks are of :data:`LANES` items, or of
+    :data:`NARROW_LANES` where their work times :data:`NARROW_PENALTY` is less (a log of
+    few items: the drivers then run the narrow kernel, whose every block holds at most
+    that many).  Computed once per page data, outside the compiled drivers."""
     lengths = np.asarray(lengths, dtype=np.int64)
     state_ptr = np.asarray(state_ptr, dtype=np.int64)
-    best = None
-    k = 1
-    while k <= STATES_PER_ITEM:
-        items = _items(lengths, state_ptr, k)
-        cost = _block_cost(items, lengths)
-        if best is None or cost <= best[0]:
-            best = (cost, items)
-        k *= 2
-    items = best[1]
-    starts = np.r_[np.arange(0, items.shape[0], LANES), items.shape[0]]
+    found = []
+    for lanes, weight in ((LANES, 1.0), (NARROW_LANES, NARROW_PENALTY)):
+        best = None
+        k = 1
+        while k <= STATES_PER_ITEM:
+            items = _items(lengths, state_ptr, k)
+            cost = weight * _block_cost(items, lengths, lanes)
+            if best is None or cost <= best[0]:
+                best = (cost, items, lanes)
+            k *= 2
+        found.append(best)
+    _, items, lanes = found[1] if found[1][0] < found[0][0] else found[0]
+    starts = np.r_[np.arange(0, items.shape[0], lanes), items.shape[0]]
     return items, np.ascontiguousarray(starts, dtype=np.int64)
+
+
+def block_lanes(starts) -> int:
+    """The lanes the drivers run blocks ``starts`` with: :data:`NARROW_LANES` when no block
+    holds more items, :data:`LANES` otherwise."""
+    for blk in range(starts.size - 1):
+        if starts[blk + 1] - starts[blk] > NARROW_LANES:
+            return LANES
+    return NARROW_LANES
 
 
 #: rows of the drivers' work arrays: forward, backward, reformulate, stop after an
@@ -420,15 +469,16 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
     """Per-position driver: rows ``f .. q`` of shape (G, N) (``fc .. sc``: the moves after a
     click), gradients added to ``g*``."""
     n_cfg, width = f.shape
-    wk = np.zeros((_WORK_ROWS, width, LANES))
-    rows = np.zeros((ROWS, width, LANES))
-    grads = np.zeros((ROWS, width, LANES))
-    s_lo = np.zeros(LANES, dtype=np.int64)
-    s_hi = np.zeros(LANES, dtype=np.int64)
+    lanes = block_lanes(starts)
+    wk = np.zeros((_WORK_ROWS, width, lanes))
+    rows = np.zeros((ROWS, width, lanes))
+    grads = np.zeros((ROWS, width, lanes))
+    s_lo = np.zeros(lanes, dtype=np.int64)
+    s_hi = np.zeros(lanes, dtype=np.int64)
     total = 0.0
     for blk in range(starts.size - 1):
         n = lengths[items[starts[blk + 1] - 1, 0]]      # the block's longest page
-        for w in range(LANES):
+        for w in range(lanes):
             k = starts[blk] + w
             on = k < starts[blk + 1]
             g = items[k, 0] if on else 0
@@ -448,11 +498,21 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
                 rows[9, i, w] = sc[g, i] if inside else 0.0
                 for k in range(ROWS):
                     grads[k, i, w] = 0.0
-        ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7],
-                                 rows[8], rows[9], rows[4], rows[5], kappa, s_lo, s_hi,
-                                 states, clicked, term_ptr, targets, counts, grads[0],
-                                 grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
-                                 grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
+        if lanes == LANES:
+            ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6],
+                                     rows[7], rows[8], rows[9], rows[4], rows[5], kappa,
+                                     s_lo, s_hi, states, clicked, term_ptr, targets, counts,
+                                     grads[0], grads[1], grads[2], grads[3], grads[6],
+                                     grads[7], grads[8], grads[9], grads[4], grads[5],
+                                     g_kappa, wk, term_ll)
+        else:
+            ll = narrow_block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6],
+                                            rows[7], rows[8], rows[9], rows[4], rows[5],
+                                            kappa, s_lo, s_hi, states, clicked, term_ptr,
+                                            targets, counts, grads[0], grads[1], grads[2],
+                                            grads[3], grads[6], grads[7], grads[8],
+                                            grads[9], grads[4], grads[5], g_kappa, wk,
+                                            term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -508,17 +568,18 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
     ``g_kappa[0]``; each term's log-probability is written into ``term_ll`` unless it is
     empty."""
     n_cfg, width = move_index.shape
-    wk = np.zeros((_WORK_ROWS, width, LANES))
-    rows = np.zeros((ROWS, width, LANES))
-    grads = np.zeros((ROWS, width, LANES))
-    saved = np.zeros((8, LANES))
-    s_lo = np.zeros(LANES, dtype=np.int64)
-    s_hi = np.zeros(LANES, dtype=np.int64)
+    lanes = block_lanes(starts)
+    wk = np.zeros((_WORK_ROWS, width, lanes))
+    rows = np.zeros((ROWS, width, lanes))
+    grads = np.zeros((ROWS, width, lanes))
+    saved = np.zeros((8, lanes))
+    s_lo = np.zeros(lanes, dtype=np.int64)
+    s_hi = np.zeros(lanes, dtype=np.int64)
     total = 0.0
     for blk in range(starts.size - 1):
         n = lengths[items[starts[blk + 1] - 1, 0]]      # the block's longest page
         used = starts[blk + 1] - starts[blk]
-        for w in range(LANES):
+        for w in range(lanes):
             nw = lengths[items[starts[blk] + w, 0]] if w < used else 0
             for i in range(n):
                 for k in range(ROWS):
@@ -551,11 +612,21 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
                                                     rescale)
                 saved[4 * h, w], saved[4 * h + 1, w] = fl, bl
                 saved[4 * h + 2, w], saved[4 * h + 3, w] = rl, sl
-        ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7],
-                                 rows[8], rows[9], rows[4], rows[5], kappa, s_lo, s_hi,
-                                 states, clicked, term_ptr, targets, counts, grads[0],
-                                 grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
-                                 grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
+        if lanes == LANES:
+            ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6],
+                                     rows[7], rows[8], rows[9], rows[4], rows[5], kappa,
+                                     s_lo, s_hi, states, clicked, term_ptr, targets, counts,
+                                     grads[0], grads[1], grads[2], grads[3], grads[6],
+                                     grads[7], grads[8], grads[9], grads[4], grads[5],
+                                     g_kappa, wk, term_ll)
+        else:
+            ll = narrow_block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6],
+                                            rows[7], rows[8], rows[9], rows[4], rows[5],
+                                            kappa, s_lo, s_hi, states, clicked, term_ptr,
+                                            targets, counts, grads[0], grads[1], grads[2],
+                                            grads[3], grads[6], grads[7], grads[8],
+                                            grads[9], grads[4], grads[5], g_kappa, wk,
+                                            term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -591,7 +662,16 @@ def compiled(name: str):
     function without Numba."""
     if not _COMPILED:
         page_walk.compiled("page_rows")            # the page kernels, bound first
-        _COMPILED.update(jit_globals(globals(), _JITTED, nogil=True, error_model="numpy"))
+        done = jit_globals(globals(), _JITTED, nogil=True, error_model="numpy")
+        # the narrow copy of the compiled block kernel's code, its callees compiled; bound
+        # before the drivers' first call compiles them against it
+        kernel = getattr(done["block_loglik_kernel"], "py_func",
+                         done["block_loglik_kernel"])
+        done["narrow_block_loglik_kernel"] = jit(
+            with_lanes(kernel, NARROW_LANES, "narrow_block_loglik_kernel"), nogil=True,
+            error_model="numpy")
+        globals()["narrow_block_loglik_kernel"] = done["narrow_block_loglik_kernel"]
+        _COMPILED.update(done)
     return _COMPILED[name]
 
 
@@ -618,8 +698,8 @@ def compiled_or_python(name: str):
     return globals()[name]
 
 
-_JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "boundary_grad", "loglik_kernel",
-           "table_loglik_kernel")
+_JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "block_lanes",
+           "boundary_grad", "loglik_kernel", "table_loglik_kernel")
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ import pytest
 from bayeschain.inference.walk.data import page_data
 from bayeschain.inference.walk.likelihood import (
     LANES,
+    NARROW_LANES,
     ClickCounts,
+    block_lanes,
     blocks,
     table_log_likelihood,
     walk_log_likelihood,
@@ -196,12 +198,14 @@ def test_click_offsets_by_rank_give_the_dense_likelihood_and_its_gradient():
     assert_gradient_is_central_differences(model, theta, rel=1e-4)
 
 
-def test_many_page_layouts_side_by_side_give_the_dense_likelihood_and_its_gradient():
+@pytest.mark.parametrize("lanes", [LANES, NARROW_LANES])
+def test_many_page_layouts_side_by_side_give_the_dense_likelihood_and_its_gradient(lanes):
     """A log of many configurations runs them in full blocks of :data:`LANES` lanes (a
     lane holding up to 16 left states, configurations of different numbers of states side
     by side, some with positions clicked before): the model's log-likelihood still equals
     the dense definition page by page (damped re-clicks, the clicked set carried along
-    each page), and its gradient equals central differences."""
+    each page), and its gradient equals central differences; and so it does with the
+    same items in blocks of :data:`NARROW_LANES`, the narrow kernel's."""
     rng = np.random.default_rng(11)
     n = 5
     pages, shown, data = _document_pages(rng, n, n_docs=40, n_pages=3000, n_layouts=400,
@@ -210,6 +214,9 @@ def test_many_page_layouts_side_by_side_give_the_dense_likelihood_and_its_gradie
     assert np.diff(starts).max() == LANES and len(starts) > 4
     assert data.counts.clicked.any()
     model = WalkModel(data, clicks="document", reclicks="damped")
+    starts = np.r_[np.arange(0, len(items), lanes), len(items)].astype(np.int64)
+    assert block_lanes(starts) == lanes
+    model._blocks, model._arguments = (items, starts), None    # the kernel reads them
     theta = model.initial_point(rng) + rng.normal(0, 0.3, model.ndim)
     kappa = model.reclick_factor(theta)
     alpha = model.click_table(theta)
@@ -223,6 +230,24 @@ def test_many_page_layouts_side_by_side_give_the_dense_likelihood_and_its_gradie
     got = model.pattern_log_likelihood(theta) @ data.patterns.pages
     assert got == pytest.approx(want, rel=1e-12)
     assert_gradient_is_central_differences(model, theta, rel=1e-4)
+
+
+def test_a_log_of_few_work_items_runs_narrow_blocks_and_many_run_wide():
+    """The blocks' width is chosen by their modelled work: one configuration of ten
+    results (every page the same layout: most simulated logs) runs blocks of
+    :data:`NARROW_LANES`, whose one block at :data:`LANES` would leave most lanes empty;
+    400 layouts run blocks of :data:`LANES`."""
+    rng = np.random.default_rng(3)
+    n = 10
+    f = np.r_[np.full(n - 1, 0.6), 0.0]
+    b = np.r_[0.0, np.full(n - 1, 0.15)]
+    pages = simulate_pages(rng, 2000, f, b, 0.3 * (1 - f - b), 0.7 * (1 - f - b),
+                           np.full(n, 0.3))
+    data = page_data(pages_to_log(pages, n), clicks="rank", default_length=n)
+    items, starts = blocks(data.lengths, data.counts.state_ptr)
+    assert np.diff(starts).max() <= NARROW_LANES and block_lanes(starts) == NARROW_LANES
+    _, _, many = _document_pages(rng, 5, n_docs=40, n_pages=3000, n_layouts=400)
+    assert block_lanes(blocks(many.lengths, many.counts.state_ptr)[1]) == LANES
 
 
 def test_page_probabilities_match_the_frequencies_of_simulated_pages():
