@@ -7,6 +7,8 @@ two children at the demo's start, one per core: ``walk`` (``python -m
 bayeschain.cli.prewarm``) compiles the walk's density (and then says ``walk``), its
 likelihood's table driver first; ``rehearse`` (:mod:`bayeschain.cli.rehearsal`, at a lower
 priority: the walk's density is the first thing the demo needs) first compiles the
+likelihood's wide block kernel while ``walk`` compiles the narrow one (the table driver
+calls both, and loads the other from the cache), then the
 density's other callees (:func:`~bayeschain.inference.walk.model.compile_callees`, which
 ``walk`` then loads from the cache: the cold demo's longest wait shortened by a second),
 then rehearses the demo's own analysis on the bundled log with
@@ -86,6 +88,9 @@ def main() -> None:
     # other callees meanwhile compile in the ``rehearse`` child and are loaded from the
     # cache (should this step fail, the import below compiles everything in order)
     with contextlib.suppress(Exception):
+        # the narrow block kernel (TREC Session's), while ``rehearse`` compiles the wide
+        # one: the driver, which calls both, then loads that one from the cache
+        likelihood.compile_block_kernel("narrow_block_loglik_kernel")
         likelihood.compile_table_driver()
     from ..inference.walk import bridge  # noqa: F401 - compiles or loads
 

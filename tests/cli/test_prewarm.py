@@ -40,10 +40,14 @@ def test_the_types_compiled_ahead_are_those_the_walks_density_calls_with(tmp_pat
     code = (
         "import json\n"
         "from bayeschain.inference.walk import bridge, likelihood, model\n"
+        "kernels = ('table_loglik_kernel', 'block_loglik_kernel',\n"
+        "           'narrow_block_loglik_kernel')\n"
         "declared = {**model.callee_types(),\n"
-        "            'table_loglik_kernel': likelihood.table_driver_types()}\n"
+        "            'table_loglik_kernel': likelihood.table_driver_types(),\n"
+        "            'block_loglik_kernel': likelihood.block_kernel_types(),\n"
+        "            'narrow_block_loglik_kernel': likelihood.block_kernel_types()}\n"
         "found = {k: model.compiled(k).signatures for k in model.callee_types()}\n"
-        "found['table_loglik_kernel'] = likelihood.compiled('table_loglik_kernel').signatures\n"
+        "found.update({k: likelihood.compiled(k).signatures for k in kernels})\n"
         "print(json.dumps({k: [str(declared[k]), [str(s) for s in found[k]]]\n"
         "                  for k in declared}))\n")
     env = {k: v for k, v in os.environ.items() if k != "BAYESCHAIN_NUMBA_NO_CACHE"}
@@ -51,6 +55,6 @@ def test_the_types_compiled_ahead_are_those_the_walks_density_calls_with(tmp_pat
                           timeout=600, env={**env, "NUMBA_CACHE_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr[-2000:]
     pairs = json.loads(done.stdout.splitlines()[-1])
-    assert len(pairs) == 5
+    assert len(pairs) == 7
     for name, (declared, found) in pairs.items():
         assert found == [declared], name

@@ -686,6 +686,26 @@ def table_driver_types() -> tuple:
             i1, i1, i1, i1, i1, f1, f2, f2, f1, f1, f1, f1)
 
 
+def block_kernel_types() -> tuple:
+    """The argument types the drivers call :func:`block_loglik_kernel` (and its narrow
+    copy) with: rows and gradients of their C-contiguous work arrays, the left states'
+    arrays, the work array itself."""
+    from numba import types
+
+    f1, i1 = types.float64[::1], types.int64[::1]
+    f2, f3 = types.float64[:, ::1], types.float64[:, :, ::1]
+    return (types.int64, *[f2] * 10, types.float64, i1, i1, i1, i1, i1, i1, f1, *[f2] * 10,
+            f1, f3, f1)
+
+
+def compile_block_kernel(name: str) -> None:
+    """Compile (or load from the cache) ``"block_loglik_kernel"`` or
+    ``"narrow_block_loglik_kernel"`` for the drivers' argument types: the demo's two
+    compiling processes compile one each, so that the table driver, which calls both,
+    loads the other from the cache (:mod:`bayeschain.cli.prewarm`)."""
+    compiled(name).compile(block_kernel_types())
+
+
 def compile_table_driver() -> None:
     """Compile (or load from the cache) the table driver, and what it calls, for the walk
     density's argument types: done first, the density's other callees can be compiled

@@ -64,17 +64,23 @@ def test_fit_out_of_core_recovers_the_walk_that_made_the_log(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "out of core" in out and "random sample of 20,000 sessions of the log" in out
     p = Posterior.load(post)
+
+    def within(draws, value):
+        """The truth inside the posterior's 99.9% interval, as mean +- 3.29 sd: the
+        0.05% and 99.95% quantiles of some 2,000 correlated draws move by more than the
+        margin between the truth and a bound (rank 5's click: 0.2952 and 0.3003 in two
+        runs of the same density, with blocks of 32 and of 8 lanes)."""
+        mean, sd = draws.mean(("chain", "draw")), draws.std(("chain", "draw"))
+        return abs(mean - value) <= 3.29 * sd
+
     walk = p.posterior["walk"]
-    lo, hi = walk.quantile(0.0005, ("chain", "draw")), walk.quantile(0.9995, ("chain", "draw"))
     truth = {"forward": 0.6, "backward": 0.15}
     for move, value in truth.items():
         ranks = slice(2, 8) if move == "backward" else slice(1, 8)
-        inside = (lo.sel(move=move).isel(rank=ranks) <= value) & \
-            (value <= hi.sel(move=move).isel(rank=ranks))
-        assert bool(inside.all()), (move, lo.sel(move=move).values, hi.sel(move=move).values)
+        inside = within(walk.sel(move=move).isel(rank=ranks), value)
+        assert bool(inside.all()), (move, walk.sel(move=move).mean(("chain", "draw")).values)
     click = p.posterior["click"].isel(rank=slice(0, 8))
-    assert bool(((click.quantile(0.0005, ("chain", "draw")) <= 0.3)
-                 & (0.3 <= click.quantile(0.9995, ("chain", "draw")))).all())
+    assert bool(within(click, 0.3).all()), click.mean(("chain", "draw")).values
     events = pd.read_parquet(log)
     assert p.attrs["pages"] == int((events["event"] == "query").sum())
     assert p.attrs["clicks"] == int((events["event"] == "click").sum())

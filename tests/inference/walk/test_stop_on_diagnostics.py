@@ -39,7 +39,15 @@ def test_stops_once_the_diagnostics_pass(stopped):
     post, seen = stopped
     assert post.n_draws < 2 * 3_000                       # stopped before the cap
     assert seen and all(most == 3_000 for _, most in seen)
-    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    # the draws reported grow within a run; a run whose draws diverged is sampled once
+    # more, and its reports start again (this log diverges at some seeds: 15 of 86 fits)
+    runs = [[]]
+    for done, _ in seen:
+        if runs[-1] and done < runs[-1][-1]:
+            runs.append([])
+        runs[-1].append(done)
+    assert all(run == sorted(run) for run in runs), seen
+    assert len(runs) == (2 if "resampled" in post.attrs else 1), (seen, post.attrs)
     for name, da in post.posterior.data_vars.items():
         x = da.transpose("chain", "draw", ...).values.reshape(2, post.n_draws // 2, -1)
         for j in range(x.shape[2]):
