@@ -77,10 +77,8 @@ _WORK_ROWS = 28
 #: Session (10 configurations: most lanes of its one block empty) 0.065 -> 0.076 ms
 #: on 2026-11-29; on 2026-11-30's slower machine the same comparison (the walk's TREC
 #: model, b9c82d9 against d34a5a1) gave 109-113 -> 155-160 us, and the demo 7 s of its 48
-#: (``benchmarks/RESULTS.md``): a narrower compile-time variant for small logs is not
-#: built.
-#: Without Numba the plain Python kernel runs every lane too: 4 times the work on a
-#: small log
+#: (``benchmarks/RESULTS.md``); such logs now run blocks of :data:`NARROW_LANES`.
+#: Without Numba the plain Python kernel runs every lane too
 LANES = 32
 #: the lanes of the narrow variant of the block kernel (:func:`with_lanes`), for logs of
 #: few work items, whose one or few blocks of :data:`LANES` run mostly empty lanes: on
@@ -449,6 +447,25 @@ def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     return items, np.ascontiguousarray(starts, dtype=np.int64)
 
 
+def run_block(n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr, targets,
+              counts, g_kappa, wk, term_ll):
+    """One block through :func:`block_loglik_kernel` on the drivers' work arrays ``rows``
+    and ``grads`` (``(ROWS, width, lanes)``: forward, backward, reformulate, stop,
+    click, repeat, then the moves after a click), or its narrow copy when the arrays
+    have :data:`NARROW_LANES` lanes."""
+    if rows.shape[2] == NARROW_LANES:
+        return narrow_block_loglik_kernel(
+            n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9],
+            rows[4], rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets,
+            counts, grads[0], grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
+            grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
+    return block_loglik_kernel(
+        n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9], rows[4],
+        rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets, counts, grads[0],
+        grads[1], grads[2], grads[3], grads[6], grads[7], grads[8], grads[9], grads[4],
+        grads[5], g_kappa, wk, term_ll)
+
+
 def block_lanes(starts) -> int:
     """The lanes the drivers run blocks ``starts`` with: :data:`NARROW_LANES` when no block
     holds more items, :data:`LANES` otherwise."""
@@ -498,21 +515,8 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
                 rows[9, i, w] = sc[g, i] if inside else 0.0
                 for k in range(ROWS):
                     grads[k, i, w] = 0.0
-        if lanes == LANES:
-            ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6],
-                                     rows[7], rows[8], rows[9], rows[4], rows[5], kappa,
-                                     s_lo, s_hi, states, clicked, term_ptr, targets, counts,
-                                     grads[0], grads[1], grads[2], grads[3], grads[6],
-                                     grads[7], grads[8], grads[9], grads[4], grads[5],
-                                     g_kappa, wk, term_ll)
-        else:
-            ll = narrow_block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6],
-                                            rows[7], rows[8], rows[9], rows[4], rows[5],
-                                            kappa, s_lo, s_hi, states, clicked, term_ptr,
-                                            targets, counts, grads[0], grads[1], grads[2],
-                                            grads[3], grads[6], grads[7], grads[8],
-                                            grads[9], grads[4], grads[5], g_kappa, wk,
-                                            term_ll)
+        ll = run_block(n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
+                       targets, counts, g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -612,21 +616,8 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
                                                     rescale)
                 saved[4 * h, w], saved[4 * h + 1, w] = fl, bl
                 saved[4 * h + 2, w], saved[4 * h + 3, w] = rl, sl
-        if lanes == LANES:
-            ll = block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6],
-                                     rows[7], rows[8], rows[9], rows[4], rows[5], kappa,
-                                     s_lo, s_hi, states, clicked, term_ptr, targets, counts,
-                                     grads[0], grads[1], grads[2], grads[3], grads[6],
-                                     grads[7], grads[8], grads[9], grads[4], grads[5],
-                                     g_kappa, wk, term_ll)
-        else:
-            ll = narrow_block_loglik_kernel(n, rows[0], rows[1], rows[2], rows[3], rows[6],
-                                            rows[7], rows[8], rows[9], rows[4], rows[5],
-                                            kappa, s_lo, s_hi, states, clicked, term_ptr,
-                                            targets, counts, grads[0], grads[1], grads[2],
-                                            grads[3], grads[6], grads[7], grads[8],
-                                            grads[9], grads[4], grads[5], g_kappa, wk,
-                                            term_ll)
+        ll = run_block(n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
+                       targets, counts, g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -718,7 +709,7 @@ def compiled_or_python(name: str):
     return globals()[name]
 
 
-_JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "block_lanes",
+_JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "block_lanes", "run_block",
            "boundary_grad", "loglik_kernel", "table_loglik_kernel")
 
 
