@@ -43,9 +43,9 @@ left state and page configuration, whatever the number of pages.
 
 The arithmetic is written once (:func:`block_loglik_kernel`, compiled by Numba when it is
 installed, plain Python otherwise; work items, each a configuration's left states or
-some of them, run side by side in SIMD lanes, a block of :data:`LANES` at a time: see
-:func:`blocks`) and driven two ways: per-position arrays
-(:func:`walk_log_likelihood`) and move / click tables indexed by the page
+some of them, run side by side in SIMD lanes, a block of :data:`LANES` at a time, or of
+:data:`NARROW_LANES` on a log of few of them: see :func:`blocks`) and driven two ways:
+per-position arrays (:func:`walk_log_likelihood`) and move / click tables indexed by the page
 configurations (:func:`table_log_likelihood`, what the fitted models call).  Tested
 against dense linear algebra, finite differences and simulated pages.
 """
@@ -82,10 +82,10 @@ _WORK_ROWS = 28
 LANES = 32
 #: the lanes of the narrow variant of the block kernel (:func:`with_lanes`), for logs of
 #: few work items, whose one or few blocks of :data:`LANES` run mostly empty lanes: on
-#: 2026-11-30 one gradient of a simulated log of one configuration (10 results, 11 left
-#: states) took 35 us at 32 lanes and 15 at 8, TREC Session's walk 155 and 107 us; WSCD
-#: per document 1.70 and 1.71 ms, CLARA2 3.68 and 4.73 ms (``benchmarks/
-#: bench_walk_sampler.py --gradient``)
+#: 2026-11-30 one gradient of TREC Session's walk took 0.159 ms at 32 lanes and 0.108 at
+#: 8, WSCD per document 1.444 and 1.743 ms, CLARA2 3.698 and 4.698 ms (each width at its
+#: best split; ``benchmarks/bench_walk_sampler.py --gradient``); a simulated log of one
+#: configuration (10 results, 11 left states) 35 and 15 us
 NARROW_LANES = 8
 #: :func:`blocks` takes the narrow lanes when their blocks' work (:func:`_block_cost`)
 #: times this is less than the wide ones': at equal modelled work the wide blocks ran
@@ -353,15 +353,17 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
     return total
 
 
-def with_lanes(func, lanes: int, name: str):
+def with_lanes(func, lanes: int):
     """A copy of ``func`` (its code, its module's globals as they are now) in which
     :data:`LANES` is ``lanes``: a kernel whose lane loops have another compile-time
-    length.  Named ``name`` (Numba's disk cache keys its entries by the function's
-    qualified name, so the copy's compiled code never stands in for the original's)."""
+    length.  Named ``<func>_<lanes>_lanes``: Numba's disk cache keys its entries by the
+    function's qualified name and code, not by its globals, so the lane count is in the
+    name, and a copy's compiled code never stands in for another width's."""
     import types
 
     space = dict(func.__globals__)
     space["LANES"] = lanes
+    name = f"{func.__name__}_{lanes}_lanes"
     copy = types.FunctionType(func.__code__, space, name, func.__defaults__,
                               func.__closure__)
     copy.__qualname__ = name
@@ -372,8 +374,7 @@ def with_lanes(func, lanes: int, name: str):
 
 #: :func:`block_loglik_kernel` on :data:`NARROW_LANES` lanes (compiled with the others by
 #: :func:`compiled`; plain Python here)
-narrow_block_loglik_kernel = with_lanes(block_loglik_kernel, NARROW_LANES,
-                                        "narrow_block_loglik_kernel")
+narrow_block_loglik_kernel = with_lanes(block_loglik_kernel, NARROW_LANES)
 
 
 #: the most left states per work item (a lane of a block) that :func:`blocks` tries: a
@@ -415,20 +416,23 @@ def _block_cost(items, lengths, lanes: int = LANES) -> float:
 def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     """Work items and blocks: ``items (K, 3)`` rows ``(configuration, first state, end
     state)`` ordered by page length and number of states, and ``starts`` the first item of
-    each block of :data:`LANES` (the last may be shorter).  A block runs at its longest page
-    (the positions a shorter page does not have are cut off by zero moves, so they are
-    never reached) and its lanes' most left states, and every lane of it works whether it
-    holds an item or not.  The log-likelihood and its gradient are sums over left states,
-    so a configuration's states may be split into several items (each factors the page's
-    matrix again): into items of at most ``k`` states, ``k`` the power of two up to
-    :data:`STATES_PER_ITEM` whose blocks cost least (:func:`_block_cost`).  A log of few
-    configurations (TREC Session: 10, of 6 to 49 results) fills its lanes by splitting
-    (k = 4: one gradient 0.076 ms, against 0.152 at k = 16); one of many (WSCD per
-    document: 1,479) keeps them whole (k = 16: 0.95 ms, 1.17 at k = 4; ``benchmarks/
-    bench_walk_sampler.py --gradient``).  The blocks are of :data:`LANES` items, or of
-    :data:`NARROW_LANES` where their work times :data:`NARROW_PENALTY` is less (a log of
-    few items: the drivers then run the narrow kernel, whose every block holds at most
-    that many).  Computed once per page data, outside the compiled drivers."""
+    each block of :data:`LANES` or :data:`NARROW_LANES` items (the last may be shorter).
+    A block runs at its longest page (the positions a shorter page does not have are cut
+    off by zero moves, so they are never reached) and its lanes' most left states, and
+    every lane of it works whether it holds an item or not.  The log-likelihood and its
+    gradient are sums over left states, so a configuration's states may be split into
+    several items (each factors the page's matrix again): into items of at most ``k``
+    states, ``k`` the power of two up to :data:`STATES_PER_ITEM` whose blocks cost least
+    (:func:`_block_cost`), at each width; the blocks are of :data:`NARROW_LANES` items
+    where their work times :data:`NARROW_PENALTY` is less than the :data:`LANES`-wide
+    blocks' (a log of few items: the drivers then run the narrow kernel, whose every block
+    holds at most that many).  A log of few configurations (TREC Session: 10, of 6 to 49
+    results) fills its lanes by splitting (at 32 lanes k = 4: one gradient 0.076 ms,
+    against 0.152 at k = 16, on 2026-11-29; it now runs 8 lanes, k = 4: 0.108 against
+    0.159 ms at 32 on 2026-11-30); one of many (WSCD per document: 1,479) keeps them
+    whole at 32 lanes (k = 16: 0.95 ms, 1.17 at k = 4; ``benchmarks/
+    bench_walk_sampler.py --gradient``).  Computed once per page data, outside the
+    compiled drivers."""
     lengths = np.asarray(lengths, dtype=np.int64)
     state_ptr = np.asarray(state_ptr, dtype=np.int64)
     found = []
@@ -658,9 +662,8 @@ def compiled(name: str):
         # before the drivers' first call compiles them against it
         kernel = getattr(done["block_loglik_kernel"], "py_func",
                          done["block_loglik_kernel"])
-        done["narrow_block_loglik_kernel"] = jit(
-            with_lanes(kernel, NARROW_LANES, "narrow_block_loglik_kernel"), nogil=True,
-            error_model="numpy")
+        done["narrow_block_loglik_kernel"] = jit(with_lanes(kernel, NARROW_LANES),
+                                                 nogil=True, error_model="numpy")
         globals()["narrow_block_loglik_kernel"] = done["narrow_block_loglik_kernel"]
         _COMPILED.update(done)
     return _COMPILED[name]

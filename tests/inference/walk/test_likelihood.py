@@ -50,13 +50,25 @@ def random_configs(rng, n_cfg=9, width=7):
     return lengths, (f, b, r, s, c), (first, none, moves, ends), q
 
 
-def test_kernel_equals_the_dense_definition():
+@pytest.fixture(params=["narrow", "wide"])
+def width(request, monkeypatch):
+    """Blocks of :data:`NARROW_LANES` or of :data:`LANES` items, the other width priced
+    out of :func:`blocks`' choice: the lanes the drivers run."""
+    from bayeschain.inference.walk import likelihood
+
+    wide = request.param == "wide"
+    monkeypatch.setattr(likelihood, "NARROW_PENALTY", np.inf if wide else 0.0)
+    return LANES if wide else NARROW_LANES
+
+
+def test_kernel_equals_the_dense_definition(width):
     rng = np.random.default_rng(0)
     for k in range(6):
         lengths, rows, dense, q = random_configs(rng)
         q = q if k % 2 else None                      # with and without repeats
-        got = walk_log_likelihood(lengths, *rows, ClickCounts.from_dense(*dense), q,
-                                  gradient=False)
+        counts = ClickCounts.from_dense(*dense)
+        assert block_lanes(blocks(lengths, counts.state_ptr)[1]) == width
+        got = walk_log_likelihood(lengths, *rows, counts, q, gradient=False)
         want = dense_log_likelihood(lengths, *rows, *dense, q)
         assert got == pytest.approx(want, rel=1e-12)
 
@@ -282,17 +294,19 @@ def click_moves(rng, lengths, width):
     return fc, bc, rc, sc
 
 
-def test_moves_after_a_click_equal_the_dense_definition():
+def test_moves_after_a_click_equal_the_dense_definition(width):
     """The walk whose moves after a click differ from those after a skipped snippet:
     ``K = P_c M diag(c)``, ``e = o_c + P_c M (a o)``, with ``M`` built from the moves
-    after no click."""
+    after no click (blocks of either width)."""
     rng = np.random.default_rng(5)
     for k in range(4):
         lengths, rows, dense, q = random_configs(rng)
         after = click_moves(rng, lengths, rows[0].shape[1])
         q = q if k % 2 else None
-        got = walk_log_likelihood(lengths, *rows, ClickCounts.from_dense(*dense), q,
-                                  after_click=after, gradient=False)
+        counts = ClickCounts.from_dense(*dense)
+        assert block_lanes(blocks(lengths, counts.state_ptr)[1]) == width
+        got = walk_log_likelihood(lengths, *rows, counts, q, after_click=after,
+                                  gradient=False)
         want = dense_log_likelihood(lengths, *rows, *dense, q, after_click=after)
         assert got == pytest.approx(want, rel=1e-12)
         same = dense_log_likelihood(lengths, *rows, *dense, q)
