@@ -401,7 +401,7 @@ def _items(lengths, state_ptr, per_item: int) -> np.ndarray:
     return np.ascontiguousarray(items[key], dtype=np.int64)
 
 
-def _block_cost(items, lengths, lanes: int = LANES) -> float:
+def _block_cost(items, lengths, lanes: int) -> float:
     """The work of the blocks of ``lanes`` consecutive items: each runs at its longest
     page and its most states, every lane working, ``lanes n (slots + BLOCK_OVERHEAD)``
     per block."""
