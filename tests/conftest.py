@@ -3,6 +3,8 @@ of the solvers under test (dense inverses, explicit matrix powers, path enumerat
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -130,3 +132,23 @@ def pytest_collection_modifyitems(config, items):
         path = item.nodeid.split("::")[0]
         if path not in SPLIT_FILES:
             item.add_marker(pytest.mark.xdist_group(path))
+
+
+#: the environment variables that choose where compiled code is cached (and HOME, which
+#: the defaults derive from): a test that leaves one changed sends every later child
+#: process of its worker to compile afresh
+CACHE_VARIABLES = ("HOME", "XDG_CACHE_HOME", "NUMBA_", "PYTENSOR", "BAYESCHAIN_")
+
+
+def _cache_environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith(CACHE_VARIABLES)}
+
+
+@pytest.fixture(autouse=True)
+def _cache_environment_restored():
+    """Each test leaves the cache variables as it found them (:data:`CACHE_VARIABLES`)."""
+    before = _cache_environment()
+    yield
+    after = _cache_environment()
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"the test left the environment changed: {changed}"

@@ -327,9 +327,14 @@ def test_a_missing_home_gets_temporary_compile_caches(tmp_path, monkeypatch):
     from bayeschain import caches
 
     monkeypatch.setenv("HOME", "/nonexistent/home")
-    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
-    monkeypatch.delenv("PYTENSOR_FLAGS", raising=False)
+    # set, then removed: monkeypatch restores a variable only when it recorded it, and
+    # ``delenv`` of an absent one records nothing, so what prepare_caches sets below
+    # outlived the test (every later child of this worker compiled Numba's kernels and
+    # PyTensor's modules afresh in a temporary folder: 35 s for one ``fit``)
+    for name in ("XDG_CACHE_HOME", "NUMBA_CACHE_DIR", "PYTENSOR_FLAGS",
+                 "BAYESCHAIN_NUMBA_NO_CACHE"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     monkeypatch.setattr(caches, "_PACKAGE", Path("/nonexistent/site-packages/bayeschain"))
     real = caches.writable        # (root may write anywhere: only the temporary folder here)
     monkeypatch.setattr(caches, "writable",
