@@ -176,8 +176,8 @@ def simulate_document_pages(rng, n_pages, forward, backward, reformulate, stop,
 
 
 def documents_at_several_ranks(seed, low=0.1, high=0.8, offset=None, n=6, n_docs=30,
-                               reclick=1.0):
-    """A log of 12,000 pages of one query, each a layout (of 200) of ``n`` of ``n_docs``
+                               reclick=1.0, pages=12_000, layouts=200):
+    """A log of ``pages`` pages of one query, each a layout (of ``layouts``) of ``n`` of ``n_docs``
     documents with attractiveness uniform in ``[low, high]``, read by the walk with
     forward moves ``linspace(0.75, 0.6)``, backward 0.1 (none at rank 1), the rest leaving
     (30% to a next query); ``offset`` and ``reclick`` as in
@@ -186,8 +186,8 @@ def documents_at_several_ranks(seed, low=0.1, high=0.8, offset=None, n=6, n_docs
     ``attractiveness[k]``."""
     rng = np.random.default_rng(seed)
     attractive = rng.uniform(low, high, n_docs)
-    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(200)]
-    shown = [layouts[k] for k in rng.integers(0, len(layouts), 12_000)]
+    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(layouts)]
+    shown = [layouts[k] for k in rng.integers(0, len(layouts), pages)]
     f = np.linspace(0.75, 0.6, n)
     b = np.r_[0.0, np.full(n - 1, 0.1)]
     leave = 1 - f - b
