@@ -4,7 +4,7 @@ NUTS's tuning in the walk's coordinates against coordinates whitened by the dens
 precision at the point, at fixed draws.
 
     python3 benchmarks/bench_laplace_costs.py [--logs wscd] [--tune 500] [--draws 400]
-        [--parts point tuning accept] [--seeds 2026 1]
+        [--parts point tuning accept] [--seeds 2026 1] [--settings 500/0.9 500/0.8]
 
 For each log (the shared WSCD sample by default, skipped when absent; its training split
 ``log.split(0.25, seed=0)[0]`` as in ``bench_click_models.py``; the default walk's pages
@@ -21,10 +21,11 @@ and model with the documents integrated out), in process:
    walk's coordinates and whitened
    (:class:`~bayeschain.inference.walk.documents.Whitened`): seconds, gradients per
    chain in tuning, gradients per step of the first 100 tuning steps, and per draw.
-3. **Target acceptance** (``--parts accept``, not by default). The whitened density
-   sampled as ``fit`` samples it (:func:`~bayeschain.inference.walk.sampler.sample`:
-   2 chains, 500 tuning steps, stopping once R-hat <= 1.01 and bulk ESS >= 400, at most
-   4,000 draws) at ``target_accept`` 0.9 (the walk specs') and 0.8, at each of
+3. **Tuning steps and target acceptance** (``--parts accept``, not by default). The
+   whitened density sampled as ``fit`` samples it
+   (:func:`~bayeschain.inference.walk.sampler.sample`: 2 chains, stopping once R-hat <=
+   1.01 and bulk ESS >= 400, at most 4,000 draws) at each ``tune/target_accept`` of
+   ``--settings`` (500/0.9, the walk specs', and 500/0.8 by default), at each of
    ``--seeds``: seconds, draws per chain, gradients per draw, divergences.  On
    2026-11-30, seeds 2026 and 1: 31.1 / 46.8 s at 0.9 against 19.5 / 26.9 s at 0.8, 15
    against 10-11 gradients per draw, no divergence (``benchmarks/RESULTS.md``; the walk
@@ -111,18 +112,24 @@ def tuning(target, label: str, tune: int, draws: int):
           f"{warm[:, :100].mean():.0f}; per draw after tuning {kept.mean():.1f}", flush=True)
 
 
-def acceptance(target, seeds) -> None:
+def stopping(target, seeds, settings) -> None:
+    """The whitened density sampled as ``fit`` samples it, at each ``tune/target_accept``
+    of ``settings`` and each seed."""
     from bayeschain.inference.walk.sampler import sample
 
     for seed in seeds:
-        for accept in (0.9, 0.8):
+        for setting in settings:
+            tune, accept = setting.split("/")
             start = time.perf_counter()
-            _, stats = sample(target, draws=4000, tune=500, seed=seed, min_ess=400,
-                              target_accept=accept)
+            _, stats = sample(target, draws=4000, tune=int(tune), seed=seed, min_ess=400,
+                              target_accept=float(accept))
             steps = stats["n_steps"].values
-            print(f"  target_accept {accept}, seed {seed}: {time.perf_counter() - start:.1f} s, "
-                  f"{steps.shape[1]:,} draws per chain, {steps.mean():.1f} gradients per "
-                  f"draw, {int(stats['diverging'].values.sum())} divergences", flush=True)
+            print(f"  tune {tune}, target_accept {accept}, seed {seed}: "
+                  f"{time.perf_counter() - start:.1f} s, {steps.shape[1]:,} draws per chain, "
+                  f"{steps.mean():.1f} gradients per draw, "
+                  f"{int(stats['diverging'].values.sum())} divergences"
+                  + (f" ({stats.attrs['resampled']})" if "resampled" in stats.attrs else ""),
+                  flush=True)
 
 
 def main(argv=None) -> int:
@@ -133,6 +140,8 @@ def main(argv=None) -> int:
     parser.add_argument("--parts", nargs="+", default=["point", "tuning"],
                         choices=["point", "tuning", "accept"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[2026, 1])
+    parser.add_argument("--settings", nargs="+", default=["500/0.9", "500/0.8"],
+                        help="tuning steps / target_accept of --parts accept")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     for name in shared_logs(args.logs):
@@ -149,7 +158,7 @@ def main(argv=None) -> int:
             tuning(target, "the walk's coordinates", args.tune, args.draws)
             tuning(target.whitened(), "whitened", args.tune, args.draws)
         if "accept" in args.parts:
-            acceptance(target.whitened(), args.seeds)
+            stopping(target.whitened(), args.seeds, args.settings)
     return 0
 
 

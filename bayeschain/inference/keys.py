@@ -19,7 +19,7 @@ from ..errors import FormatError
 #: or shrunk towards a trend in log rank (hierarchical, NUTS only)
 PARAMETRISATIONS = ("per-rank", "shared", "pooled")
 
-#: key -> (type, allowed values or None, default; None: required)
+#: key -> (type or tuple of types, allowed values or None, default; None: required)
 Keys = dict[str, tuple]
 
 
@@ -43,7 +43,9 @@ def check_table(section: str, table: dict, keys: Keys, source: str) -> dict[str,
         if kind is float and is_number(value):
             value = float(value)
         if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-            raise FormatError(f"[{section}] {key} must be a {kind.__name__}, got {value!r}",
+            name = " or ".join(f"{'an' if k.__name__[0] in 'aeiou' else 'a'} {k.__name__}"
+                               for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise FormatError(f"[{section}] {key} must be {name}, got {value!r}",
                               file=source)
         if allowed is not None:
             items = value if isinstance(value, list) else [value]

@@ -51,7 +51,9 @@ Layout::
     method = "conjugate"             # conjugate | nuts
     draws = 1000
     chains = 4
-    tune = 1000
+    tune = 1000                      # "auto" (walk specs): 250 where the documents are
+                                     # integrated out (NUTS in whitened coordinates), 500
+                                     # elsewhere
     seed = 2026
     target_accept = 0.9
     min_ess = 0                      # > 0 (walk specs): draws is the most per chain; stop
@@ -84,7 +86,7 @@ MODEL_KEYS = {"name": (str, None, None), "description": (str, None, ""),
               "ranks": (int, None, 10)}
 SAMPLER_KEYS = {"method": (str, ("conjugate", "nuts"), "conjugate"),
                 "draws": (int, None, 1000), "chains": (int, None, 4),
-                "tune": (int, None, 1000), "seed": (int, None, 2026),
+                "tune": ((int, str), None, 1000), "seed": (int, None, 2026),
                 "target_accept": (float, None, 0.9), "min_ess": (int, None, 0)}
 
 #: every section a spec may have, with its keys (in the order error messages list them)
@@ -294,7 +296,12 @@ def _check_numbers(spec: dict, source: str) -> None:
         raise FormatError(f"[model] ranks must be from 1 to {MAX_RANK:,} (results on a page), "
                           f"found {spec['model']['ranks']:,}", file=source)
     s = spec["sampler"]
-    if s["draws"] < 1 or s["chains"] < 1 or s["tune"] < 0:
+    if isinstance(s["tune"], str) and (s["tune"] != "auto" or "examination" not in spec):
+        raise FormatError("[sampler] tune must be a number of steps" + (
+            ", or 'auto' (walk specs)" if "examination" in spec else
+            " ('auto' is for the walk specs, [examination])") + f", got {s['tune']!r}",
+            file=source)
+    if s["draws"] < 1 or s["chains"] < 1 or (isinstance(s["tune"], int) and s["tune"] < 0):
         raise FormatError("[sampler] draws and chains must be >= 1, tune >= 0", file=source)
     if not 0 < s["target_accept"] < 1:
         raise FormatError("[sampler] target_accept must lie in (0, 1)", file=source)

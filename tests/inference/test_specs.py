@@ -56,6 +56,12 @@ method = "conjugate"
      .replace('"conjugate"', '"nuts"'), "not allowed"),
     (GOOD.replace("[transitions]\nprior = [1, 1, 1, 1]\n", "[examination]\nprior_sd = -1\n")
      .replace('"conjugate"', '"nuts"'), "prior_sd must be a positive"),
+    (GOOD.replace('method = "conjugate"', 'method = "nuts"\ntune = "auto"'),
+     "'auto' is for the walk specs"),
+    (GOOD.replace("[transitions]\nprior = [1, 1, 1, 1]\n", "[examination]\n")
+     .replace('method = "conjugate"', 'method = "nuts"\ntune = "fast"'),
+     "tune must be a number of steps, or 'auto'"),
+    (GOOD.replace('method = "conjugate"', "tune = 2.5"), "must be an int or a str"),
 ])
 def test_bad_specs(text, message):
     with pytest.raises(FormatError, match=message):
@@ -204,3 +210,13 @@ def test_setting_a_key_edits_the_text_the_posterior_stores():
         load_spec("clicks-conjugate").with_keys("examination", clicks="pooled")
     with pytest.raises(FormatError, match="clicks"):
         walk.with_keys("examination", clicks="documents")
+
+
+def test_tune_auto_gives_the_whitened_laplace_route_fewer_steps():
+    """``tune = "auto"``: 250 tuning steps where NUTS moves in the documents' Laplace
+    route's whitened coordinates, 500 elsewhere; a number is kept as it is."""
+    from bayeschain.inference.walk.fit import tuning_steps
+
+    assert load_spec("walk").sampler["tune"] == "auto"
+    assert (tuning_steps("auto", True), tuning_steps("auto", False)) == (250, 500)
+    assert tuning_steps(700, True) == tuning_steps(700, False) == 700

@@ -47,6 +47,27 @@ AUTO_DOCUMENT_SHARE = 0.25
 #: split (``bench_click_models.py``'s) full NUTS's held-out clicks
 AUTO_LAPLACE_IMPRESSIONS = 100
 
+#: ``tune = "auto"`` (the built-in walk specs): NUTS's tuning steps on the documents'
+#: Laplace route, whose coordinates are whitened by the density's precision at its point
+#: (the mass matrix nutpie adapts starts near the identity), and elsewhere.  Measured with
+#: the stopping rule (R-hat <= 1.01, bulk ESS >= 400; ``benchmarks/bench_laplace_costs.py
+#: --parts accept --seeds 2026 1 2 --settings 500/0.9 250/0.9 150/0.9``, 2026-12-01): WSCD
+#: 38.0 / 46.0 / 31.9 s at 500 steps, 27.4 / 36.8 / 29.0 s at 250, 31.8 / 35.2 / 26.9 s at
+#: 150, no divergence; six simulated logs of 24 queries x 10 documents (3,000 and 12,000
+#: sessions) 107.5 s in all at 500 (one divergence, sampled again at 0.99) against 68.1 s
+#: at 250 (none); ``bayeschain fit`` on WSCD as a fresh process, seeds 2026 / 1 / 2 / 3:
+#: 81.7 / 60.1 / 54.3 / 65.2 s at 500, 78.1 / 60.8 / 43.2 / 58.7 s at 250
+#: (``benchmarks/RESULTS.md``).  The walk's own coordinates keep 500 (fewer made the
+#: sampled route's WSCD fit take more draws at the default seed, 2026-11-29)
+AUTO_TUNE = {"whitened": 250, "walk": 500}
+
+
+def tuning_steps(tune: int | str, whitened: bool) -> int:
+    """The spec's ``tune``, with ``"auto"`` read as :data:`AUTO_TUNE` says."""
+    if tune != "auto":
+        return int(tune)
+    return AUTO_TUNE["whitened" if whitened else "walk"]
+
 
 def auto_clicks(share: float, reclicks: str = "fresh") -> str:
     """What ``clicks = "auto"`` fits on a log whose pairs shown ``min_impressions`` times or
@@ -223,7 +244,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"{info['evaluations'] + target.evaluations} evaluations of the density"
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
                 f"NUTS on the walk, the repeats and the trend of attractiveness{sampled_too}"
-                f" (in coordinates whitened by the density's precision at the point); "
+                f" (in coordinates whitened by the density's precision at the point, "
+                f"{tuning_steps(s['tune'], True)} tuning steps); "
                 f"each draw's documents from their Laplace approximation given the draw"
                 f"{'; ' + chosen if chosen else ''}")}
         elif clicks == "document":
@@ -244,7 +266,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         run = sampler or walk_sampler.sample
         if at_mode and not once:   # the documents at their mode: NUTS's first tuning
             target = target.whitened()  # steps move in whitened coordinates
-        draws, stats = run(target, draws=s["draws"], tune=s["tune"], chains=s["chains"],
+        tune = tuning_steps(s["tune"], at_mode and not once)
+        draws, stats = run(target, draws=s["draws"], tune=tune, chains=s["chains"],
                            seed=s["seed"], progress=progress,
                            target_accept=s["target_accept"], min_ess=s["min_ess"],
                            report=report)

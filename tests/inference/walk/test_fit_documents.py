@@ -29,6 +29,8 @@ def test_attractiveness_per_document_is_told_apart_from_examination():
         "documents = 'auto' chose the Laplace route: 30 documents of their own in 72,000 "
         "impressions, 2,400 per document, at least 100")
     assert documents_route(post) == "Laplace"             # as bayeschain choose shows it
+    assert "whitened by the density's precision at the point, 250 tuning steps" in \
+        post.attrs["document_effects"]                    # tune = "auto" on this route
     att = post.posterior["attractiveness"]
     order = [int(d[3:]) for d in att["doc_id"].values]
     draws = att.stack(s=("chain", "draw")).transpose("s", ...).values
