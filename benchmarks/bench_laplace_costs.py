@@ -25,7 +25,8 @@ and model with the documents integrated out), in process:
    whitened density sampled as ``fit`` samples it
    (:func:`~bayeschain.inference.walk.sampler.sample`: 2 chains, stopping once R-hat <=
    1.01 and bulk ESS >= 400, at most 4,000 draws) at each ``tune/target_accept`` of
-   ``--settings`` (500/0.9, the walk specs', and 500/0.8 by default), at each of
+   ``--settings`` (500/0.9 and 500/0.8 by default; the walk specs take 250/0.9 on this
+   route since 2026-12-01, ``tune = "auto"``), at each of
    ``--seeds``: seconds, draws per chain, gradients per draw, divergences.  On
    2026-11-30, seeds 2026 and 1: 31.1 / 46.8 s at 0.9 against 19.5 / 26.9 s at 0.8, 15
    against 10-11 gradients per draw, no divergence (``benchmarks/RESULTS.md``; the walk

@@ -27,7 +27,7 @@ from .specs import ModelSpec, load_spec
 
 def fit(log_or_stats, spec="walk", *, method: str | None = None,
         draws: int | None = None, chains: int | None = None, seed: int | None = None,
-        tune: int | None = None, progress: bool = False, qrels=None,
+        tune: int | str | None = None, progress: bool = False, qrels=None,
         level: int = 1, min_ess: int | None = None, target_accept: float | None = None,
         report=None, sampler=None) -> Posterior:
     """Fit a user model to a click log.
@@ -40,7 +40,9 @@ def fit(log_or_stats, spec="walk", *, method: str | None = None,
         ``"walk"``: the examination walk that P@H scores)
     method, draws, chains, seed, tune, min_ess, target_accept : override the spec's sampler
         settings (``min_ess > 0``, walk specs: ``draws`` is the most per chain and sampling
-        stops once every quantity has R-hat <= 1.01 and bulk ESS >= ``min_ess``)
+        stops once every quantity has R-hat <= 1.01 and bulk ESS >= ``min_ess``;
+        ``tune = "auto"``, walk specs: 250 steps on the documents' Laplace route, 500
+        elsewhere)
     report : ``report(draws_done, draws_max)`` while a walk is sampled (a progress display)
     progress : show the sampler's progress bar (NUTS)
     qrels, level : relevance judgements (``query_id, doc_id, relevance``) and the lowest

@@ -47,9 +47,10 @@ AUTO_DOCUMENT_SHARE = 0.25
 #: split (``bench_click_models.py``'s) full NUTS's held-out clicks
 AUTO_LAPLACE_IMPRESSIONS = 100
 
-#: ``tune = "auto"`` (the built-in walk specs): NUTS's tuning steps on the documents'
-#: Laplace route, whose coordinates are whitened by the density's precision at its point
-#: (the mass matrix nutpie adapts starts near the identity), and elsewhere.  Measured with
+#: ``tune = "auto"`` (the specs ``walk`` and ``walk-document-mode``): NUTS's tuning steps
+#: on the documents' Laplace route, whose coordinates are whitened by the density's
+#: precision at its point (the mass matrix nutpie adapts starts near the identity), and on
+#: every other route (documents sampled, clicks per rank).  Measured with
 #: the stopping rule (R-hat <= 1.01, bulk ESS >= 400; ``benchmarks/bench_laplace_costs.py
 #: --parts accept --seeds 2026 1 2 --settings 500/0.9 250/0.9 150/0.9``, 2026-12-01): WSCD
 #: 38.0 / 46.0 / 31.9 s at 500 steps, 27.4 / 36.8 / 29.0 s at 250, 31.8 / 35.2 / 26.9 s at

@@ -15,13 +15,27 @@ from tests.reference.walk_clicks import documents_at_several_ranks
 pytest.importorskip("nutpie")
 
 
+def sampler_seeing_its_steps(tuned: list):
+    """The default sampler, the tuning steps it is handed appended to ``tuned``."""
+    from bayeschain.inference.walk.sampler import sample
+
+    def sampler(target, **options):
+        tuned.append(options["tune"])
+        return sample(target, **options)
+
+    return sampler
+
+
 def test_attractiveness_per_document_is_told_apart_from_examination():
     """Documents shown at several ranks: their attractiveness and the walk are both
     recovered (99% intervals; most documents inside), by the default route (the documents
-    integrated out by Laplace, as they are few beside the impressions)."""
+    integrated out by Laplace, as they are few beside the impressions), NUTS tuned for
+    the 250 steps of ``tune = "auto"`` on that route."""
     log, attractive, f, b = documents_at_several_ranks(13)
     n = f.size
-    post = fit(log, seed=5)                               # clicks = "auto": per document
+    tuned = []
+    post = fit(log, seed=5, sampler=sampler_seeing_its_steps(tuned))  # clicks: per document
+    assert tuned == [250]
     assert post.attrs["click_level"] == "document"
     # documents = "auto": 30 documents shown about 2,400 times each, integrated out
     assert "Laplace" in post.attrs["document_effects"]
@@ -42,15 +56,15 @@ def test_attractiveness_per_document_is_told_apart_from_examination():
     assert np.sum((f[:n - 1] < lo) | (f[:n - 1] > hi)) <= 1
 
 
-@pytest.mark.parametrize("spec, seed, kappa, route, size", [
+@pytest.mark.parametrize("spec, seed, kappa, route, size, steps", [
     (bc.load_spec("walk").with_keys("examination", rank_offsets=True, documents="sampled"),
-     17, None, "NUTS", (12_000, 200)),
+     17, None, "NUTS", (12_000, 200), 500),
     (bc.load_spec("walk").with_keys("examination", rank_offsets=True), 17, None, "Laplace",
-     (12_000, 200)),
-    ("walk-reclick", 19, 0.25, "Laplace", (6_000, 100)),
+     (12_000, 200), 250),
+    ("walk-reclick", 19, 0.25, "Laplace", (6_000, 100), 1000),
 ], ids=["offsets-sampled", "offsets-auto", "walk-reclick-auto"])
 def test_click_offsets_and_damped_reclicks_are_told_apart_from_documents_and_the_walk(
-        spec, seed, kappa, route, size):
+        spec, seed, kappa, route, size, steps):
     """Documents shown at several ranks, clicked less often lower down once examined (a
     logit offset by rank, trust bias): the offsets, the documents' attractiveness, the
     walk's forward moves and E[H] of a 6-result page are recovered (99% intervals), with
@@ -59,13 +73,18 @@ def test_click_offsets_and_damped_reclicks_are_told_apart_from_documents_and_the
     its default route, its users clicking a result clicked before with a quarter of its
     chance at a later arrival (``kappa`` 0.25, recovered too; None: fresh re-clicks), on
     half the pages in 100 layouts (1,200 impressions a document, still the Laplace
-    route: 26 s alone against 37 s on the whole log, its slowest fit)."""
+    route: 26 s alone against 37 s on the whole log, its slowest fit).  NUTS tunes for
+    ``steps``: the walk spec's ``tune = "auto"`` gives 500 where the documents are sampled,
+    250 on the Laplace route; ``walk-reclick`` says 1,000."""
+
     offset = np.array([0.0, -0.4, -0.6, -0.7, -0.8, -0.9])
     log, attractive, f, b = documents_at_several_ranks(
         seed, low=0.15, offset=offset, reclick=1.0 if kappa is None else kappa,
         pages=size[0], layouts=size[1])
     n = f.size
-    post = fit(log, spec, seed=5)
+    tuned = []
+    post = fit(log, spec, seed=5, sampler=sampler_seeing_its_steps(tuned))
+    assert tuned == [steps]
     assert post.attrs["click_level"] == "document"
     assert documents_route(post) == route
     assert "not converged" not in post.attrs["document_effects"]
