@@ -177,8 +177,8 @@ def simulate_document_pages(rng, n_pages, forward, backward, reformulate, stop,
 
 def documents_at_several_ranks(seed, low=0.1, high=0.8, offset=None, n=6, n_docs=30,
                                reclick=1.0, pages=12_000, layouts=200):
-    """A log of ``pages`` pages of one query, each a layout (of ``layouts``) of ``n`` of ``n_docs``
-    documents with attractiveness uniform in ``[low, high]``, read by the walk with
+    """A log of ``pages`` pages of one query, each one of ``layouts`` layouts of ``n`` of
+    ``n_docs`` documents with attractiveness uniform in ``[low, high]``, read by the walk with
     forward moves ``linspace(0.75, 0.6)``, backward 0.1 (none at rank 1), the rest leaving
     (30% to a next query); ``offset`` and ``reclick`` as in
     :func:`simulate_document_pages`.  Returns
@@ -186,14 +186,14 @@ def documents_at_several_ranks(seed, low=0.1, high=0.8, offset=None, n=6, n_docs
     ``attractiveness[k]``."""
     rng = np.random.default_rng(seed)
     attractive = rng.uniform(low, high, n_docs)
-    layouts = [rng.choice(n_docs, n, replace=False) for _ in range(layouts)]
-    shown = [layouts[k] for k in rng.integers(0, len(layouts), pages)]
+    drawn = [rng.choice(n_docs, n, replace=False) for _ in range(layouts)]
+    shown = [drawn[k] for k in rng.integers(0, layouts, pages)]
     f = np.linspace(0.75, 0.6, n)
     b = np.r_[0.0, np.full(n - 1, 0.1)]
     leave = 1 - f - b
-    pages = simulate_document_pages(rng, len(shown), f, b, 0.3 * leave, 0.7 * leave,
-                                    attractive, shown, offset=offset, reclick=reclick)
-    log = pages_to_log(pages, n, documents=[[f"doc{d}" for d in s] for s in shown],
+    walked = simulate_document_pages(rng, pages, f, b, 0.3 * leave, 0.7 * leave,
+                                     attractive, shown, offset=offset, reclick=reclick)
+    log = pages_to_log(walked, n, documents=[[f"doc{d}" for d in s] for s in shown],
                        queries=["q"] * len(shown))
     return log, attractive, f, b
 

@@ -213,6 +213,8 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                                   f"documents = 'sampled'", stacklevel=3)
                 at_mode = False
                 model = target = walk_model(True)
+        # NUTS's tuning steps, once the route is settled (the whitened route's own)
+        tune = tuning_steps(s["tune"], at_mode and not once)
         if at_mode:
             troubles = ([] if info["converged"] else
                         [f"its point did not converge ({info['message']})"])
@@ -246,7 +248,7 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
                 f"{'' if info['converged'] else ', not converged: ' + info['message']}); "
                 f"NUTS on the walk, the repeats and the trend of attractiveness{sampled_too}"
                 f" (in coordinates whitened by the density's precision at the point, "
-                f"{tuning_steps(s['tune'], True)} tuning steps); "
+                f"{tune} tuning steps); "
                 f"each draw's documents from their Laplace approximation given the draw"
                 f"{'; ' + chosen if chosen else ''}")}
         elif clicks == "document":
@@ -267,7 +269,6 @@ def fit_walk(log, spec: ModelSpec, *, qrels, level: int, progress: bool,
         run = sampler or walk_sampler.sample
         if at_mode and not once:   # the documents at their mode: NUTS's first tuning
             target = target.whitened()  # steps move in whitened coordinates
-        tune = tuning_steps(s["tune"], at_mode and not once)
         draws, stats = run(target, draws=s["draws"], tune=tune, chains=s["chains"],
                            seed=s["seed"], progress=progress,
                            target_accept=s["target_accept"], min_ess=s["min_ess"],
