@@ -59,7 +59,9 @@ AUTO_LAPLACE_IMPRESSIONS = 100
 #: at 250 (none); ``bayeschain fit`` on WSCD as a fresh process, seeds 2026 / 1 / 2 / 3:
 #: 81.7 / 60.1 / 54.3 / 65.2 s at 500, 78.1 / 60.8 / 43.2 / 58.7 s at 250
 #: (``benchmarks/RESULTS.md``).  The walk's own coordinates keep 500 (fewer made the
-#: sampled route's WSCD fit take more draws at the default seed, 2026-11-29)
+#: sampled route's WSCD fit take more draws at the default seed, 2026-11-29).  Not for
+#: ``walk-reclick``: with damped re-clicks 250 steps on the Laplace route diverged on two
+#: of three simulated logs (2026-12-01); that spec says 500
 AUTO_TUNE = {"whitened": 250, "walk": 500}
 
 
