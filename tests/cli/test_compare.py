@@ -110,6 +110,7 @@ def test_compare_prints_writes_and_draws(tmp_path, capsys):
     assert "two runs" in capsys.readouterr().err
 
 
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics")   # 50 draws: score is tested
 def test_score_command_writes_every_draw(tmp_path, capsys):
     pytest.importorskip("h5netcdf")
     from bayeschain.inference import Posterior

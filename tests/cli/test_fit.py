@@ -86,6 +86,7 @@ def _run_from_qrels(tmp_path) -> Path:
     return run
 
 
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics:UserWarning")   # capped at 300 draws
 def test_default_fit_then_score_the_walk(tmp_path, capsys):
     """The README's two steps: `bayeschain fit LOG -o post.nc` with no spec fits the walk;
     `bayeschain score` scores P@H with it; the scores are finite and in [0, 1].  On TREC
@@ -206,6 +207,7 @@ def test_click_to_click_posterior_is_refused_for_the_walk(tmp_path, capsys):
         assert "click-to-click" in err and "'walk'" in err and err.count("\n") == 1
 
 
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics:UserWarning")   # capped at 200 draws
 def test_fit_by_relevance_then_score_with_the_relevance_walk(tmp_path, capsys):
     """walk-relevance on the TREC Session log with its qrels, then `bayeschain score`
     with PatH(model='drwbm') on a run of judged documents."""
@@ -241,6 +243,7 @@ def test_fit_by_relevance_then_score_with_the_relevance_walk(tmp_path, capsys):
     assert "drwbm" in capsys.readouterr().err
 
 
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics:UserWarning")   # capped at 200 draws
 def test_heldout_reports_click_model_metrics(capsys):
     pytest.importorskip("nutpie")
     assert main(["fit", str(LOG), "--heldout", "0.25", "--draws", "200", "--quiet"]) == 0

@@ -49,6 +49,7 @@ def test_free_rows_recover_the_matrix():
     np.testing.assert_array_equal(jump.values[..., np.arange(6), np.arange(6)], 0.0)
 
 
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics")   # 500 draws: the recovery is tested
 def test_decay_exponent_is_recovered_by_nuts():
     pytest.importorskip("pymc")
     truth = decay_matrix("ID", 1.3, 8)

@@ -164,6 +164,7 @@ def test_checks_that_pass_after_the_chains_finished_keep_the_run(monkeypatch):
     assert post.n_draws < 2 * 3_000
 
 
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics")   # 300 draws: the retry is tested
 def test_a_fit_whose_draws_diverged_is_sampled_again_with_smaller_steps(monkeypatch):
     """A divergence in the first run (forced here) makes the sampler run the chains once
     more at target_accept 0.99; the posterior keeps the second run and says why."""
