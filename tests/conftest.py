@@ -103,20 +103,24 @@ def rng():
 
 #: the test files that take longest (seconds of test time on 2 cores, measured with
 #: ``--durations=0`` from an empty Numba cache, as CI runs, on 2026-12-01), run first: a
-#: free xdist worker takes the next unit of work in collection order, so a long unit
-#: collected last made one worker finish minutes after the other
-LONGEST_FILES = ("tests/inference/walk/test_fit_documents.py",     # 228
-                 "tests/inference/dwell/test_model.py",             # 113
-                 "tests/test_notebooks.py",                         # 108
-                 "tests/inference/walk/test_documents_at_mode.py",  # 67
-                 "tests/faults/test_signals.py",                    # 57
-                 "tests/cli/test_fit.py",                           # 55
-                 "tests/inference/walk/test_decided_once.py",       # 52
-                 "tests/inference/walk/test_sampler.py",            # 49
-                 "tests/cli/test_prewarm.py",                       # 48
-                 "tests/test_package.py",                           # 42
-                 "tests/inference/walk/test_fit.py",                # 40
-                 "tests/cli/test_reliability.py")                   # 31
+#: free xdist worker takes the next unit of work in collection order
+#: (``--no-loadscope-reorder`` in pyproject.toml: by default xdist's loadgroup sorts the
+#: units by their number of tests, which put the split files' one-test units, the
+#: longest, last), so a long unit collected last made one worker finish minutes after
+#: the other
+LONGEST_FILES = ("tests/inference/walk/test_fit_documents.py",     # 203
+                 "tests/test_notebooks.py",                         # 106
+                 "tests/inference/dwell/test_model.py",             # 92
+                 "tests/inference/walk/test_documents_at_mode.py",  # 62
+                 "tests/cli/test_prewarm.py",                       # 54
+                 "tests/inference/walk/test_decided_once.py",       # 48
+                 "tests/cli/test_fit.py",                           # 47
+                 "tests/faults/test_signals.py",                    # 47
+                 "tests/inference/walk/test_sampler.py",            # 42
+                 "tests/inference/walk/test_fit.py",                # 37
+                 "tests/test_package.py",                           # 36
+                 "tests/inference/walk/test_files.py",              # 32
+                 "tests/cli/test_reliability.py")                   # 32
 #: files whose tests share no costly fixture, handed to the workers test by test (each
 #: notebook, the demo, each NUTS recovery is a minute alone); every other file stays on
 #: one worker (``--dist loadgroup`` with the file as its group: its module fixtures, fits
