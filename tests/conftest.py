@@ -107,10 +107,12 @@ def rng():
 #: (``--no-loadscope-reorder`` in pyproject.toml: by default xdist's loadgroup sorts the
 #: units by their number of tests, which put the split files' one-test units, the
 #: longest, last), so a long unit collected last made one worker finish minutes after
-#: the other
-LONGEST_FILES = ("tests/inference/walk/test_fit_documents.py",     # 203
+#: the other.  The dwell model's file (PyMC) comes first: one worker starts on it while
+#: the other compiles the walk's Numba kernels on its first fit; begun on two walk fits,
+#: both workers compiled them at once (25-30 s each, from an empty cache, as on CI)
+LONGEST_FILES = ("tests/inference/dwell/test_model.py",             # 92
+                 "tests/inference/walk/test_fit_documents.py",     # 203
                  "tests/test_notebooks.py",                         # 106
-                 "tests/inference/dwell/test_model.py",             # 92
                  "tests/inference/walk/test_documents_at_mode.py",  # 62
                  "tests/cli/test_prewarm.py",                       # 54
                  "tests/inference/walk/test_decided_once.py",       # 48
