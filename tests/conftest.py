@@ -101,15 +101,15 @@ def rng():
     return np.random.default_rng(20201014)
 
 
-#: the test files that take longest (seconds of test time on 2 cores, measured with
-#: ``--durations=0`` from an empty Numba cache, as CI runs, on 2026-12-01), run first: a
-#: free xdist worker takes the next unit of work in collection order
-#: (``--no-loadscope-reorder`` in pyproject.toml: by default xdist's loadgroup sorts the
-#: units by their number of tests, which put the split files' one-test units, the
-#: longest, last), so a long unit collected last made one worker finish minutes after
-#: the other.  The dwell model's file (PyMC) comes first: one worker starts on it while
-#: the other compiles the walk's Numba kernels on its first fit; begun on two walk fits,
-#: both workers compiled them at once (25-30 s each, from an empty cache, as on CI)
+#: the test files that take longest (seconds of test time on 2 cores, ``--durations=0``
+#: from an empty Numba cache, as CI runs, 2026-12-01), run first and in this order: a free
+#: xdist worker takes the next unit of work in collection order (``--no-loadscope-reorder``
+#: in pyproject.toml; by default xdist's loadgroup sorts the units by their number of
+#: tests, and ran the split files' one-test units, the longest, last).  The dwell model's
+#: file (PyMC) comes first: one worker starts on it while the other compiles the walk's
+#: Numba kernels on its first fit; begun on two walk fits, both workers compiled them at
+#: once (25-30 s each).  The two workers stay busy to the end in any order: the suite's
+#: wall is about its CPU time over two (``benchmarks/RESULTS.md``)
 LONGEST_FILES = ("tests/inference/dwell/test_model.py",             # 92
                  "tests/inference/walk/test_fit_documents.py",     # 203
                  "tests/test_notebooks.py",                         # 106
