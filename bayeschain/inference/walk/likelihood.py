@@ -658,10 +658,14 @@ def compiled(name: str):
     if not _COMPILED:
         page_walk.compiled("page_rows")            # the page kernels, bound first
         done = jit_globals(globals(), _JITTED, nogil=True, error_model="numpy")
-        # the width's dispatch inlined into each driver (in Numba's IR): compiled on its own
-        # it would make machine code of both block kernels once more before each driver
-        # did (cold, the table driver took 8.5 s with it, 6.1 s inlined; 2026-12-01)
-        done.update(jit_globals(globals(), ("run_block",), inline="always", nogil=True,
+        # inlined into their callers (in Numba's IR): the width's dispatch into each
+        # driver, the table driver into the walk's density.  Numba links a compiled
+        # callee's code into its caller and makes machine code of the whole again, so each
+        # level between the density and the block kernels cost one more translation of
+        # both kernels: from an empty cache the table driver compiled in 8.5 s with the
+        # dispatch apart and 6.1 s with it inlined; the density with the driver and its
+        # C callback then took 12.2 s instead of 15.4 (2026-12-01, ad hoc)
+        done.update(jit_globals(globals(), _INLINED, inline="always", nogil=True,
                                 error_model="numpy"))
         # the narrow copy of the compiled block kernel's code, its callees compiled; bound
         # before the drivers' first call compiles them against it
@@ -672,17 +676,6 @@ def compiled(name: str):
         globals()["narrow_block_loglik_kernel"] = done["narrow_block_loglik_kernel"]
         _COMPILED.update(done)
     return _COMPILED[name]
-
-
-def table_driver_types() -> tuple:
-    """The argument types :func:`table_loglik_kernel` is called with by the walk's density
-    (C-contiguous arrays, as nutpie's C callback builds them, and scalars)."""
-    from numba import types
-
-    f1, i1 = types.float64[::1], types.int64[::1]
-    f2, i2 = types.float64[:, ::1], types.int64[:, ::1]
-    return (i1, i2, i1, i2, i2, f2, f2, f1, f1, types.float64, types.boolean,
-            i1, i1, i1, i1, i1, f1, f2, f2, f1, f1, f1, f1)
 
 
 def block_kernel_types() -> tuple:
@@ -700,16 +693,9 @@ def block_kernel_types() -> tuple:
 def compile_block_kernel(name: str) -> None:
     """Compile (or load from the cache) ``"block_loglik_kernel"`` or
     ``"narrow_block_loglik_kernel"`` for the drivers' argument types: the demo's two
-    compiling processes compile one each, so that the table driver, which calls both,
-    loads the other from the cache (:mod:`bayeschain.cli.prewarm`)."""
+    compiling processes compile one each, so that the walk's density, whose table driver
+    calls both, loads the other from the cache (:mod:`bayeschain.cli.prewarm`)."""
     compiled(name).compile(block_kernel_types())
-
-
-def compile_table_driver() -> None:
-    """Compile (or load from the cache) the table driver, and what it calls, for the walk
-    density's argument types: done first, the density's other callees can be compiled
-    meanwhile by another process (:func:`bayeschain.inference.walk.model.compile_callees`)."""
-    compiled("table_loglik_kernel").compile(table_driver_types())
 
 
 def compiled_or_python(name: str):
@@ -718,7 +704,10 @@ def compiled_or_python(name: str):
 
 
 _JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "block_lanes",
-           "boundary_grad", "loglik_kernel", "table_loglik_kernel")
+           "boundary_grad", "loglik_kernel")
+#: compiled into each caller rather than apart (:func:`compiled`); called from Python, each
+#: still compiles on its own
+_INLINED = ("run_block", "table_loglik_kernel")
 
 
 @dataclass(frozen=True)
