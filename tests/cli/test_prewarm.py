@@ -36,15 +36,14 @@ def test_the_types_compiled_ahead_are_those_the_walks_density_calls_with(tmp_pat
     """The children compile the density's callees ahead for declared argument types; a
     declaration that drifted from the code would compile a variant nobody calls.  On an
     empty cache, compiling the density the ordinary way (through the C entry) gives each
-    callee exactly the declared signature, and the functions inlined into their callers
-    (the table driver, the width's dispatch) none of their own."""
+    callee exactly the declared signature, and the table driver, inlined into the
+    density, none of its own."""
     code = (
         "import json\n"
         "from bayeschain.inference.walk import bridge, likelihood, model\n"
-        "kernels = ('block_loglik_kernel', 'narrow_block_loglik_kernel')\n"
+        "kernels = ('block_loglik_kernel',)\n"
         "declared = {**model.callee_types(),\n"
-        "            'block_loglik_kernel': likelihood.block_kernel_types(),\n"
-        "            'narrow_block_loglik_kernel': likelihood.block_kernel_types()}\n"
+        "            'block_loglik_kernel': likelihood.block_kernel_types()}\n"
         "found = {k: model.compiled(k).signatures for k in model.callee_types()}\n"
         "found.update({k: likelihood.compiled(k).signatures for k in kernels})\n"
         "inlined = {k: len(likelihood.compiled(k).signatures) for k in likelihood._INLINED}\n"
@@ -57,8 +56,7 @@ def test_the_types_compiled_ahead_are_those_the_walks_density_calls_with(tmp_pat
     assert done.returncode == 0, done.stderr[-2000:]
     pairs = json.loads(done.stdout.splitlines()[-1])
     # the functions compiled into their callers had no compilation of their own
-    assert json.loads(done.stdout.splitlines()[-2]) == {"run_block": 0,
-                                                        "table_loglik_kernel": 0}
-    assert len(pairs) == 6
+    assert json.loads(done.stdout.splitlines()[-2]) == {"table_loglik_kernel": 0}
+    assert len(pairs) == 5
     for name, (declared, found) in pairs.items():
         assert found == [declared], name
