@@ -51,8 +51,10 @@ def main(folder: str) -> None:
     # only means that the ``walk`` child compiles them itself
     if numba_available() and disk_cache_enabled():
         with contextlib.suppress(Exception):
+            from ..inference.walk.likelihood import compile_block_kernel
             from ..inference.walk.model import compile_callees
 
+            compile_block_kernel("block_loglik_kernel")   # the wide one; ``walk`` the narrow
             compile_callees()
     if hasattr(os, "nice"):        # below the demo and the walk's compilation: spare cycles
         os.nice(10)

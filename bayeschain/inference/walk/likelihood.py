@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...browsing import page_walk
-from ...chains.jit import jit_globals
+from ...chains.jit import jit, jit_globals
 from ...posterior.vocabulary import BOUNDARIES
 
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
@@ -68,12 +68,11 @@ NEXT_QUERY = -1 - OUTCOMES.index("next_query")
 #: the target of leaving the page at the session's end
 END = -1 - OUTCOMES.index("end")
 _WORK_ROWS = 28
-#: work items processed side by side (SIMD lanes) in a wide block.  The kernel reads its
-#: lane count from its arrays, so one compiled kernel runs both widths: a copy compiled
-#: for each width as a compile-time constant ran TREC Session's narrow blocks about 4%
-#: faster (0.115-0.120 against 0.119-0.126 ms a gradient; WSCD and CLARA2 the same within
-#: the noise; 2026-12-01, ad hoc, best of 7 in three alternations) but cost a second
-#: compilation on a cold cache (4.5 s).  One gradient of the default walk
+#: work items processed side by side (SIMD lanes), a compile-time constant: a lane count
+#: read at run time made every lane loop one of unknown length and the kernel's first
+#: compile 3 s longer (the cold demo 32.4 s); read from the arrays, one kernel for both
+#: widths compiled once (4.5 s less on a cold cache) but the demo's TREC Session walks
+#: sampled about 10% slower (2026-12-01, ad hoc).  One gradient of the default walk
 #: (``benchmarks/bench_walk_sampler.py --gradient``): 8 lanes and 4 left states an item
 #: before, 32 lanes and the split :func:`blocks` chooses now: WSCD per document (1,479
 #: configurations) 1.68 -> 0.95 ms, CLARA2 per document (6,611) 3.45 -> 2.30 ms; TREC
@@ -83,8 +82,8 @@ _WORK_ROWS = 28
 #: (``benchmarks/RESULTS.md``); such logs now run blocks of :data:`NARROW_LANES`.
 #: Without Numba the plain Python kernel runs every lane too
 LANES = 32
-#: the lanes of a narrow block, for logs of few work items, whose one or few blocks of
-#: :data:`LANES` run mostly empty lanes: on
+#: the lanes of the narrow variant of the block kernel (:func:`with_lanes`), for logs of
+#: few work items, whose one or few blocks of :data:`LANES` run mostly empty lanes: on
 #: 2026-11-30 one gradient of TREC Session's walk took 0.159 ms at 32 lanes and 0.108 at
 #: 8, WSCD per document 1.444 and 1.743 ms, CLARA2 3.698 and 4.698 ms (each width at its
 #: best split; ``benchmarks/bench_walk_sampler.py --gradient``); a simulated log of one
@@ -130,8 +129,8 @@ def factor_lanes(n, lo, up, cp, inv):
 def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, states,
                         clicked, term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc,
                         gsc, gc, gq, g_kappa, wk, term_ll):
-    """Log-likelihood of up to ``lanes`` work items side by side, on ``n`` positions:
-    column ``w`` of the rows ``f .. c`` (shape ``(width >= n, lanes)``, C-contiguous so that
+    """Log-likelihood of up to ``LANES`` work items side by side, on ``n`` positions:
+    column ``w`` of the rows ``f .. c`` (shape ``(width >= n, LANES)``, C-contiguous so that
     the lane loops vectorise) is the configuration of item ``w`` (a shorter page has zero
     moves from its last position on, so the positions it lacks are never reached), whose
     left states are ``states[s_lo[w]:s_hi[w]]`` (-1: the page's start, i: after a click on
@@ -156,7 +155,7 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
     over the terms with outcome ``o`` collects what ``dL/da`` and ``dL/dv_o`` need, so the
     per-state work is two solves and a few vector updates.
     """
-    lanes = f.shape[1]
+    lanes = LANES
     a, lo, up, cp, inv, x = wk[0], wk[1], wk[2], wk[3], wk[4], wk[5]
     lam, gbar, mu, d_up, d_lo = wk[6], wk[7], wk[8], wk[9], wk[10]
     big = wk[11:14]            # L_o
@@ -356,6 +355,30 @@ def block_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, kappa, s_lo, s_hi, 
     return total
 
 
+def with_lanes(func, lanes: int):
+    """A copy of ``func`` (its code, its module's globals as they are now) in which
+    :data:`LANES` is ``lanes``: a kernel whose lane loops have another compile-time
+    length.  Named ``<func>_<lanes>_lanes``: Numba's disk cache keys its entries by the
+    function's qualified name and code, not by its globals, so the lane count is in the
+    name, and a copy's compiled code never stands in for another width's."""
+    import types
+
+    space = dict(func.__globals__)
+    space["LANES"] = lanes
+    name = f"{func.__name__}_{lanes}_lanes"
+    copy = types.FunctionType(func.__code__, space, name, func.__defaults__,
+                              func.__closure__)
+    copy.__qualname__ = name
+    copy.__doc__ = func.__doc__
+    copy.__module__ = func.__module__
+    return copy
+
+
+#: :func:`block_loglik_kernel` on :data:`NARROW_LANES` lanes (compiled with the others by
+#: :func:`compiled`; plain Python here)
+narrow_block_loglik_kernel = with_lanes(block_loglik_kernel, NARROW_LANES)
+
+
 #: the most left states per work item (a lane of a block) that :func:`blocks` tries: a
 #: configuration's states are split into items of at most ``k`` states, ``k`` in 1, 2, 4,
 #: ... up to this; a page with many states fills several lanes, each of which factors the
@@ -404,8 +427,8 @@ def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     states, ``k`` the power of two up to :data:`STATES_PER_ITEM` whose blocks cost least
     (:func:`_block_cost`), at each width; the blocks are of :data:`NARROW_LANES` items
     where their work times :data:`NARROW_PENALTY` is less than the :data:`LANES`-wide
-    blocks' (a log of few items: the drivers then run the kernel on that many lanes, and
-    every block holds at most that many).  A log of few configurations (TREC Session: 10, of 6 to 49
+    blocks' (a log of few items: the drivers then run the narrow kernel, whose every block
+    holds at most that many).  A log of few configurations (TREC Session: 10, of 6 to 49
     results) fills its lanes by splitting (at 32 lanes k = 4: one gradient 0.076 ms,
     against 0.152 at k = 16, on 2026-11-29; it now runs 8 lanes, k = 4: 0.108 against
     0.159 ms at 32 on 2026-11-30); one of many (WSCD per document: 1,479) keeps them
@@ -428,6 +451,25 @@ def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     _, items, lanes = found[1] if found[1][0] < found[0][0] else found[0]
     starts = np.r_[np.arange(0, items.shape[0], lanes), items.shape[0]]
     return items, np.ascontiguousarray(starts, dtype=np.int64)
+
+
+def run_block(n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr, targets,
+              counts, g_kappa, wk, term_ll):
+    """One block through :func:`block_loglik_kernel` on the drivers' work arrays ``rows``
+    and ``grads`` (``(ROWS, width, lanes)``: forward, backward, reformulate, stop,
+    click, repeat, then the moves after a click), or its narrow copy when the arrays
+    have :data:`NARROW_LANES` lanes."""
+    if rows.shape[2] == NARROW_LANES:
+        return narrow_block_loglik_kernel(
+            n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9],
+            rows[4], rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets,
+            counts, grads[0], grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
+            grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
+    return block_loglik_kernel(
+        n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9], rows[4],
+        rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets, counts, grads[0],
+        grads[1], grads[2], grads[3], grads[6], grads[7], grads[8], grads[9], grads[4],
+        grads[5], g_kappa, wk, term_ll)
 
 
 def block_lanes(starts) -> int:
@@ -479,11 +521,8 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
                 rows[9, i, w] = sc[g, i] if inside else 0.0
                 for k in range(ROWS):
                     grads[k, i, w] = 0.0
-        ll = block_loglik_kernel(
-            n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9],
-            rows[4], rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets,
-            counts, grads[0], grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
-            grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
+        ll = run_block(n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
+                       targets, counts, g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -583,11 +622,8 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
                                                     rescale)
                 saved[4 * h, w], saved[4 * h + 1, w] = fl, bl
                 saved[4 * h + 2, w], saved[4 * h + 3, w] = rl, sl
-        ll = block_loglik_kernel(
-            n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9],
-            rows[4], rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets,
-            counts, grads[0], grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
-            grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
+        ll = run_block(n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
+                       targets, counts, g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -624,21 +660,38 @@ def compiled(name: str):
     if not _COMPILED:
         page_walk.compiled("page_rows")            # the page kernels, bound first
         done = jit_globals(globals(), _JITTED, nogil=True, error_model="numpy")
-        # the table driver inlined into the walk's density (in Numba's IR): Numba links a
-        # compiled callee's code into its caller and makes machine code of the whole
-        # again, so each level between the density and the block kernel cost one more
-        # translation of the kernel (from an empty cache the driver, the density and its
-        # C callback compiled in 15.4 s with the driver apart, 12.2 s with it inlined;
-        # 2026-12-01, ad hoc)
-        done.update(jit_globals(globals(), _INLINED, inline="always", nogil=True,
+        # the width's dispatch inlined into each driver (in Numba's IR): compiled on its own
+        # it would make machine code of both block kernels once more before each driver
+        # did (cold, the table driver took 8.5 s with it, 6.1 s inlined; 2026-12-01).  The
+        # table driver stays a callee of the density: inlined there too, it saved 3 s of
+        # a cold compile, but TREC Session's walks sampled about 10% slower (ad hoc)
+        done.update(jit_globals(globals(), ("run_block",), inline="always", nogil=True,
                                 error_model="numpy"))
+        # the narrow copy of the compiled block kernel's code, its callees compiled; bound
+        # before the drivers' first call compiles them against it
+        kernel = getattr(done["block_loglik_kernel"], "py_func",
+                         done["block_loglik_kernel"])
+        done["narrow_block_loglik_kernel"] = jit(with_lanes(kernel, NARROW_LANES),
+                                                 nogil=True, error_model="numpy")
+        globals()["narrow_block_loglik_kernel"] = done["narrow_block_loglik_kernel"]
         _COMPILED.update(done)
     return _COMPILED[name]
 
 
+def table_driver_types() -> tuple:
+    """The argument types :func:`table_loglik_kernel` is called with by the walk's density
+    (C-contiguous arrays, as nutpie's C callback builds them, and scalars)."""
+    from numba import types
+
+    f1, i1 = types.float64[::1], types.int64[::1]
+    f2, i2 = types.float64[:, ::1], types.int64[:, ::1]
+    return (i1, i2, i1, i2, i2, f2, f2, f1, f1, types.float64, types.boolean,
+            i1, i1, i1, i1, i1, f1, f2, f2, f1, f1, f1, f1)
+
+
 def block_kernel_types() -> tuple:
-    """The argument types the drivers call :func:`block_loglik_kernel` with (at either
-    width): rows and gradients of their C-contiguous work arrays, the left states'
+    """The argument types the drivers call :func:`block_loglik_kernel` (and its narrow
+    copy) with: rows and gradients of their C-contiguous work arrays, the left states'
     arrays, the work array itself."""
     from numba import types
 
@@ -648,11 +701,19 @@ def block_kernel_types() -> tuple:
             f1, f3, f1)
 
 
-def compile_block_kernel() -> None:
-    """Compile (or load from the cache) :func:`block_loglik_kernel` for the drivers'
-    argument types: the demo's ``walk`` child does this first, while the other compiles
-    the density's other callees (:mod:`bayeschain.cli.prewarm`)."""
-    compiled("block_loglik_kernel").compile(block_kernel_types())
+def compile_block_kernel(name: str) -> None:
+    """Compile (or load from the cache) ``"block_loglik_kernel"`` or
+    ``"narrow_block_loglik_kernel"`` for the drivers' argument types: the demo's two
+    compiling processes compile one each, so that the table driver, which calls both,
+    loads the other from the cache (:mod:`bayeschain.cli.prewarm`)."""
+    compiled(name).compile(block_kernel_types())
+
+
+def compile_table_driver() -> None:
+    """Compile (or load from the cache) the table driver, and what it calls, for the walk
+    density's argument types: done first, the density's other callees can be compiled
+    meanwhile by another process (:func:`bayeschain.inference.walk.model.compile_callees`)."""
+    compiled("table_loglik_kernel").compile(table_driver_types())
 
 
 def compiled_or_python(name: str):
@@ -661,10 +722,7 @@ def compiled_or_python(name: str):
 
 
 _JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "block_lanes",
-           "boundary_grad", "loglik_kernel")
-#: compiled into each caller rather than apart (:func:`compiled`); called from Python, each
-#: still compiles on its own
-_INLINED = ("table_loglik_kernel",)
+           "boundary_grad", "loglik_kernel", "table_loglik_kernel")
 
 
 @dataclass(frozen=True)

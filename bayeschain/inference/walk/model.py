@@ -431,9 +431,9 @@ def callee_types() -> dict[str, tuple]:
 def compile_callees() -> None:
     """Compile (or load from the cache) :func:`logp_kernel`'s callees that do not depend on
     the likelihood, for the types it calls them with: the demo's second process does this
-    while the first compiles the likelihood's block kernel, and the first then finds them
-    cached when it compiles the density (a second off the cold demo's longest wait;
-    :mod:`bayeschain.cli.prewarm`)."""
+    (after the likelihood's wide block kernel) while the first compiles the narrow one and
+    the table driver, and the first then finds them cached (a second off the cold demo's
+    longest wait; :mod:`bayeschain.cli.prewarm`)."""
     compiled("logp_kernel")
     for name, types in callee_types().items():
         _COMPILED[name].compile(types)

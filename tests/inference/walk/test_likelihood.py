@@ -217,7 +217,7 @@ def test_many_page_layouts_side_by_side_give_the_dense_likelihood_and_its_gradie
     by side, some with positions clicked before): the model's log-likelihood still equals
     the dense definition page by page (damped re-clicks, the clicked set carried along
     each page), and its gradient equals central differences; and so it does with the
-    same items in blocks of :data:`NARROW_LANES`."""
+    same items in blocks of :data:`NARROW_LANES`, the narrow kernel's."""
     rng = np.random.default_rng(11)
     n = 5
     pages, shown, data = _document_pages(rng, n, n_docs=40, n_pages=3000, n_layouts=400,
