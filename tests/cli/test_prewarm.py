@@ -36,7 +36,8 @@ def test_the_types_compiled_ahead_are_those_the_walks_density_calls_with(tmp_pat
     """The children compile the density's callees ahead for declared argument types; a
     declaration that drifted from the code would compile a variant nobody calls.  On an
     empty cache, compiling the density the ordinary way (through the C entry) gives each
-    callee exactly the declared signature."""
+    callee exactly the declared signature, and the width's dispatch, inlined into the
+    drivers, none of its own."""
     code = (
         "import json\n"
         "from bayeschain.inference.walk import bridge, likelihood, model\n"
@@ -48,6 +49,7 @@ def test_the_types_compiled_ahead_are_those_the_walks_density_calls_with(tmp_pat
         "            'narrow_block_loglik_kernel': likelihood.block_kernel_types()}\n"
         "found = {k: model.compiled(k).signatures for k in model.callee_types()}\n"
         "found.update({k: likelihood.compiled(k).signatures for k in kernels})\n"
+        "print(len(likelihood.compiled('run_block').signatures))\n"
         "print(json.dumps({k: [str(declared[k]), [str(s) for s in found[k]]]\n"
         "                  for k in declared}))\n")
     env = {k: v for k, v in os.environ.items() if k != "BAYESCHAIN_NUMBA_NO_CACHE"}
@@ -55,6 +57,7 @@ def test_the_types_compiled_ahead_are_those_the_walks_density_calls_with(tmp_pat
                           timeout=600, env={**env, "NUMBA_CACHE_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr[-2000:]
     pairs = json.loads(done.stdout.splitlines()[-1])
+    assert done.stdout.splitlines()[-2] == "0"     # inlined: no compilation of its own
     assert len(pairs) == 7
     for name, (declared, found) in pairs.items():
         assert found == [declared], name
