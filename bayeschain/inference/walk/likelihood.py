@@ -663,8 +663,9 @@ def compiled(name: str):
         # the width's dispatch inlined into each driver (in Numba's IR): compiled on its own
         # it would make machine code of both block kernels once more before each driver
         # did (cold, the table driver took 8.5 s with it, 6.1 s inlined; 2026-12-01).  The
-        # table driver stays a callee of the density: inlined there too, it saved 3 s of
-        # a cold compile, but TREC Session's walks sampled about 10% slower (ad hoc)
+        # table driver stays a callee of the density: inlined there too, it compiled no
+        # faster (12.2 s against 12.3-12.4 for the driver, the density and its C callback)
+        # and TREC Session's walks sampled about 10% slower (ad hoc)
         done.update(jit_globals(globals(), ("run_block",), inline="always", nogil=True,
                                 error_model="numpy"))
         # the narrow copy of the compiled block kernel's code, its callees compiled; bound
