@@ -24,10 +24,20 @@ compiles: the globals it compiles against).  Numba has no public hook for this; 
 its cache object lacks the attribute used (another Numba release), or the callees cannot
 be read, a function with callees in other files is compiled without the disk cache
 rather than risk a stale callee.
+
+**A callee called by its address is not compiled again into its caller.**  Numba links
+the code of every compiled function a kernel calls into the kernel's own and makes
+machine code of the whole again, at every level of a chain of calls: the walk's block
+kernels were translated once on their own, once more in their driver, in the density
+and in its C callback.  :func:`function_pointers` gives a kernel's address as an integer
+and, inside compiled code, the function at an address, as a value of Numba's public
+first-class function type: a caller taking the address as an argument links nothing of
+the callee, and runs whichever kernel it is handed.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 from collections.abc import Callable
@@ -207,3 +217,52 @@ def cached_cfunc(signature, func):
     _guard_cache(getattr(compiled, "_cache", None), func)
     compiled.compile()
     return compiled
+
+
+@functools.cache
+def function_pointers(signature):
+    """``(address, function_at)`` for compiled functions of the Numba ``signature``:
+    ``address(dispatcher)`` (a compiled call from Python) is the integer address of the
+    dispatcher's code for that signature, compiling it if need be; ``function_at(a)``,
+    called inside compiled code, is the function at address ``a`` as a value of
+    ``numba.types.FunctionType(signature)``, which the caller calls like any function.
+    The address stays valid while the dispatcher lives.
+
+    The address is that of the C-callable wrapper Numba makes of every compiled function
+    (what its first-class function values hold first: the member ``addr`` in Numba 0.60,
+    ``c_addr`` from 0.61); the dispatcher is converted to a function value by Numba's own
+    unboxing, and ``function_at`` builds that value with its other members null, so the
+    call goes through the wrapper.  The wrapper does not pass exceptions on: a callee
+    must not raise (the walk's block kernels do not)."""
+    from numba import njit, types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    kind = types.FunctionType(signature)
+
+    @intrinsic
+    def _held_address(typingctx, fn):
+        def codegen(context, builder, sig, args):
+            return builder.ptrtoint(builder.extract_value(args[0], 0), cgutils.intp_t)
+        return types.intp(kind), codegen
+
+    @intrinsic
+    def function_at(typingctx, address):
+        def codegen(context, builder, sig, args):
+            value = cgutils.get_null_value(context.get_value_type(kind))
+            pointer = builder.inttoptr(args[0], cgutils.voidptr_t)
+            return builder.insert_value(value, pointer, 0)
+        return kind(types.intp), codegen
+
+    @njit(types.intp(kind))
+    def _address(fn):
+        return _held_address(fn)
+
+    def address(dispatcher) -> int:
+        dispatcher.compile(signature.args)
+        found = int(_address(dispatcher))
+        if found <= 0:
+            raise RuntimeError(f"Numba gave no address for {dispatcher} at {signature}")
+        return found
+
+    return address, function_at

@@ -4,14 +4,14 @@ On an empty Numba cache the demo spends about ten seconds compiling: the walk's
 likelihood (its first need) and then the replay, scoring, exact-law and relevance-walk
 kernels, while it has little else to do.  :class:`Prewarm` starts
 two children at the demo's start, one per core: ``walk`` (``python -m
-bayeschain.cli.prewarm``) compiles the walk's density (and then says ``walk``), its
-likelihood's table driver first; ``rehearse`` (:mod:`bayeschain.cli.rehearsal`, at a lower
-priority: the walk's density is the first thing the demo needs) first compiles the
-likelihood's wide block kernel while ``walk`` compiles the narrow one (the table driver
-calls both, and loads the other from the cache), then the
-density's other callees (:func:`~bayeschain.inference.walk.model.compile_callees`, which
-``walk`` then loads from the cache: the cold demo's longest wait shortened by a second),
-then rehearses the demo's own analysis on the bundled log with
+bayeschain.cli.prewarm``) compiles the walk's density and its C callback (and then says
+``walk``), its likelihood's table driver first; ``rehearse`` (:mod:`bayeschain.cli.rehearsal`,
+at a lower priority: the walk's density is the first thing the demo needs) first compiles
+the density's other callees (:func:`~bayeschain.inference.walk.model.compile_callees`,
+which ``walk`` then loads from the cache: the cold demo's longest wait shortened by a
+second) and the likelihood's block kernel of the bundled log's width (the drivers call
+it by its address, so it is compiled once, beside the density rather than inside it;
+``walk`` loads it from the cache), then rehearses the demo's own analysis on the bundled log with
 a stand-in sampler that returns a few draws at the prior's centre, which compiles every
 other kernel with the argument types the demo will use.  Numba writes each to its
 on-disk cache (atomically); the demo waits for ``walk`` and loads it, and finds the rest
@@ -84,16 +84,16 @@ def main() -> None:
 
     from ..inference.walk import likelihood
 
-    # the table driver first (its chain of callees is most of the wait): the density's
-    # other callees meanwhile compile in the ``rehearse`` child and are loaded from the
-    # cache (should this step fail, the import below compiles everything in order)
+    # the table driver first: the density's other callees meanwhile compile in the
+    # ``rehearse`` child and are loaded from the cache (should this step fail, the import
+    # below compiles everything in order), and then the block kernel of TREC Session's
+    # width, which the drivers call by its address
     with contextlib.suppress(Exception):
-        # the narrow block kernel (TREC Session's), while ``rehearse`` compiles the wide
-        # one: the driver, which calls both, then loads that one from the cache
-        likelihood.compile_block_kernel("narrow_block_loglik_kernel")
         likelihood.compile_table_driver()
     from ..inference.walk import bridge  # noqa: F401 - compiles or loads
 
+    with contextlib.suppress(Exception):     # (on a failure the demo compiles it itself)
+        likelihood.block_kernel_address(likelihood.NARROW_LANES)
     print("walk", flush=True)
 
 

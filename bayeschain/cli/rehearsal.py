@@ -1,6 +1,7 @@
 """The demo's rehearsal (the ``rehearse`` child of :mod:`bayeschain.cli.prewarm`): first
 the walk density's callees that the ``walk`` child then loads from the cache
-(:func:`~bayeschain.inference.walk.model.compile_callees`), then the demo's analysis on
+(:func:`~bayeschain.inference.walk.model.compile_callees`) and the likelihood's block
+kernel of the bundled log's width, then the demo's analysis on
 the bundled log with a stand-in sampler, which compiles every kernel the demo uses after
 the walk's fit with the argument types it will use.
 
@@ -51,11 +52,11 @@ def main(folder: str) -> None:
     # only means that the ``walk`` child compiles them itself
     if numba_available() and disk_cache_enabled():
         with contextlib.suppress(Exception):
-            from ..inference.walk.likelihood import compile_block_kernel
+            from ..inference.walk.likelihood import NARROW_LANES, block_kernel_address
             from ..inference.walk.model import compile_callees
 
-            compile_block_kernel("block_loglik_kernel")   # the wide one; ``walk`` the narrow
-            compile_callees()
+            compile_callees()                      # first: ``walk`` needs them after 2-3 s
+            block_kernel_address(NARROW_LANES)     # the width of TREC Session's pages
     if hasattr(os, "nice"):        # below the demo and the walk's compilation: spare cycles
         os.nice(10)
     from . import demo

@@ -237,3 +237,46 @@ def test_a_modules_kernels_are_compiled_all_or_none(monkeypatch):
     assert done == {"first": ("compiled", first, {"nogil": True}),
                     "second": ("compiled", second, {"nogil": True})}
     assert namespace == done
+
+
+def test_a_caller_runs_whichever_kernel_it_is_handed_the_address_of():
+    """:func:`function_pointers`: one compiled caller runs two kernels of one signature by
+    their addresses, with each kernel's own result (arrays passed and written through),
+    compiled once for both, and without compiling a kernel itself (its code is not
+    linked into the caller's)."""
+    import numba
+    import numpy as np
+    from numba import types
+
+    from bayeschain.chains.jit import function_pointers
+
+    signature = types.float64(types.float64[:, ::1], types.float64[::1])
+    address, function_at = function_pointers(signature)
+
+    @numba.njit
+    def total(a, out):
+        for j in range(a.shape[1]):
+            out[j] += a[:, j].sum()
+        return a.sum()
+
+    @numba.njit
+    def largest(a, out):
+        for j in range(a.shape[1]):
+            out[j] = a[:, j].max()
+        return a.max()
+
+    @numba.njit
+    def twice(kernel, a, out):
+        run = function_at(kernel)
+        return run(a, out) + run(a, out)
+
+    a = np.arange(6.0).reshape(2, 3)
+    out = np.zeros(3)
+    twice.compile((types.intp, *signature.args))
+    assert not total.signatures and not largest.signatures   # nothing of theirs linked in
+    assert twice(address(total), a, out) == 30.0
+    assert out.tolist() == [6.0, 10.0, 14.0]
+    assert twice(address(largest), a, out) == 10.0
+    assert out.tolist() == [3.0, 4.0, 5.0]
+    assert len(twice.signatures) == 1
+    assert total.signatures == largest.signatures == [signature.args]

@@ -38,9 +38,12 @@ MEASURE = "PatH(model='rwbm', order=2)"
 #: the environments that run the whole main job
 PYTHONS = [NEWEST_312, NEWEST_313, MINIMUM_311]
 #: the tests run inside each of them: those of the code the releases touch (nutpie's
-#: bridge and the walk's sampler, posterior storage, PyMC models, ArviZ's HDI, scoring,
-#: the commands)
+#: bridge and the walk's sampler, Numba's first-class functions the walk's likelihood
+#: calls its kernels by, posterior storage, PyMC models, ArviZ's HDI, scoring, the
+#: commands)
 SUITE = ["tests/inference/walk/test_bridge.py",
+         "tests/chains/test_jit.py::"
+         "test_a_caller_runs_whichever_kernel_it_is_handed_the_address_of",
          "tests/inference/walk/test_stop_on_diagnostics.py",
          "tests/inference/clicks/test_conjugate.py", "tests/inference/walk/test_sampler.py",
          "tests/comparison/test_summary.py", "tests/scoring", "tests/cli/test_fit.py",

@@ -74,7 +74,8 @@ MATRICES = ("items", "move_index", "click_index")
 
 def _table(model) -> tuple[np.ndarray, list]:
     """The address table of a :class:`~bayeschain.inference.walk.model.WalkModel`: for
-    each of :data:`ARRAYS` its address and two extents, then the integer scalars; and the
+    each of :data:`ARRAYS` its address and two extents, then the integer scalars and the
+    address of the likelihood's block kernel (:meth:`WalkModel.block_kernel`); and the
     arrays it points to (kept alive by the caller)."""
     args = model.kernel_arguments()
     named = args._asdict()
@@ -90,7 +91,7 @@ def _table(model) -> tuple[np.ndarray, list]:
         table += [a.ctypes.data, a.shape[0], a.shape[1] if a.ndim == 2 else 0]
     table += [int(args.n_groups), int(args.n_ranks), int(args.n_move_coords),
               int(bool(args.rescale)), int(args.n_sets), int(args.n_click_coords),
-              int(args.reclick_coord), int(args.reader_coord)]
+              int(args.reclick_coord), int(args.reader_coord), model.block_kernel()]
     return np.array(table, dtype=np.int64), keep
 
 
@@ -126,7 +127,7 @@ _EXPAND_SIG = types.int64(types.uint64, types.uint64, types.CPointer(types.doubl
 def logp_cfunc(dim, x_, out_, logp_, user_data):
     """nutpie's ``logp(dim, x, grad, logp, user_data)``: 0, or 4 (log density not
     finite; the gradient is then zero) or 3 (a gradient entry not finite)."""
-    t = numba.carray(user_data, (3 * _N + 8,), np.int64)
+    t = numba.carray(user_data, (3 * _N + 9,), np.int64)
     theta = numba.carray(x_, (dim,))
     grad = numba.carray(out_, (dim,))
     result = numba.carray(logp_, (1,))
@@ -160,7 +161,8 @@ def logp_cfunc(dim, x_, out_, logp_, user_data):
                scalars[1], t[base], t[base + 1], free, t[base + 2], t[base + 4],
                t[base + 5], t[base + 6], t[base + 7], lengths, items, starts,
                move_index, click_index, combo_click, combo_offset, t[base + 3] != 0,
-               state_ptr, states, clicked, term_ptr, targets, counts, grad, np.empty(0))
+               state_ptr, states, clicked, term_ptr, targets, counts, grad, np.empty(0),
+               t[base + 8])
     result[0] = lp
     if not np.isfinite(lp):
         for i in range(dim):

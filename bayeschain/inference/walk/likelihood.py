@@ -46,8 +46,12 @@ installed, plain Python otherwise; work items, each a configuration's left state
 some of them, run side by side in SIMD lanes, a block of :data:`LANES` at a time, or of
 :data:`NARROW_LANES` on a log of few of them: see :func:`blocks`) and driven two ways:
 per-position arrays (:func:`walk_log_likelihood`) and move / click tables indexed by the page
-configurations (:func:`table_log_likelihood`, what the fitted models call).  Tested
-against dense linear algebra, finite differences and simulated pages.
+configurations (:func:`table_log_likelihood`, what the fitted models call).  The drivers
+call the block kernel of the log's width by its address (:func:`block_kernel`), so
+that neither they nor the density and C callback that call them compile the kernels'
+code again (:func:`~bayeschain.chains.jit.function_pointers`), and a log compiles only
+the kernel of its own width.  Tested against dense linear algebra, finite differences
+and simulated pages.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...browsing import page_walk
-from ...chains.jit import jit, jit_globals
+from ...chains.jit import function_pointers, jit, jit_globals
 from ...posterior.vocabulary import BOUNDARIES
 
 #: outcome columns of the counts: next query (r), end of session (s), unknown (r + s)
@@ -453,23 +457,53 @@ def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     return items, np.ascontiguousarray(starts, dtype=np.int64)
 
 
-def run_block(n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr, targets,
-              counts, g_kappa, wk, term_ll):
-    """One block through :func:`block_loglik_kernel` on the drivers' work arrays ``rows``
-    and ``grads`` (``(ROWS, width, lanes)``: forward, backward, reformulate, stop,
-    click, repeat, then the moves after a click), or its narrow copy when the arrays
-    have :data:`NARROW_LANES` lanes."""
-    if rows.shape[2] == NARROW_LANES:
-        return narrow_block_loglik_kernel(
-            n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9],
-            rows[4], rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets,
-            counts, grads[0], grads[1], grads[2], grads[3], grads[6], grads[7], grads[8],
-            grads[9], grads[4], grads[5], g_kappa, wk, term_ll)
-    return block_loglik_kernel(
-        n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9], rows[4],
-        rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets, counts, grads[0],
-        grads[1], grads[2], grads[3], grads[6], grads[7], grads[8], grads[9], grads[4],
-        grads[5], g_kappa, wk, term_ll)
+#: the block kernels run by address (:func:`block_kernel`), in the registry of the
+#: Python drivers when Numba is absent: address -> kernel
+_BY_ADDRESS: dict = {}
+#: the kernel of each lane count: address (of the compiled or the Python kernel)
+_ADDRESSES: dict = {}
+
+
+def block_kernel_at(address):
+    """The block kernel at ``address`` (:func:`block_kernel`), for the drivers: compiled,
+    Numba's first-class function at that address (:func:`compiled` binds
+    :func:`~bayeschain.chains.jit.function_pointers`' ``function_at`` under this name);
+    in plain Python, the kernel registered there."""
+    return _BY_ADDRESS[address]
+
+
+def block_kernel_signature():
+    """The Numba signature of :func:`block_loglik_kernel` as the drivers call it (its
+    narrow copy's is the same): :func:`block_kernel_types`, returning the log-likelihood."""
+    from numba import types
+
+    return types.float64(*block_kernel_types())
+
+
+def block_kernel(starts) -> int:
+    """The address the drivers call the block kernel of blocks ``starts`` at
+    (:func:`block_kernel_address` of :func:`block_lanes`, which the drivers size their
+    work arrays by)."""
+    return block_kernel_address(int(compiled("block_lanes")(starts)))
+
+
+def block_kernel_address(lanes: int) -> int:
+    """The address of :func:`block_loglik_kernel` (``lanes`` :data:`LANES`) or of its
+    narrow copy (:data:`NARROW_LANES`), compiled (or loaded from the cache) at the first
+    call for that width in a process.  Called by address, a kernel's code is not compiled
+    again into the drivers, the density and its C callback (from an empty cache, the
+    density and its C callback compiled in 26.0 s with both kernels linked in, 10.0 s
+    without, and the narrow kernel alone in 4.9 s, 2026-12-01, ad hoc), and a log never
+    compiles the kernel of the other width."""
+    if lanes not in _ADDRESSES:
+        kernel = compiled("narrow_block_loglik_kernel" if lanes == NARROW_LANES else
+                          "block_loglik_kernel")
+        if hasattr(kernel, "py_func"):
+            _ADDRESSES[lanes] = function_pointers(block_kernel_signature())[0](kernel)
+        else:                                  # plain Python (no Numba)
+            _ADDRESSES[lanes] = id(kernel)
+            _BY_ADDRESS[id(kernel)] = kernel
+    return _ADDRESSES[lanes]
 
 
 def block_lanes(starts) -> int:
@@ -488,9 +522,10 @@ ROWS = 10
 
 def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kappa, state_ptr,
                   states, clicked, term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc,
-                  gsc, gc, gq, g_kappa, term_ll):
+                  gsc, gc, gq, g_kappa, term_ll, kernel):
     """Per-position driver: rows ``f .. q`` of shape (G, N) (``fc .. sc``: the moves after a
-    click), gradients added to ``g*``."""
+    click), gradients added to ``g*``; ``kernel`` the block kernel's address
+    (:func:`block_kernel` of ``starts``)."""
     n_cfg, width = f.shape
     lanes = block_lanes(starts)
     wk = np.zeros((_WORK_ROWS, width, lanes))
@@ -521,8 +556,11 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
                 rows[9, i, w] = sc[g, i] if inside else 0.0
                 for k in range(ROWS):
                     grads[k, i, w] = 0.0
-        ll = run_block(n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
-                       targets, counts, g_kappa, wk, term_ll)
+        ll = block_kernel_at(kernel)(
+            n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9],
+            rows[4], rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets, counts,
+            grads[0], grads[1], grads[2], grads[3], grads[6], grads[7], grads[8], grads[9],
+            grads[4], grads[5], g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -566,7 +604,7 @@ def boundary_grad(n, gf, gb, gr, gs, fl, bl, rl, sl, rescale):
 def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, moves_click,
                         click, repeat, kappa, rescale, state_ptr, states, clicked, term_ptr,
                         targets, counts, g_moves, g_moves_click, g_click, g_repeat, g_kappa,
-                        term_ll):
+                        term_ll, kernel):
     """Table driver: position ``i`` of configuration ``g`` takes the move row
     ``moves[move_index[g, i]]`` (forward, backward, reformulate, stop) after an
     examination without a click and ``moves_click[move_index[g, i]]`` after a click (the
@@ -576,7 +614,8 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
     ``kappa`` damps the clicks on positions clicked before (:func:`block_loglik_kernel`).
     Gradients are added to ``g_moves``, ``g_moves_click``, ``g_click``, ``g_repeat`` and
     ``g_kappa[0]``; each term's log-probability is written into ``term_ll`` unless it is
-    empty."""
+    empty; ``kernel`` is the block kernel's address (:func:`block_kernel` of
+    ``starts``)."""
     n_cfg, width = move_index.shape
     lanes = block_lanes(starts)
     wk = np.zeros((_WORK_ROWS, width, lanes))
@@ -622,8 +661,11 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
                                                     rescale)
                 saved[4 * h, w], saved[4 * h + 1, w] = fl, bl
                 saved[4 * h + 2, w], saved[4 * h + 3, w] = rl, sl
-        ll = run_block(n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
-                       targets, counts, g_kappa, wk, term_ll)
+        ll = block_kernel_at(kernel)(
+            n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9],
+            rows[4], rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets, counts,
+            grads[0], grads[1], grads[2], grads[3], grads[6], grads[7], grads[8], grads[9],
+            grads[4], grads[5], g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -660,16 +702,13 @@ def compiled(name: str):
     if not _COMPILED:
         page_walk.compiled("page_rows")            # the page kernels, bound first
         done = jit_globals(globals(), _JITTED, nogil=True, error_model="numpy")
-        # the width's dispatch inlined into each driver (in Numba's IR): compiled on its own
-        # it would make machine code of both block kernels once more before each driver
-        # did (cold, the table driver took 8.5 s with it, 6.1 s inlined; 2026-12-01).  The
-        # table driver stays a callee of the density: inlined there too, it compiled no
+        if hasattr(done["table_loglik_kernel"], "py_func"):
+            # compiled drivers call the block kernels at their address (block_kernel)
+            globals()["block_kernel_at"] = function_pointers(block_kernel_signature())[1]
+        # the table driver stays a callee of the density: inlined there, it compiled no
         # faster (12.2 s against 12.3-12.4 for the driver, the density and its C callback)
-        # and TREC Session's walks sampled about 10% slower (ad hoc)
-        done.update(jit_globals(globals(), ("run_block",), inline="always", nogil=True,
-                                error_model="numpy"))
-        # the narrow copy of the compiled block kernel's code, its callees compiled; bound
-        # before the drivers' first call compiles them against it
+        # and TREC Session's walks sampled about 10% slower (2026-12-01, ad hoc)
+        # the narrow copy of the block kernel's code, calling the compiled callees
         kernel = getattr(done["block_loglik_kernel"], "py_func",
                          done["block_loglik_kernel"])
         done["narrow_block_loglik_kernel"] = jit(with_lanes(kernel, NARROW_LANES),
@@ -681,13 +720,14 @@ def compiled(name: str):
 
 def table_driver_types() -> tuple:
     """The argument types :func:`table_loglik_kernel` is called with by the walk's density
-    (C-contiguous arrays, as nutpie's C callback builds them, and scalars)."""
+    (C-contiguous arrays, as nutpie's C callback builds them, scalars, and the block
+    kernel's address)."""
     from numba import types
 
     f1, i1 = types.float64[::1], types.int64[::1]
     f2, i2 = types.float64[:, ::1], types.int64[:, ::1]
     return (i1, i2, i1, i2, i2, f2, f2, f1, f1, types.float64, types.boolean,
-            i1, i1, i1, i1, i1, f1, f2, f2, f1, f1, f1, f1)
+            i1, i1, i1, i1, i1, f1, f2, f2, f1, f1, f1, f1, types.int64)
 
 
 def block_kernel_types() -> tuple:
@@ -702,18 +742,11 @@ def block_kernel_types() -> tuple:
             f1, f3, f1)
 
 
-def compile_block_kernel(name: str) -> None:
-    """Compile (or load from the cache) ``"block_loglik_kernel"`` or
-    ``"narrow_block_loglik_kernel"`` for the drivers' argument types: the demo's two
-    compiling processes compile one each, so that the table driver, which calls both,
-    loads the other from the cache (:mod:`bayeschain.cli.prewarm`)."""
-    compiled(name).compile(block_kernel_types())
-
-
 def compile_table_driver() -> None:
     """Compile (or load from the cache) the table driver, and what it calls, for the walk
     density's argument types: done first, the density's other callees can be compiled
-    meanwhile by another process (:func:`bayeschain.inference.walk.model.compile_callees`)."""
+    meanwhile by another process (:func:`bayeschain.inference.walk.model.compile_callees`),
+    and the block kernel of the log's width too (:func:`block_kernel`)."""
     compiled("table_loglik_kernel").compile(table_driver_types())
 
 
@@ -851,9 +884,10 @@ def walk_log_likelihood(lengths, forward, backward, reformulate, stop, click,
         g_clicked = [np.zeros_like(arrays[0]) for _ in range(4)]
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
     g_kappa = np.zeros(1)
-    ll = compiled("loglik_kernel")(lengths, *blocks(lengths, counts.state_ptr), *arrays[:4],
-                                   *clicked, *arrays[4:], float(reclick), *counts.arrays(),
-                                   *grads[:4], *g_clicked, *grads[4:], g_kappa, np.empty(0))
+    items, starts = blocks(lengths, counts.state_ptr)
+    ll = compiled("loglik_kernel")(lengths, items, starts, *arrays[:4], *clicked, *arrays[4:],
+                                   float(reclick), *counts.arrays(), *grads[:4], *g_clicked,
+                                   *grads[4:], g_kappa, np.empty(0), block_kernel(starts))
     if not gradient:
         return ll
     out = dict(zip(("forward", "backward", "reformulate", "stop", "click", "repeat"),
@@ -890,12 +924,14 @@ def table_log_likelihood(lengths, move_index, click_index, moves, click, counts:
         g_clicked = np.zeros_like(clicked)
     g_click = np.zeros_like(click, dtype=np.float64)
     g_repeat = np.zeros_like(repeat)
-    ll = compiled("table_loglik_kernel")(lengths, *blocks(lengths, counts.state_ptr),
-                                         move_index, click_index, moves, clicked,
+    items, starts = blocks(lengths, counts.state_ptr)
+    ll = compiled("table_loglik_kernel")(lengths, items, starts, move_index, click_index,
+                                         moves, clicked,
                                          np.ascontiguousarray(click, dtype=np.float64),
                                          repeat, 1.0, boundary == "rescale",
                                          *counts.arrays(), g_moves, g_clicked, g_click,
-                                         g_repeat, np.zeros(1), np.empty(0))
+                                         g_repeat, np.zeros(1), np.empty(0),
+                                         block_kernel(starts))
     if moves_click is None:
         return ll, g_moves, g_click, g_repeat
     return ll, g_moves, g_click, g_repeat, g_clicked

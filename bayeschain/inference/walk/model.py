@@ -286,8 +286,10 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
           n_groups, n_ranks, free, n_move_coords, n_sets, n_click_coords, reclick_coord,
           reader_coord, lengths, items, starts, move_index, click_index,
           combo_click, combo_offset, rescale, state_ptr, states, clicked, term_ptr,
-          targets, counts, grad, term_ll):
-    """Log posterior density of the walk; its gradient is written into ``grad``.
+          targets, counts, grad, term_ll, kernel):
+    """Log posterior density of the walk; its gradient is written into ``grad``; ``kernel``
+    is the address of the likelihood's block kernel for ``starts``
+    (:func:`~bayeschain.inference.walk.likelihood.block_kernel`).
 
     The logits are laid out as: the move families (``n_move_coords``: ``n_sets`` sets of
     ``n_groups`` classes, the moves after an examination without a click first, then
@@ -350,7 +352,7 @@ def logp_kernel(theta, kind, p_start, c_start, n_coord, x, centred, a0, prior_sd
                              rows[last:last + n_rows], click, repeat, kappa, rescale,
                              state_ptr, states, clicked, term_ptr, targets, counts,
                              g_rows[:n_rows], g_rows[last:last + n_rows], g_click, g_repeat,
-                             g_kappa, term_ll)
+                             g_kappa, term_ll, kernel)
     if ll == -math.inf:
         return ll
     g_logits = np.zeros(x.size)
@@ -431,9 +433,9 @@ def callee_types() -> dict[str, tuple]:
 def compile_callees() -> None:
     """Compile (or load from the cache) :func:`logp_kernel`'s callees that do not depend on
     the likelihood, for the types it calls them with: the demo's second process does this
-    (after the likelihood's wide block kernel) while the first compiles the narrow one and
-    the table driver, and the first then finds them cached (a second off the cold demo's
-    longest wait; :mod:`bayeschain.cli.prewarm`)."""
+    (then the likelihood's block kernel) while the first compiles the table driver, and
+    the first then finds them cached (a second off the cold demo's longest wait;
+    :mod:`bayeschain.cli.prewarm`)."""
     compiled("logp_kernel")
     for name, types in callee_types().items():
         _COMPILED[name].compile(types)
@@ -754,6 +756,12 @@ class WalkModel:
                 np.ascontiguousarray(a) if isinstance(a, np.ndarray) else a for a in args))
         return self._arguments
 
+    def block_kernel(self) -> int:
+        """The address of the likelihood's block kernel for this model's pages, the last
+        argument of :func:`logp_kernel` (:func:`~bayeschain.inference.walk.likelihood.
+        block_kernel`; valid in this process only)."""
+        return walk_likelihood.block_kernel(self.kernel_arguments().starts)
+
     @property
     def has_c_density(self) -> bool:
         """Whether :func:`logp_kernel` is this model's density (what nutpie's C callback
@@ -770,7 +778,8 @@ class WalkModel:
         """Log posterior density (up to a constant) and its gradient."""
         theta = kernel_theta(theta)
         grad = np.empty_like(theta)
-        lp = compiled("logp_kernel")(theta, *self.kernel_arguments(), grad, np.empty(0))
+        lp = compiled("logp_kernel")(theta, *self.kernel_arguments(), grad, np.empty(0),
+                                     self.block_kernel())
         if not np.isfinite(lp):
             return -np.inf, np.zeros_like(theta)
         return float(lp), grad
@@ -782,7 +791,7 @@ class WalkModel:
         theta = kernel_theta(theta)
         term_ll = np.full(self.data.counts.targets.size, np.nan)
         compiled("logp_kernel")(theta, *self.kernel_arguments(), np.empty_like(theta),
-                                term_ll)
+                                term_ll, self.block_kernel())
         return self.data.patterns.terms @ term_ll
 
     def _logits(self, theta) -> np.ndarray:
