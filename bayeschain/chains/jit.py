@@ -230,7 +230,8 @@ def function_pointers(signature):
 
     The address is that of the C-callable wrapper Numba makes of every compiled function
     (what its first-class function values hold first: the member ``addr`` in Numba 0.60,
-    ``c_addr`` from 0.61); the dispatcher is converted to a function value by Numba's own
+    ``c_addr`` in 0.65; ``tests/chains/test_jit.py`` checks it, in every environment of
+    the compatibility stage); the dispatcher is converted to a function value by Numba's own
     unboxing, and ``function_at`` builds that value with its other members null, so the
     call goes through the wrapper.  The wrapper does not pass exceptions on: a callee
     must not raise (the walk's block kernels do not)."""

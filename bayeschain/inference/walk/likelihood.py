@@ -492,9 +492,9 @@ def block_kernel_address(lanes: int) -> int:
     narrow copy (:data:`NARROW_LANES`), compiled (or loaded from the cache) at the first
     call for that width in a process.  Called by address, a kernel's code is not compiled
     again into the drivers, the density and its C callback (from an empty cache, the
-    density and its C callback compiled in 26.0 s with both kernels linked in, 10.0 s
-    without, and the narrow kernel alone in 4.9 s, 2026-12-01, ad hoc), and a log never
-    compiles the kernel of the other width."""
+    density and its C callback compiled in 25.4-26.4 s with both kernels linked in,
+    8.5-8.9 s without, and the narrow kernel alone in 4.6-4.7 s; 2026-12-01, ad hoc,
+    ``benchmarks/RESULTS.md``), and a log never compiles the kernel of the other width."""
     if lanes not in _ADDRESSES:
         kernel = compiled("narrow_block_loglik_kernel" if lanes == NARROW_LANES else
                           "block_loglik_kernel")
