@@ -247,8 +247,8 @@ class Whitened:
         """A draw of ``u`` from the standard normal, the Gaussian approximation about
         ``center`` that the whitening is made from (shrunk towards ``center`` where the
         density is not finite there, at most :data:`INITIAL_HALVINGS` times): the chains
-        start in its typical set, dispersed about as the posterior is, as rank R-hat
-        presumes (Vehtari et al. 2021), rather than at ``center`` jittered, where the
+        start in its typical set, dispersed about as the posterior is, as R-hat presumes
+        (Gelman & Rubin 1992; Vehtari et al. 2021), rather than at ``center`` jittered, where the
         gradient is about 0 and nutpie's first mass matrix, set from it, is far off.  On
         WSCD's training split, from the jittered point one chain's first 25 tuning steps
         took 338 gradients each (12,055 in its 250 tuning steps; the other chain 5,387);
