@@ -506,6 +506,19 @@ def block_kernel_address(lanes: int) -> int:
     return _ADDRESSES[lanes]
 
 
+def run_block(kernel, n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
+              targets, counts, g_kappa, wk, term_ll):
+    """One block through the block kernel at address ``kernel`` on the drivers' work
+    arrays ``rows`` and ``grads`` (``(ROWS, width, lanes)``: forward, backward,
+    reformulate, stop, click, repeat, then the moves after a click).  Compiled on its own,
+    it links nothing of the kernel (:func:`block_kernel`)."""
+    return block_kernel_at(kernel)(
+        n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9], rows[4],
+        rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets, counts, grads[0],
+        grads[1], grads[2], grads[3], grads[6], grads[7], grads[8], grads[9], grads[4],
+        grads[5], g_kappa, wk, term_ll)
+
+
 def block_lanes(starts) -> int:
     """The lanes the drivers run blocks ``starts`` with: :data:`NARROW_LANES` when no block
     holds more items, :data:`LANES` otherwise."""
@@ -556,11 +569,8 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
                 rows[9, i, w] = sc[g, i] if inside else 0.0
                 for k in range(ROWS):
                     grads[k, i, w] = 0.0
-        ll = block_kernel_at(kernel)(
-            n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9],
-            rows[4], rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets, counts,
-            grads[0], grads[1], grads[2], grads[3], grads[6], grads[7], grads[8], grads[9],
-            grads[4], grads[5], g_kappa, wk, term_ll)
+        ll = run_block(kernel, n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
+                       targets, counts, g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -661,11 +671,8 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
                                                     rescale)
                 saved[4 * h, w], saved[4 * h + 1, w] = fl, bl
                 saved[4 * h + 2, w], saved[4 * h + 3, w] = rl, sl
-        ll = block_kernel_at(kernel)(
-            n, rows[0], rows[1], rows[2], rows[3], rows[6], rows[7], rows[8], rows[9],
-            rows[4], rows[5], kappa, s_lo, s_hi, states, clicked, term_ptr, targets, counts,
-            grads[0], grads[1], grads[2], grads[3], grads[6], grads[7], grads[8], grads[9],
-            grads[4], grads[5], g_kappa, wk, term_ll)
+        ll = run_block(kernel, n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
+                       targets, counts, g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
@@ -746,7 +753,8 @@ def compile_table_driver() -> None:
     """Compile (or load from the cache) the table driver, and what it calls, for the walk
     density's argument types: done first, the density's other callees can be compiled
     meanwhile by another process (:func:`bayeschain.inference.walk.model.compile_callees`),
-    and the block kernel of the log's width too (:func:`block_kernel`)."""
+    and so can the block kernel of the log's width, which the driver calls by its address
+    (:func:`block_kernel_address`)."""
     compiled("table_loglik_kernel").compile(table_driver_types())
 
 
@@ -755,7 +763,7 @@ def compiled_or_python(name: str):
     return globals()[name]
 
 
-_JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "block_lanes",
+_JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "block_lanes", "run_block",
            "boundary_grad", "loglik_kernel", "table_loglik_kernel")
 
 
