@@ -6,9 +6,18 @@ is fast and pulls in none of the heavy libraries (not even NumPy) until they are
 
 from __future__ import annotations
 
+import warnings
+
 from .lazy import lazy_names
 
 __version__ = "0.1.0"
+
+# ArviZ 0.22-0.23 print a FutureWarning about their coming 1.x refactor on the first import
+# of each day (a stamp under the user's cache folder): nutpie and PyMC import ArviZ on every
+# fit, so a user's first command of the day met a warning that asks nothing of them.  This
+# one message is filtered; every other warning of ArviZ still reaches the user.
+warnings.filterwarnings("ignore", message=r"\s*ArviZ is undergoing a major refactor",
+                        category=FutureWarning)
 
 # public name -> module that defines it
 _PUBLIC = {
