@@ -6,17 +6,19 @@ kernels, while it has little else to do.  :class:`Prewarm` starts
 two children at the demo's start, one per core: ``walk`` (``python -m
 bayeschain.cli.prewarm``) compiles the walk's density and its C callback (and then says
 ``walk``), its likelihood's table driver first; ``rehearse``
-(:mod:`bayeschain.cli.rehearsal`, at a lower priority: the walk's density is the first
-thing the demo needs) first compiles the density's other callees
+(:mod:`bayeschain.cli.rehearsal`) first compiles the density's other callees
 (:func:`~bayeschain.inference.walk.model.compile_callees`, which ``walk`` then loads from
 the cache: the cold demo's longest wait shortened by a second) and the likelihood's block
 kernel of the bundled log's width (the drivers call it by its address, so it is compiled
-once, beside the density rather than inside it; ``walk`` loads it from the cache), then
-rehearses the demo's own analysis on the bundled log with a stand-in sampler that
-returns a few draws at the prior's centre, which compiles every other kernel with the
-argument types the demo will use.  Numba writes each to its
-on-disk cache (atomically); the demo waits for ``walk`` and loads it, and finds the rest
-cached when it gets there (or compiles it itself, with the same result, if it is first).
+once, beside the density rather than inside it; ``walk`` loads it from the cache), then,
+on a machine with more cores than the demo keeps busy
+(:func:`~bayeschain.cli.rehearsal.spare_cores`), rehearses at a lower priority the demo's
+own analysis on the bundled log with a stand-in sampler that returns a few draws at the
+prior's centre, which compiles every other kernel with the argument types the demo will
+use (on 2 cores the demo compiles them itself: the rehearsal only took its CPU).  Numba
+writes each to its on-disk cache (atomically); the demo waits for ``walk`` and loads it,
+and finds the rest cached when it gets there (or compiles it itself, with the same
+result, if it is first).
 On a warm cache the children load everything and end in a few seconds.
 
 The child writes nothing but Numba's cache, prints nothing to the terminal (its output

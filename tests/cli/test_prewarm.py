@@ -14,12 +14,28 @@ from bayeschain.recipes import bundled_data_dir
 pytest.importorskip("numba")
 
 
-@pytest.mark.parametrize("task,last", [("walk", "walk"), ("rehearse", "done")])
-def test_child_runs_to_its_end(task, last):
-    done = subprocess.run([sys.executable, "-m", TASKS[task], str(bundled_data_dir())],
-                          capture_output=True, text=True, timeout=600)
+@pytest.mark.parametrize("task,options,last", [("walk", [], "walk"), ("rehearse", [], "done"),
+                                               ("rehearse", ["--analysis"], "done")])
+def test_child_runs_to_its_end(task, options, last):
+    done = subprocess.run([sys.executable, "-m", TASKS[task], str(bundled_data_dir()),
+                           *options], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == last
+
+
+def test_the_analysis_is_rehearsed_only_on_cores_the_demo_leaves_idle(monkeypatch, capsys):
+    from bayeschain.cli import demo, rehearsal
+
+    calls = []
+    monkeypatch.setattr(demo, "analyse", lambda *a, **k: calls.append(k["sampler"]))
+    monkeypatch.setattr(os, "nice", lambda n: 0)
+    for cores, rehearsed in ((1, 0), (2, 0), (3, 1), (8, 2)):
+        monkeypatch.setattr(rehearsal, "usable_cores", lambda n=cores: n)
+        rehearsal.main(str(bundled_data_dir()))
+        assert len(calls) == rehearsed, cores
+    rehearsal.main(str(bundled_data_dir()), analysis=True)        # forced on any machine
+    assert calls == [rehearsal._stand_in_sample] * 3
+    assert capsys.readouterr().out.split() == ["done"] * 5
 
 
 def test_stop_ends_a_running_child():
