@@ -243,7 +243,8 @@ def analyse(args: argparse.Namespace, t0: float, *, children: list | None = None
         runs = systems_from_log(log)
         _preload()
         if children:
-            children[0].wait_for("walk")
+            children[0].wait_for("walk")      # the density and its C callback
+            children[1].wait_for("kernel")    # the likelihood's block kernel
         post = fit(log, "walk", seed=args.seed, report=st.update, sampler=sampler,
                    **SAMPLER)
     _step(t0, f"fitted the walk P@H scores (spec walk: forward, backward and leave moves and "

@@ -2,28 +2,33 @@
 
 On an empty Numba cache the demo spends about ten seconds compiling: the walk's
 likelihood (its first need) and then the replay, scoring, exact-law and relevance-walk
-kernels, while it has little else to do.  :class:`Prewarm` starts
-two children at the demo's start, one per core: ``walk`` (``python -m
-bayeschain.cli.prewarm``) compiles the walk's density and its C callback (and then says
-``walk``), its likelihood's table driver first; ``rehearse``
-(:mod:`bayeschain.cli.rehearsal`) first compiles the density's other callees
-(:func:`~bayeschain.inference.walk.model.compile_callees`, which ``walk`` then loads from
-the cache: the cold demo's longest wait shortened by a second) and the likelihood's block
-kernel of the bundled log's width (the drivers call it by its address, so it is compiled
-once, beside the density rather than inside it; ``walk`` loads it from the cache), then,
-on a machine with more cores than the demo keeps busy
-(:func:`~bayeschain.cli.rehearsal.spare_cores`), rehearses at a lower priority the demo's
-own analysis on the bundled log with a stand-in sampler that returns a few draws at the
-prior's centre, which compiles every other kernel with the argument types the demo will
-use (on 2 cores the demo compiles them itself: the rehearsal only took its CPU).  Numba
-writes each to its on-disk cache (atomically); the demo waits for ``walk`` and loads it,
-and finds the rest cached when it gets there (or compiles it itself, with the same
-result, if it is first).
-On a warm cache the children load everything and end in a few seconds.
+kernels, while it has little else to do.  :class:`Prewarm` starts two children, one per
+core:
 
-The child writes nothing but Numba's cache, prints nothing to the terminal (its output
-goes to the demo through a pipe, its errors are discarded: a failed rehearsal only
-means the demo compiles for itself), and is ended with the demo.
+- ``walk`` (``python -m bayeschain.cli.prewarm``, at the demo's start) compiles the
+  walk's density and its C callback, its likelihood's table driver first, and then says
+  ``walk``;
+- ``rehearse`` (:mod:`bayeschain.cli.rehearsal`, once the log has been read) first
+  compiles the density's other callees
+  (:func:`~bayeschain.inference.walk.model.compile_callees`, which ``walk`` then loads
+  from the cache: the cold demo's longest wait shortened by a second) and the
+  likelihood's block kernel of the bundled log's width (the drivers call it by its
+  address, so it is compiled once, beside the density rather than inside it), and says
+  ``kernel``; then, on a machine with more cores than the demo keeps busy
+  (:func:`~bayeschain.cli.rehearsal.spare_cores`), it rehearses at a lower priority the
+  demo's own analysis on the bundled log with a stand-in sampler that returns a few draws
+  at the prior's centre, which compiles every other kernel with the argument types the
+  demo will use (on 2 cores the demo compiles them itself: the rehearsal only took its
+  CPU).
+
+Numba writes each kernel to its on-disk cache (atomically); the demo waits for ``walk``
+and ``kernel`` and loads them, and finds the rest cached when it gets there (or compiles
+it itself, with the same result, if it is first).  On a warm cache the children load
+everything and end in a few seconds.
+
+Each child writes nothing but Numba's cache, prints nothing to the terminal (its output
+goes to the demo through a pipe, its errors are discarded: a failed child only means
+that the demo compiles for itself), and is ended with the demo.
 """
 
 from __future__ import annotations
@@ -89,14 +94,13 @@ def main() -> None:
 
     # the table driver first: the density's other callees meanwhile compile in the
     # ``rehearse`` child and are loaded from the cache (should this step fail, the import
-    # below compiles everything in order), and then the block kernel of TREC Session's
-    # width, which the drivers call by its address
+    # below compiles everything in order); the block kernel, which the drivers call by
+    # its address, is the ``rehearse`` child's alone (asked for here too, it was compiled
+    # twice whenever this child got there first: a cold demo 38 s instead of 29 s)
     with contextlib.suppress(Exception):
         likelihood.compile_table_driver()
     from ..inference.walk import bridge  # noqa: F401 - compiles or loads
 
-    with contextlib.suppress(Exception):     # (on a failure the demo compiles it itself)
-        likelihood.block_kernel_address(likelihood.NARROW_LANES)
     print("walk", flush=True)
 
 

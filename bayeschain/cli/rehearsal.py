@@ -8,8 +8,9 @@ will use.
 
     python -m bayeschain.cli.rehearsal DATA_FOLDER [--analysis]
 
-``--analysis`` rehearses the analysis whatever the cores.  Prints ``done`` at the end;
-writes nothing but Numba's cache.
+``--analysis`` rehearses the analysis whatever the cores.  Prints ``kernel`` once the
+block kernel is compiled (or could not be) and ``done`` at the end; writes nothing but
+Numba's cache.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def main(folder: str, analysis: bool | None = None) -> None:
 
             compile_callees()                      # first: ``walk`` needs them after 2-3 s
             block_kernel_address(NARROW_LANES)     # the width of TREC Session's pages
+    print("kernel", flush=True)                    # the demo waits for it (cli.prewarm)
     if not (spare_cores(usable_cores()) if analysis is None else analysis):
         print("done", flush=True)
         return
