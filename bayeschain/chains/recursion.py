@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import ChainError
 from .blocks import as_block, start_vector, state_values
 from .checks import MAX_STEPS, MAX_WORK, check_memory, float_array, plain
-from .jit import jit, numba_available
+from .jit import jit, run_in_threads
 
 Effort = str | Callable[[np.ndarray], np.ndarray]
 
@@ -522,25 +522,11 @@ def _ratio_kernel():
 
 
 def _run_ratio_laws(up, lo, rho, index, tol, max_steps, out, bad) -> None:
-    """Every (list, walk) pair, in threads over contiguous ranges of pairs (each pair
-    writes its own row of ``out``).  Threads rather than Numba's ``prange``: the same speed
-    here, and seconds less of compilation on a cold cache."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
-    kernel = _ratio_kernel()
-    jobs = rho.shape[0] * up.shape[0]
-    workers = max(1, min(os.cpu_count() or 1, jobs))
-    if workers == 1 or not numba_available():
-        kernel(up, lo, rho, index, tol, max_steps, out, bad, 0, jobs)
-        return
-    # small chunks, taken in turn: the pairs' costs differ (their walks' lengths)
-    chunk = max(1, jobs // (8 * workers))
-    bounds = [(a, min(a + chunk, jobs)) for a in range(0, jobs, chunk)]
-    with ThreadPoolExecutor(workers) as pool:
-        for f in [pool.submit(kernel, up, lo, rho, index, tol, max_steps, out, bad, a, b)
-                  for a, b in bounds]:
-            f.result()
+    """Every (list, walk) pair, in threads over ranges of pairs
+    (:func:`~bayeschain.chains.jit.run_in_threads`; each pair writes its own row of
+    ``out``)."""
+    run_in_threads(_ratio_kernel(), rho.shape[0] * up.shape[0], up, lo, rho, index, tol,
+                   max_steps, out, bad)
 
 
 def ratio_distribution(joint: np.ndarray, effort: Effort = "h", *,

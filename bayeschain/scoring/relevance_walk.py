@@ -16,26 +16,20 @@ and the order-2 P@H is ``E[T(H)] / E[H] = sum_j g_j v_j / sum_j v_j``.  No subtr
 occurs, so the recurrences are stable; ``u_j`` stays finite exactly when absorption is
 certain (``1 - f_{j-1} b_j u_{j-1} > 0``).
 
-The recurrences are written once, as a compiled kernel (Numba; lists in parallel threads,
-draws in SIMD lanes).  Without Numba, :func:`bayeschain.scoring.score` solves the same
-chains (:func:`bayeschain.browsing.relevance_walk`) with the general batched solvers of
+The recurrences are written once, as a compiled kernel (Numba; lists in threads
+(:func:`~bayeschain.chains.jit.run_in_threads`), draws in SIMD lanes).  Without Numba,
+:func:`bayeschain.scoring.score` solves the same chains
+(:func:`bayeschain.browsing.relevance_walk`) with the general batched solvers of
 :mod:`bayeschain.chains`; the tests hold the kernel to those solvers and to simulated
 users.
 """
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-from ..chains.jit import jit
+from ..chains.jit import jit, numba_available, run_in_threads
 from ..errors import ParameterError
-
-#: one kernel call at a time: the call is parallel inside, and Numba's fallback threading
-#: layer (workqueue) aborts on concurrent launches from several threads (e.g. Dask workers
-#: with more than one thread)
-_KERNEL_LOCK = threading.Lock()
 
 #: draws handled together in the compiled kernel's inner (vectorised) loop
 LANES = 8
@@ -46,22 +40,20 @@ def compiled_kernel():
     global _KERNEL
     if _KERNEL is not None:
         return _KERNEL or None
-    try:
-        import numba
-    except ImportError:
+    if not numba_available():
         _KERNEL = False
         return None
 
-    def kernel(relevant, gains, lengths, fwd, bwd, out, bad):
-        n_lists, width = gains.shape
+    def kernel(relevant, gains, lengths, fwd, bwd, out, bad, first, last):
+        width = gains.shape[1]
         n_draws = fwd.shape[2]
-        for row in numba.prange(n_lists):
+        u = np.empty((width, LANES))
+        d = np.empty((width, LANES))
+        v = np.empty(LANES)
+        num = np.empty(LANES)
+        den = np.empty(LANES)
+        for row in range(first, last):
             n = max(lengths[row], 1)
-            u = np.empty((width, LANES))
-            d = np.empty((width, LANES))
-            v = np.empty(LANES)
-            num = np.empty(LANES)
-            den = np.empty(LANES)
             for lo in range(0, n_draws, LANES):
                 k_n = min(LANES, n_draws - lo)
                 for k in range(k_n):
@@ -93,7 +85,7 @@ def compiled_kernel():
                 for k in range(k_n):
                     out[lo + k, row] = num[k] / den[k]
 
-    _KERNEL = jit(kernel, parallel=True, fastmath=False)
+    _KERNEL = jit(kernel, nogil=True)
     return _KERNEL
 
 
@@ -155,8 +147,7 @@ def relevance_walk_scores(relevance, gains, lengths, p, q, p_rel, q_rel) -> np.n
     fwd, bwd = _moves(p, q, p_rel, q_rel, rel.shape[1])
     out = np.empty((fwd.shape[2], rel.shape[0]))
     bad = np.zeros(rel.shape[0], dtype=np.bool_)
-    with _KERNEL_LOCK:
-        kernel(relevant, g, n, fwd, bwd, out, bad)
+    run_in_threads(kernel, rel.shape[0], relevant, g, n, fwd, bwd, out, bad)
     if np.any(bad):
         raise ParameterError(f"degenerate chain: the walk never stops on list(s) "
                              f"{np.flatnonzero(bad)[:5].tolist()} for some draw (forward and "

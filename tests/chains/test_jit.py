@@ -280,3 +280,22 @@ def test_a_caller_runs_whichever_kernel_it_is_handed_the_address_of():
     assert out.tolist() == [3.0, 4.0, 5.0]
     assert len(twice.signatures) == 1
     assert total.signatures == largest.signatures == [signature.args]
+
+
+@pytest.mark.parametrize("jobs", [0, 1, 7, 100, 1000])
+def test_threads_run_every_job_exactly_once(jobs):
+    import numpy as np
+
+    from bayeschain.chains.jit import run_in_threads
+
+    done = np.zeros(jobs, dtype=int)
+    calls = []
+
+    def kernel(out, first, last):
+        calls.append((first, last))
+        for j in range(first, last):
+            out[j] += 1
+
+    run_in_threads(kernel, jobs, done)
+    np.testing.assert_array_equal(done, np.ones(jobs, dtype=int))
+    assert all(first < last for first, last in calls) or jobs == 0

@@ -135,7 +135,8 @@ def test_impossible_parameters_are_errors():
 
 
 def test_concurrent_callers_get_their_own_numbers():
-    """Threads calling at once (Dask workers with several threads) are serialised."""
+    """Threads calling at once (Dask workers with several threads) each get the numbers of
+    their own call."""
     from concurrent.futures import ThreadPoolExecutor
 
     rng = np.random.default_rng(9)
