@@ -382,7 +382,8 @@ def ratio_laws(upper, lower, rewards, *, tol: float = 1e-10,
     ----------
     upper, lower : arrays (D, N)
         Forward and backward probabilities of ``D`` walks on ``N`` ranks (no staying move;
-        the rest of each row is stopping mass), e.g. ``D`` posterior draws.
+        the rest of each row is stopping mass), e.g. ``D`` posterior draws; ``upper[:,
+        -1]`` and ``lower[:, 0]`` must be 0 (there is no rank beyond either end).
     rewards : int array (L, N)
         ``L`` reward vectors (lists), every one walked by every walk.
 
@@ -408,6 +409,14 @@ def ratio_laws(upper, lower, rewards, *, tol: float = 1e-10,
             or np.any(up + lo > 1 + 1e-12):
         raise ChainError("ratio_laws needs non-negative integer rewards and move "
                          "probabilities with forward + backward <= 1")
+    if np.any(up[:, -1] > 0) or np.any(lo[:, 0] > 0):
+        # the recursion moves mass along these edges: past either end it wrote outside its
+        # table (the process aborted, "free(): invalid next size") or into the last rank
+        raise ChainError(f"ratio_laws: a walk on {up.shape[1]} ranks has no forward move "
+                         f"from the last rank and no backward move from the first; got "
+                         f"upper[:, -1] up to {plain(up[:, -1].max())} and lower[:, 0] up "
+                         f"to {plain(lo[:, 0].max())} (leaving there is stopping mass: set "
+                         f"them to 0)")
     if rho.size and rho.max() > 2**31:
         raise ChainError(f"ratio_laws: rewards up to {plain(rho.max())}; rewards must be "
                          f"small integers")

@@ -166,11 +166,26 @@ def test_memory_is_checked_before_allocating(monkeypatch):
     with pytest.raises(ChainError, match="limit is"):
         simulate_users(Q, 10**12)
     with pytest.raises(ChainError, match="limit is"):
-        ratio_laws(np.full((1, 2), 0.5), np.zeros((1, 2)), [[10**9, 1]])
+        ratio_laws(np.array([[0.5, 0.0]]), np.zeros((1, 2)), [[10**9, 1]])
     monkeypatch.setattr(checks, "memory_budget", lambda: 1 << 20)
     with pytest.raises(ChainError, match=r"1000 x 2000 .*limit is 1.0 MiB"):
         ch.expected_visits(ch.Tridiagonal(np.zeros((1000, 2000)), np.zeros(2000),
                                           np.zeros(2000)))
+
+
+def test_exact_laws_refuse_moves_past_either_end_of_the_ranking():
+    """A forward move from the last rank or a backward one from the first led nowhere: the
+    recursion wrote outside its table (the process aborted) or into the last rank."""
+    with pytest.raises(ChainError, match="no forward move from the last rank"):
+        ratio_laws(np.full((2, 10), 0.6), np.zeros((2, 10)), [[1, 0] * 5])
+    lower = np.full((2, 10), 0.1)
+    upper = np.full((2, 10), 0.6)
+    upper[:, -1] = 0.0
+    with pytest.raises(ChainError, match=r"lower\[:, 0\] up to 0.1"):
+        ratio_laws(upper, lower, [[1, 0] * 5])
+    lower[:, 0] = 0.0
+    values, laws = ratio_laws(upper, lower, [[1, 0] * 5], tol=1e-6)
+    assert np.all(np.abs(laws.sum(axis=-1) - 1) <= 1e-6)
 
 
 def test_simulation_that_cannot_finish_is_refused_up_front():
