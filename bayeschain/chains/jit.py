@@ -274,10 +274,11 @@ def run_in_threads(kernel: Callable, jobs: int, *args) -> None:
     in threads (one per core; the kernel compiled ``nogil``, each job writing only its
     own outputs), or in one call where one thread suffices or Numba is absent.
 
-    Threads rather than Numba's ``prange``: the same speed for these kernels and seconds
+    Threads rather than Numba's ``prange``: the same speed for these kernels and a second
     less compilation on a cold cache (``parallel=True`` compiles the loop's gufunc and
-    scheduling besides the kernel: the relevance walk's kernel took 2.2 s to compile in
-    parallel form, 0.6 s as a loop over a range of jobs; ``benchmarks/RESULTS.md``).
+    scheduling besides the kernel: the relevance walk's scoring took 2.2 s for its first
+    call from an empty cache in parallel form, 1.0 s as a loop over a range of jobs;
+    ``benchmarks/RESULTS.md``).
     Chunks are small and taken in turn, since the jobs' costs differ."""
     from concurrent.futures import ThreadPoolExecutor
 
