@@ -207,6 +207,22 @@ def _quiet_signals(hook):
     return quiet
 
 
+def _quiet_printed_signals(hook):
+    """``sys.excepthook`` that stays silent about a received signal's exception printed by
+    C code that caught it: ``PyErr_Print`` calls this hook, and NumPy's ``import_array``
+    calls ``PyErr_Print`` when its import fails, so a C extension imported as the signal
+    came prints the signal's exception and raises an ImportError of its own.  The signal
+    is recorded and reported once, by :func:`main`.  (Once in a CI run, a SIGTERM during
+    sampling printed a two-frame traceback above the error line: the handler, inside an
+    import started from C code.)"""
+    def quiet(kind, value, tb):
+        if _RECEIVED and isinstance(value, Terminated | KeyboardInterrupt):
+            return
+        hook(kind, value, tb)
+
+    return quiet
+
+
 def _memory_limit() -> str:
     """`` (address space limited to N MiB: ulimit -v)`` when a limit is set, else ``""``."""
     from ..chains.checks import address_space_limit
@@ -269,8 +285,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     prepare_caches(lambda text: note(text))
     previous = _install_sigterm()
-    unraisable = sys.unraisablehook
+    unraisable, excepthook = sys.unraisablehook, sys.excepthook
     sys.unraisablehook = _quiet_signals(unraisable)
+    sys.excepthook = _quiet_printed_signals(excepthook)
     formatwarning = warnings.formatwarning
     warnings.formatwarning = one_line_warning
     stdout = sys.stdout
@@ -329,7 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED
     finally:
         sys.stdout = stdout
-        sys.unraisablehook = unraisable
+        sys.unraisablehook, sys.excepthook = unraisable, excepthook
+        _RECEIVED.clear()            # reported: a caller in the same process goes on clean
         for stream, mode in modes.items():
             if mode is not None:
                 try:

@@ -5,6 +5,7 @@ its fix; the faults that need a child process (signals, a full disk, concurrent 
 in ``tests/faults/``."""
 
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -102,6 +103,35 @@ def test_interrupt_during_sampling(inputs, monkeypatch, capsys, partial, sigint_
     assert snapshot(work) == before
     complete = _fake_sampler()                                        # accepted
     assert fit(str(inputs["log"]), str(inputs["spec"]), sampler=complete).n_draws == 2 * 50
+
+
+@pytest.mark.parametrize(("signum", "status", "word"),
+                         [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")],
+                         ids=["SIGTERM", "SIGINT"])
+def test_a_signal_printed_by_c_code_that_caught_it_is_no_traceback(inputs, monkeypatch, capsys,
+                                                                  sigint_handled, signum,
+                                                                  status, word):
+    """C code that catches a signal's exception may print it (``PyErr_Print``: NumPy's
+    ``import_array`` does, in a C extension imported while the signal came, and then raises
+    an ImportError of its own): still one error line and no traceback."""
+    import ctypes
+
+    from bayeschain import interrupts
+    from bayeschain.inference.walk import sampler as walk_sampler
+
+    def sample(*args, **kwargs):
+        interrupts.RECEIVED.append(signum)          # as the command's handler records it
+        kind = "Terminated(15)" if signum == signal.SIGTERM else "KeyboardInterrupt"
+        ctypes.pythonapi.PyRun_SimpleString(      # raises, and prints it with PyErr_Print
+            f"from bayeschain.interrupts import Terminated\nraise {kind}".encode())
+        raise ImportError("numpy.core.multiarray failed to import")
+
+    monkeypatch.setattr(walk_sampler, "sample", sample)
+    work = inputs["log"].parent
+    assert main(["fit", str(inputs["log"]), "--spec", str(inputs["spec"]), "-o",
+                 str(work / "post.nc"), "--quiet"]) == status
+    _one_line(capsys.readouterr().err, "fit", word)
+    assert not interrupts.RECEIVED                 # reported, then forgotten
 
 
 # d5: the demo writes all its outputs or none -----------------------------------------------
