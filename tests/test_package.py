@@ -27,7 +27,7 @@ def test_import_loads_no_heavy_module():
 def test_arvizs_daily_refactor_notice_does_not_reach_the_user(tmp_path):
     """ArviZ 0.22-0.23 warn about their refactor on the first import of each day (a stamp
     under ``$XDG_CACHE_HOME``): in a fresh cache folder it is printed without bayeschain,
-    and not after ``import bayeschain`` (whose fits import ArviZ through nutpie), while
+    and not once ``import bayeschain`` has run (its fits import ArviZ through nutpie), while
     another FutureWarning still is."""
     def run(code: str, folder: Path) -> str:
         env = {**os.environ, "XDG_CACHE_HOME": str(folder)}
@@ -37,7 +37,7 @@ def test_arvizs_daily_refactor_notice_does_not_reach_the_user(tmp_path):
     alone = run("import arviz", tmp_path / "alone")
     if "major refactor" not in alone:
         pytest.skip("this ArviZ prints no daily notice")
-    ours = run("import warnings, bayeschain, nutpie; "
+    ours = run("import warnings, bayeschain, arviz; "
                "warnings.warn('another notice', FutureWarning)", tmp_path / "ours")
     assert "major refactor" not in ours
     assert "another notice" in ours
