@@ -12,10 +12,11 @@ from .lazy import lazy_names
 
 __version__ = "0.1.0"
 
-# ArviZ 0.22-0.23 print a FutureWarning about their coming 1.x refactor on the first import
-# of each day (a stamp under the user's cache folder): nutpie and PyMC import ArviZ on every
-# fit, so a user's first command of the day met a warning that asks nothing of them.  This
-# one message is filtered; every other warning of ArviZ still reaches the user.
+# ArviZ's last 0.x releases print a FutureWarning about their coming 1.x refactor on import
+# (0.23.4: on the first import of each day, a stamp under the user's cache folder): nutpie
+# and PyMC import ArviZ on every fit, so a user's first command of the day met a warning
+# that asks nothing of them.  This one message is filtered; every other warning of ArviZ
+# still reaches the user.
 warnings.filterwarnings("ignore", message=r"\s*ArviZ is undergoing a major refactor",
                         category=FutureWarning)
 

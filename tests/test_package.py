@@ -25,10 +25,10 @@ def test_import_loads_no_heavy_module():
 
 
 def test_arvizs_daily_refactor_notice_does_not_reach_the_user(tmp_path):
-    """ArviZ 0.22-0.23 warn about their refactor on the first import of each day (a stamp
-    under ``$XDG_CACHE_HOME``): in a fresh cache folder it is printed without bayeschain,
-    and not once ``import bayeschain`` has run (its fits import ArviZ through nutpie), while
-    another FutureWarning still is."""
+    """ArviZ's last 0.x releases warn about their refactor on import (0.23.4: on the first
+    import of each day, a stamp under ``$XDG_CACHE_HOME``): in a fresh cache folder it is
+    printed without bayeschain, and not once ``import bayeschain`` has run (its fits import
+    ArviZ through nutpie), while another FutureWarning still is."""
     def run(code: str, folder: Path) -> str:
         env = {**os.environ, "XDG_CACHE_HOME": str(folder)}
         return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
