@@ -269,10 +269,21 @@ def function_pointers(signature):
     return address, function_at
 
 
+def usable_cores() -> int:
+    """The CPUs this process may run on: its affinity where the OS says (a container or
+    ``taskset`` limits it below the machine's count), else all of them."""
+    if hasattr(os, "process_cpu_count"):                # Python 3.13
+        return os.process_cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def run_in_threads(kernel: Callable, jobs: int, *args) -> None:
     """``kernel(*args, first, last)`` over the jobs ``0 .. jobs - 1`` in contiguous chunks,
-    in threads (one per core; the kernel compiled ``nogil``, each job writing only its
-    own outputs), or in one call where one thread suffices or Numba is absent.
+    in threads (one per usable core, :func:`usable_cores`; the kernel compiled ``nogil``,
+    each job writing only its own outputs), or in one call where one thread suffices or
+    Numba is absent.
 
     Threads rather than Numba's ``prange``: the same speed for these kernels and a second
     less compilation on a cold cache (``parallel=True`` compiles the loop's gufunc and
@@ -282,7 +293,7 @@ def run_in_threads(kernel: Callable, jobs: int, *args) -> None:
     Chunks are small and taken in turn, since the jobs' costs differ."""
     from concurrent.futures import ThreadPoolExecutor
 
-    workers = max(1, min(os.cpu_count() or 1, jobs))
+    workers = max(1, min(usable_cores(), jobs))
     if workers == 1 or not numba_available():
         kernel(*args, 0, jobs)
         return

@@ -24,17 +24,6 @@ REHEARSAL_DRAWS = 4
 DEMO_CORES = 2
 
 
-def usable_cores() -> int:
-    """The CPUs this process may run on (its affinity where the OS says, else all)."""
-    import os
-
-    if hasattr(os, "process_cpu_count"):                # Python 3.13
-        return os.process_cpu_count() or 1
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def spare_cores(cores: int) -> bool:
     """Whether the analysis is rehearsed on a machine of ``cores`` CPUs: only beyond the
     :data:`DEMO_CORES` the demo keeps busy.  On 2 cores the rehearsal, run at a lower
@@ -74,7 +63,7 @@ def main(folder: str, analysis: bool | None = None) -> None:
     import warnings
 
     warnings.simplefilter("ignore")
-    from ..chains.jit import disk_cache_enabled, numba_available
+    from ..chains.jit import disk_cache_enabled, numba_available, usable_cores
 
     # first, at full priority: the walk's density needs them soon (cli.prewarm); a failure
     # only means that the ``walk`` child compiles them itself

@@ -299,3 +299,13 @@ def test_threads_run_every_job_exactly_once(jobs):
     run_in_threads(kernel, jobs, done)
     np.testing.assert_array_equal(done, np.ones(jobs, dtype=int))
     assert all(first < last for first, last in calls) or jobs == 0
+
+
+def test_usable_cores_are_those_the_process_may_run_on():
+    import os
+
+    from bayeschain.chains.jit import usable_cores
+
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no CPU affinity on this platform")
+    assert usable_cores() == len(os.sched_getaffinity(0)) <= (os.cpu_count() or 1)

@@ -25,13 +25,14 @@ def test_child_runs_to_its_end_saying_what_it_compiled(task, options, said):
 
 
 def test_the_analysis_is_rehearsed_only_on_cores_the_demo_leaves_idle(monkeypatch, capsys):
+    from bayeschain.chains import jit
     from bayeschain.cli import demo, rehearsal
 
     calls = []
     monkeypatch.setattr(demo, "analyse", lambda *a, **k: calls.append(k["sampler"]))
     monkeypatch.setattr(os, "nice", lambda n: 0)
     for cores, rehearsed in ((1, 0), (2, 0), (3, 1), (8, 2)):
-        monkeypatch.setattr(rehearsal, "usable_cores", lambda n=cores: n)
+        monkeypatch.setattr(jit, "usable_cores", lambda n=cores: n)
         rehearsal.main(str(bundled_data_dir()))
         assert len(calls) == rehearsed, cores
     rehearsal.main(str(bundled_data_dir()), analysis=True)        # forced on any machine
