@@ -301,11 +301,23 @@ def test_threads_run_every_job_exactly_once(jobs):
     assert all(first < last for first, last in calls) or jobs == 0
 
 
-def test_usable_cores_are_those_the_process_may_run_on():
+def test_threads_follow_the_cpus_the_process_may_run_on_not_the_machines():
+    """Pinned to one CPU of a machine of several (``sched_setaffinity``, as a container or
+    ``taskset`` does), a process counts one usable core and runs the jobs in one call."""
     import os
 
-    from bayeschain.chains.jit import usable_cores
-
-    if not hasattr(os, "sched_getaffinity"):
-        pytest.skip("no CPU affinity on this platform")
-    assert usable_cores() == len(os.sched_getaffinity(0)) <= (os.cpu_count() or 1)
+    if not hasattr(os, "sched_setaffinity") or (os.cpu_count() or 1) < 2:
+        pytest.skip("needs CPU affinity and a machine of two CPUs or more")
+    code = textwrap.dedent("""
+        import os
+        from bayeschain.chains.jit import run_in_threads, usable_cores
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+        calls = []
+        run_in_threads(lambda first, last: calls.append((first, last)), 100)
+        print(usable_cores(), os.cpu_count(), calls)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    usable, machine, calls = done.stdout.split(maxsplit=2)
+    assert int(usable) == 1 < int(machine)
+    assert calls.strip() == "[(0, 100)]"
