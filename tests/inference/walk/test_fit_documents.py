@@ -61,7 +61,7 @@ def test_attractiveness_per_document_is_told_apart_from_examination():
      17, None, "NUTS", (12_000, 200), 500),
     (bc.load_spec("walk").with_keys("examination", rank_offsets=True), 17, None, "Laplace",
      (12_000, 200), 250),
-    ("walk-reclick", 19, 0.25, "Laplace", (6_000, 100), 500),
+    ("walk-reclick", 20, 0.25, "Laplace", (6_000, 100), 500),
 ], ids=["offsets-sampled", "offsets-auto", "walk-reclick-auto"])
 def test_click_offsets_and_damped_reclicks_are_told_apart_from_documents_and_the_walk(
         spec, seed, kappa, route, size, steps):
@@ -73,9 +73,12 @@ def test_click_offsets_and_damped_reclicks_are_told_apart_from_documents_and_the
     its default route, its users clicking a result clicked before with a quarter of its
     chance at a later arrival (``kappa`` 0.25, recovered too; None: fresh re-clicks), on
     half the pages in 100 layouts (1,200 impressions a document, still the Laplace
-    route: 18 s alone with its 500 tuning steps, its slowest fit).  NUTS tunes for
-    ``steps``: the walk spec's ``tune = "auto"`` gives 500 where the documents are sampled,
-    250 on the Laplace route; ``walk-reclick`` says 500."""
+    route: 13-14 s alone with its 500 tuning steps).  NUTS tunes for ``steps``: the walk
+    spec's ``tune = "auto"`` gives 500 where the documents are sampled, 250 on the Laplace
+    route; ``walk-reclick`` says 500.  ``walk-reclick``'s log is seed 20's: the logs of
+    seeds 19 and 24 (not 20-23) drew one divergent transition at target_accept 0.95 and
+    were sampled again at 0.99, 34-36 s alone instead of 14-18 s (the retry has its own
+    test, test_stop_on_diagnostics.py)."""
 
     offset = np.array([0.0, -0.4, -0.6, -0.7, -0.8, -0.9])
     log, attractive, f, b = documents_at_several_ranks(
