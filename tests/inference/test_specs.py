@@ -30,6 +30,18 @@ def test_builtin_specs_are_the_models_folder_and_nothing_else():
     assert load_spec("dwell-lognormal").parametrises == "dwell"
 
 
+def test_every_builtin_walk_samples_until_its_diagnostics_pass():
+    """Reliable by default: each walk spec draws until rank R-hat <= 1.01 and bulk ESS >=
+    400 (``min_ess``), bounded by its ``draws``, rather than a fixed number of draws that
+    may end short of them (``walk-relevance``, ``walk-session`` and ``walk-shared`` drew a
+    fixed 1,000)."""
+    walks = [name for name in builtin_specs() if load_spec(name).parametrises == "walk"]
+    assert len(walks) >= 8
+    for name in walks:
+        sampler = load_spec(name).sampler
+        assert sampler["min_ess"] >= 400 and sampler["draws"] >= 4000, name
+
+
 GOOD = """
 [model]
 name = "t"
