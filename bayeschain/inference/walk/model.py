@@ -17,7 +17,9 @@ exact likelihood of each page from this chain.
 
 * ``moves = "pooled"`` (default): ``eta_ik = a_k + b_k log i + sigma_k z_ik``, a trend in
   log rank plus deviations shrunk towards it (``a ~ N(0, prior_sd)``,
-  ``b ~ N(0, 1)``, ``sigma ~ HalfNormal(deviation_sd)``, ``z ~ N(0, 1)``);
+  ``b ~ N(0, 1)``, ``log sigma ~ N(log deviation_sd, 0.5)``, zero-avoiding: no funnel's
+  neck; ``z ~ N(0, 1)``; at ranks of many clicks the logit ``eta_ik ~ N(a_k + b_k log i,
+  sigma_k)`` itself is the coordinate, centred, see :class:`WalkModel`);
 * ``moves = "shared"``: ``eta_ik = a_k`` for every rank.
 
 After a click on rank ``i`` the user may click the same result again at once (``rho_i``,
@@ -203,12 +205,7 @@ def _families_backward(theta, kind, p_start, c_start, n_coord, x, centred, a0, p
         for j in range(m):
             v = theta[p + 3 + j]
             g = g_logits[c + j]
-            if centred[c + j] == 2:
-                # a coordinate of its own: v ~ Normal(a0, prior_sd), not shrunk to the trend
-                z = (v - a0[fam]) / prior_sd
-                lp -= 0.5 * z * z
-                grad[p + 3 + j] += g - z / prior_sd
-            elif centred[c + j] == 1:
+            if centred[c + j] > 0:
                 mean = a + b * x[c + j]
                 z = (v - mean) / sd
                 lp += -0.5 * z * z - ls
@@ -460,7 +457,7 @@ def logistic(x):
 
 
 #: how a pooled family's coordinate is parametrised
-NON_CENTRED, CENTRED, OWN = 0, 1, 2
+NON_CENTRED, CENTRED = 0, 1
 
 
 class LogpArguments(NamedTuple):
@@ -504,9 +501,7 @@ class Family:
     """Logits of ``size`` coordinates: ``a`` (shared), or around a trend in the covariate
     ``x`` (pooled): ``a + b x_j + sd z_j`` with ``z_j ~ N(0, 1)`` (non-centred, for
     coordinates the log says little about), the logit ``v_j ~ N(a + b x_j, sd)`` itself
-    (centred, for well-observed ones), or a coordinate of its own,
-    ``v_j ~ N(prior_mean, prior_sd)`` (rank 1's moves: the first examination, which has
-    no backward move, is not on the trend of the others)."""
+    (centred, for well-observed ones); ``mode`` says which, coordinate by coordinate."""
 
     name: str
     pooled: bool

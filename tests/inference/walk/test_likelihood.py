@@ -446,3 +446,56 @@ def test_damped_reclicks_model_density_and_gradient():
     got = model.pattern_log_likelihood(theta) @ data.patterns.pages
     assert got == pytest.approx(want, rel=1e-12)
     assert_gradient_is_central_differences(model, theta, rel=1e-4)
+
+
+def _log_prior_by_hand(model, theta):
+    """The walk's log prior written from the module's docstring with SciPy's densities,
+    family by family: a shared logit ``a ~ N(prior mean, prior_sd)``; a pooled family's
+    ``a`` the same, ``b ~ N(0, 1)``, ``log sigma ~ N(log deviation_sd, 0.5)``, then each
+    rank's logit ``eta ~ N(a + b x, sigma)`` (centred) or its ``z ~ N(0, 1)``
+    (non-centred, ``eta = a + b x + sigma z``)."""
+    from scipy.stats import norm
+
+    lp, at = 0.0, 0
+    for fam in model.families:
+        assert not fam.effect
+        a = theta[at]
+        lp += norm.logpdf(a, fam.prior_mean, model.prior_sd)
+        if not fam.pooled:
+            at += 1
+            continue
+        b, log_sd = theta[at + 1], theta[at + 2]
+        lp += norm.logpdf(b) + norm.logpdf(log_sd, np.log(model.deviation_sd), 0.5)
+        for j in range(fam.size):
+            v = theta[at + 3 + j]
+            if fam.mode[j] == 1:
+                lp += norm.logpdf(v, a + b * fam.x[j], np.exp(log_sd))
+            else:
+                assert fam.mode[j] == 0
+                lp += norm.logpdf(v)
+        at += fam.n_params
+    assert at == model.ndim
+    return lp
+
+
+def test_the_log_density_is_the_likelihood_plus_the_priors_the_docstring_writes():
+    """A log with ranks of many clicks (centred logits) and of few (non-centred): the
+    model's log density minus its log-likelihood changes between two points as the priors
+    written out with SciPy do (the kernel leaves out their constants)."""
+    rng = np.random.default_rng(11)
+    n = 6
+    forward, backward = np.linspace(0.8, 0.5, n), np.r_[0.0, np.full(n - 1, 0.1)]
+    leave = 1 - forward - backward
+    pages = simulate_pages(rng, 2_500, forward, backward, 0.3 * leave, 0.7 * leave,
+                           np.linspace(0.5, 0.05, n))
+    data = page_data(pages_to_log(pages, n))
+    model = WalkModel(data)
+    modes = {f.name: set(f.mode.tolist()) for f in model.families if f.pooled}
+    assert modes["click"] == {0, 1}, modes           # both parametrisations are checked
+    prior = []
+    for _ in range(2):
+        theta = model.initial_point(rng) + rng.normal(0, 0.5, model.ndim)
+        loglik = model.pattern_log_likelihood(theta) @ data.patterns.pages
+        prior.append((model.logp(theta)[0] - loglik, _log_prior_by_hand(model, theta)))
+    (got0, want0), (got1, want1) = prior
+    assert got1 - got0 == pytest.approx(want1 - want0, rel=1e-10, abs=1e-8)
