@@ -16,9 +16,10 @@ exact likelihood of each page from this chain.
 **Parameters and priors** (``[examination]`` of a spec).  Move logits against ``stop``:
 
 * ``moves = "pooled"`` (default): ``eta_ik = a_k + b_k log i + sigma_k z_ik``, a trend in
-  log rank plus deviations shrunk towards it (``a ~ N(0, prior_sd)``,
-  ``b ~ N(0, 1)``, ``log sigma ~ N(log deviation_sd, 0.5)``, zero-avoiding: no funnel's
-  neck; ``z ~ N(0, 1)``; at ranks of many clicks the logit ``eta_ik ~ N(a_k + b_k log i,
+  log rank plus deviations shrunk towards it (``a ~ N(m, prior_sd)`` with ``m`` 0 for
+  the moves, -1 for the clicks and -2 for the repeats below, ``b ~ N(0, 1)``,
+  ``log sigma ~ N(log deviation_sd, 0.5)``, zero-avoiding: no funnel's neck;
+  ``z ~ N(0, 1)``; at ranks of many clicks the logit ``eta_ik ~ N(a_k + b_k log i,
   sigma_k)`` itself is the coordinate, centred, see :class:`WalkModel`);
 * ``moves = "shared"``: ``eta_ik = a_k`` for every rank.
 

@@ -450,17 +450,18 @@ def test_damped_reclicks_model_density_and_gradient():
 
 def _log_prior_by_hand(model, theta):
     """The walk's log prior written from the module's docstring with SciPy's densities,
-    family by family: a shared logit ``a ~ N(prior mean, prior_sd)``; a pooled family's
-    ``a`` the same, ``b ~ N(0, 1)``, ``log sigma ~ N(log deviation_sd, 0.5)``, then each
-    rank's logit ``eta ~ N(a + b x, sigma)`` (centred) or its ``z ~ N(0, 1)``
-    (non-centred, ``eta = a + b x + sigma z``)."""
+    family by family: a shared logit ``a ~ N(m, prior_sd)`` (``m`` 0 for the moves, -1 for
+    the clicks, -2 for the repeats); a pooled family's ``a`` the same, ``b ~ N(0, 1)``,
+    ``log sigma ~ N(log deviation_sd, 0.5)``, then each rank's logit ``eta ~ N(a + b x,
+    sigma)`` (centred) or its ``z ~ N(0, 1)`` (non-centred, ``eta = a + b x + sigma z``)."""
     from scipy.stats import norm
 
+    means = {"click": -1.0, "repeat": -2.0}
     lp, at = 0.0, 0
     for fam in model.families:
         assert not fam.effect
         a = theta[at]
-        lp += norm.logpdf(a, fam.prior_mean, model.prior_sd)
+        lp += norm.logpdf(a, means.get(fam.name, 0.0), model.prior_sd)
         if not fam.pooled:
             at += 1
             continue
