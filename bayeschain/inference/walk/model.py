@@ -109,7 +109,17 @@ MOVE_SETS = ("", "_click")
 #: documents (and ranks) with at least this many impressions (clicks) get the centred
 #: parametrisation
 CENTRED_IMPRESSIONS = 20
-CENTRED_CLICKS = 500
+#: the moves' logits are centred at ranks with at least this many clicks.  Non-centred at
+#: a rank whose clicks say much of its logit, the standardised deviation narrows as the
+#: family's spread grows (an inverted funnel): at 500 clicks, the damped re-clicks'
+#: simulated logs diverged in 3 of 9 fits (rank 9, 374 clicks, non-centred), none at 150,
+#: and CLARA2's default fit took 493.8 s against 398.4 s (benchmarks/RESULTS.md)
+CENTRED_CLICKS = 150
+#: the same for walks with readers by query: each page's move logit is the population's
+#: plus its reader's effect, so the clicks inform the population's logit only through the
+#: readers, whose effects trade off with it; centred at 150 clicks, a readers' log mixed
+#: worse (least bulk ESS 355 against 698 in 1,000 draws, R-hat 1.015 at another seed)
+CENTRED_CLICKS_WITH_READERS = 500
 CENTRED_CLICK_RANKS = 50
 #: readers by query with at least this many pages are parametrised by their effects
 #: themselves (centred), the others by their standardised effects
@@ -611,7 +621,8 @@ class WalkModel:
         # moves centred at ranks with many clicks; with moves by click, the moves after a
         # skipped snippet non-centred: they are seen only through the hidden walk, and
         # centred they mixed slowly (CLARA2, 2 x 1,500 draws: smallest bulk ESS 117)
-        busy = np.where(per_rank >= CENTRED_CLICKS, CENTRED, NON_CENTRED)
+        enough = CENTRED_CLICKS if data.readers is None else CENTRED_CLICKS_WITH_READERS
+        busy = np.where(per_rank >= enough, CENTRED, NON_CENTRED)
         skip_mode = busy if self.n_sets == 1 else np.full(r, NON_CENTRED)
         seen = np.where(per_rank >= CENTRED_CLICK_RANKS, CENTRED, NON_CENTRED)
         # the next query's logits centred only where the log has next queries and session
