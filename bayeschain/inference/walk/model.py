@@ -113,7 +113,8 @@ CENTRED_IMPRESSIONS = 20
 #: a rank whose clicks say much of its logit, the standardised deviation narrows as the
 #: family's spread grows (an inverted funnel): at 500 clicks, the damped re-clicks'
 #: simulated logs diverged in 3 of 9 fits (rank 9, 374 clicks, non-centred), none at 150,
-#: and CLARA2's default fit took 493.8 s against 398.4 s (benchmarks/RESULTS.md)
+#: and CLARA2's default fit needed 3,447 draws per chain against 2,868 (525.6 s against
+#: 448.5 s on one evening; benchmarks/RESULTS.md)
 CENTRED_CLICKS = 150
 #: the same for walks with readers by query: each page's move logit is the population's
 #: plus its reader's effect, so the clicks inform the population's logit only through the
