@@ -106,8 +106,8 @@ LOGITS = ("forward", "backward", "continue")
 #: the suffix of the move families of each set: after an examination without a click,
 #: after a click (walks whose moves depend on the click)
 MOVE_SETS = ("", "_click")
-#: documents (and ranks) with at least this many impressions (clicks) get the centred
-#: parametrisation
+#: documents (and the rarer pairs' chances per rank) with at least this many impressions
+#: get the centred parametrisation
 CENTRED_IMPRESSIONS = 20
 #: the moves' logits are centred at ranks with at least this many clicks.  Non-centred at
 #: a rank whose clicks say much of its logit, the standardised deviation narrows as the
@@ -121,6 +121,8 @@ CENTRED_CLICKS = 150
 #: readers, whose effects trade off with it; centred at 150 clicks, a readers' log mixed
 #: worse (least bulk ESS 355 against 698 in 1,000 draws, R-hat 1.015 at another seed)
 CENTRED_CLICKS_WITH_READERS = 500
+#: the clicks' and repeats' logits per rank (and the click offsets by rank) are centred at
+#: ranks with at least this many clicks
 CENTRED_CLICK_RANKS = 50
 #: readers by query with at least this many pages are parametrised by their effects
 #: themselves (centred), the others by their standardised effects
