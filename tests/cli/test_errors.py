@@ -93,7 +93,8 @@ def test_user_mistakes_are_one_line_errors(tmp_path, posterior, capsys):
 
 
 def test_a_user_mistake_in_a_fresh_process_is_one_line(tmp_path, posterior):
-    args, message, output = cases(tmp_path, posterior)[10]      # score with a bad run
+    args, message, output = next(case for case in cases(tmp_path, posterior)
+                                 if case[0][0] == "score" and case[1] == "bad.run:1:")
     proc = run(*args)
     assert proc.returncode == 2, args
     err = proc.stderr.strip()
