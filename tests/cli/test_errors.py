@@ -1,6 +1,6 @@
 """Every command: a missing file, a malformed file, a wrong measure name and an impossible
 parameter give a one-line error, a non-zero exit status and no partial output file.  The
-cases run through ``main`` in this process (22 child processes cost about 25 s of CPU),
+cases run through ``main`` in this process (22 child processes cost about 29 s of CPU),
 and one through ``python -m bayeschain`` as a user's shell runs it."""
 
 import subprocess

@@ -182,7 +182,7 @@ def test_a_fit_whose_draws_diverged_is_sampled_again_with_smaller_steps(monkeypa
 
     def first_diverges(*args, **kwargs):
         theta, stats = real_until(*args, **kwargs)
-        if not runs:                      # the first run's own divergences, and one more
+        if not runs:        # the first run: its first draw marked divergent, besides its own
             stats["diverging"].values[0, 0] = True
         runs.append(int(stats["diverging"].values.sum()))
         return theta, stats
