@@ -1,4 +1,4 @@
-"""Hypothesis profiles of the fuzz tests (see tests/fuzz/test_readers.py).
+"""Hypothesis profiles of the fuzz tests (see tests/fuzz/profile.py).
 
 ``fuzz``: the long profile, 2,000 examples per test, loaded with
 ``python3 -m pytest tests/fuzz -m fuzz --hypothesis-profile=fuzz`` (this conftest must be
@@ -6,9 +6,9 @@ among the initial ones, hence the ``tests/fuzz`` argument).  Registering a profi
 nothing: the other tests keep Hypothesis' defaults.
 """
 
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 
-settings.register_profile(
-    "fuzz", max_examples=2_000, deadline=None, print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.filter_too_much])
+from tests.fuzz.profile import HEALTH, LONG_EXAMPLES
+
+settings.register_profile("fuzz", max_examples=LONG_EXAMPLES, deadline=None, print_blob=True,
+                          suppress_health_check=HEALTH)

@@ -28,22 +28,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from bayeschain.cli import main
+from tests.fuzz.profile import fuzz_settings
 
 pytestmark = pytest.mark.fuzz
 
 ROOT = Path(__file__).resolve().parents[2]
 TREC = ROOT / "data" / "trec_eval"
 
-LONG = (settings.get_current_profile_name() == "fuzz"
-        or os.environ.get("BAYESCHAIN_FUZZ", "").lower() == "long")
-EXAMPLES = int(os.environ.get("BAYESCHAIN_FUZZ_EXAMPLES", 2_000 if LONG else 50))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=not LONG,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.filter_too_much])
+FUZZ = fuzz_settings()
 
 EVAL_MEASURES = ["AP", "P@10", "nDCG@10", "RBP(p=0.8)", "ERR@20", "DCG@5", "MP", "map",
                  "P_5", "ndcg_cut_10", "RBP(p=0.5, finite=True)", "MP(model='rwbm')",

@@ -10,14 +10,14 @@ the result is finite with the right shape (a float for one list, ``(B,)`` for a 
 the call raises a :class:`~bayeschain.errors.BayeschainError`.  Any other exception, a
 NaN, a ``MemoryError`` or a call running longer than :data:`SPIN_SECONDS` fails the test.
 
-Profiles (the mechanism of tests/fuzz/test_readers.py)
-------------------------------------------------------
+Profiles (tests/fuzz/profile.py)
+--------------------------------
 * default (plain ``python3 -m pytest``, CI): :data:`CI_EXAMPLES` examples per test,
   derandomized (the same examples on every run);
 * long: ``BAYESCHAIN_FUZZ=long python3 -m pytest -q tests/fuzz/test_measures.py``, or the
   ``fuzz`` profile of tests/fuzz/conftest.py
   (``python3 -m pytest tests/fuzz -m fuzz --hypothesis-profile=fuzz``):
-  :data:`LONG_EXAMPLES` random examples per test (4 tests, 8,000 measure strings, a few
+  2,000 random examples per test (4 tests, 8,000 measure strings, a few
   minutes); ``BAYESCHAIN_FUZZ_EXAMPLES=N`` runs N per test.  Add
   ``--hypothesis-show-statistics`` to see how many examples each test ran.
 """
@@ -25,7 +25,6 @@ Profiles (the mechanism of tests/fuzz/test_readers.py)
 from __future__ import annotations
 
 import math
-import os
 import signal
 from contextlib import contextmanager
 
@@ -37,22 +36,15 @@ from hypothesis import strategies as st
 from bayeschain.errors import BayeschainError
 from bayeschain.measures import MEASURES, evaluate, parse_measure
 from bayeschain.measures.registry import MAX_CUTOFF, MAX_USERS, Param
+from tests.fuzz.profile import fuzz_settings
 
 pytestmark = pytest.mark.fuzz
 
 CI_EXAMPLES = 100
-LONG_EXAMPLES = 2_000
 #: A single evaluation running longer than this is a spin.
 SPIN_SECONDS = 120
 
-LONG = (settings.get_current_profile_name() == "fuzz"
-        or os.environ.get("BAYESCHAIN_FUZZ", "").lower() == "long")
-EXAMPLES = int(os.environ.get("BAYESCHAIN_FUZZ_EXAMPLES",
-                              LONG_EXAMPLES if LONG else CI_EXAMPLES))
-
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=not LONG,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                       HealthCheck.data_too_large])
+FUZZ = fuzz_settings(CI_EXAMPLES)
 
 NAMES = MEASURES.names()
 ALIASES = ["map", "ndcg", "rbp", "P_5", "ndcg_cut_10", "map_cut_3", "P_0",

@@ -22,10 +22,10 @@ go backwards within a session, end times not before start times, non-negative co
 
 Profiles
 --------
-* default (plain ``python3 -m pytest``, CI): 50 examples per test, derandomized (the same
-  examples on every run, as in tests/fuzz/test_measures.py: a run that passed passes again,
-  in the same time; they had drawn new examples at every run, so the test took 2 s in one
-  run of the suite and 22 s in the run before); the fuzz tests are never deselected.
+* default (plain ``python3 -m pytest``, CI): 50 examples per test, derandomized, as every
+  fuzz module (tests/fuzz/profile.py; these had drawn new examples at every run, so a test
+  took 2 s in one run of the suite and 22 s in the run before); the fuzz tests are never
+  deselected.
 * long: ``python3 -m pytest tests/fuzz -m fuzz --hypothesis-profile=fuzz`` (the ``fuzz``
   profile of tests/fuzz/conftest.py: 2,000 examples per test, 8 tests, 16,000 inputs);
   ``BAYESCHAIN_FUZZ=long`` does the same from any command line (as in
@@ -37,20 +37,20 @@ from __future__ import annotations
 
 import functools
 import gzip
-import os
 import re
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from bayeschain.errors import BayeschainError
 from bayeschain.io import trec
 from bayeschain.io.clickformats import read_clicks, read_trec_session
 from bayeschain.io.clicklog import EVENT_COLUMNS, MAX_RANK, read_canonical
+from tests.fuzz.profile import fuzz_settings
 
 pytestmark = pytest.mark.fuzz
 
@@ -58,12 +58,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
 SHARED = ROOT.parent / "shared" / "data"
 
-LONG = (settings.get_current_profile_name() == "fuzz"
-        or os.environ.get("BAYESCHAIN_FUZZ", "").lower() == "long")
-EXAMPLES = int(os.environ.get("BAYESCHAIN_FUZZ_EXAMPLES", 2_000 if LONG else 50))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=not LONG,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.filter_too_much])
+FUZZ = fuzz_settings()
 
 
 # --- seeds ------------------------------------------------------------------------------
