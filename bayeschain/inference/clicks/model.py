@@ -10,7 +10,6 @@ cost grows with the number of timed clicks.
 
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 
 import xarray as xr
@@ -36,8 +35,12 @@ def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Pos
     """Sample the model with PyMC's NUTS and wrap the draws in a :class:`Posterior`.
     The sampler is named (PyMC 6 would otherwise take nutpie when it is installed, PyMC 5
     its own), so every supported PyMC samples these models the same way; the chains run
-    side by side on as many processes as there are chains and cores."""
+    side by side on as many processes as there are chains and cores this process may use
+    (:func:`~bayeschain.chains.jit.usable_cores`: under ``taskset`` or a container's CPU
+    set, one core samples the chains one after the other in this process)."""
     import pymc as pm
+
+    from ...chains.jit import usable_cores
 
     s = spec.sampler
     model = build_model(data, spec)
@@ -45,7 +48,7 @@ def fit_nuts(data: ModelData, spec: ModelSpec, *, progress: bool = False) -> Pos
         raise ParameterError("the spec defines no parameter to fit")
     with model, _quiet_pymc(not progress):
         idata = pm.sample(draws=s["draws"], tune=s["tune"], chains=s["chains"],
-                          cores=min(s["chains"], os.cpu_count() or 1), random_seed=s["seed"],
+                          cores=min(s["chains"], usable_cores()), random_seed=s["seed"],
                           target_accept=s["target_accept"], progressbar=progress,
                           compute_convergence_checks=False, nuts_sampler="pymc")
     post = _group(idata, "posterior")
