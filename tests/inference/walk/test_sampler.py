@@ -1,7 +1,5 @@
-"""NUTS (PyMC) against the exact conjugate posterior, the pooled model's recovery, and the
-chains' processes on the cores this process may use."""
+"""NUTS (PyMC) against the exact conjugate posterior, and the pooled model's recovery."""
 
-import os
 import warnings
 
 import numpy as np
@@ -69,32 +67,3 @@ def test_pooled_and_lognormal_models_recover_their_truth(capfd):
     lo, hi = m.quantile([0.005, 0.995], dim=("chain", "draw")).values
     expected = -np.log(rates) - np.euler_gamma
     assert np.all((lo <= expected) & (expected <= hi))
-
-
-
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity here")
-@pytest.mark.filterwarnings("ignore:NUTS diagnostics")
-def test_pymc_gets_no_more_chain_processes_than_the_cores_this_process_may_use(
-        stats, monkeypatch):
-    """Under ``taskset`` or a container's CPU set of one core, PyMC samples the two chains
-    one after the other in this process (``cores=1``); with every core of the machine,
-    side by side on up to two."""
-    import pymc as pm
-
-    asked = []
-    sample = pm.sample
-
-    def recording(*args, **kwargs):
-        asked.append(kwargs["cores"])
-        return sample(*args, **kwargs)
-
-    monkeypatch.setattr(pm, "sample", recording)
-    cpus = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(cpus)})
-    try:
-        post = fit(stats, small_spec("clicks-nuts"), draws=20, tune=20, chains=2)
-    finally:
-        os.sched_setaffinity(0, cpus)
-    assert post.posterior.sizes["chain"] == 2
-    fit(stats, small_spec("clicks-nuts"), draws=20, tune=20, chains=2)
-    assert asked == [1, min(2, len(cpus))]
