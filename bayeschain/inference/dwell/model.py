@@ -58,6 +58,7 @@ the effects that :func:`document_log_means` turns into each list's rates.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -69,10 +70,14 @@ from .data import DwellObservations
 QUADRATURE_NODES = 24
 
 
+@functools.lru_cache(maxsize=4)
 def quadrature(nodes: int = QUADRATURE_NODES) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss-Legendre nodes ``x`` and weights on (0, 1)."""
+    """Gauss-Legendre nodes ``x`` and weights on (0, 1), computed once per ``nodes`` (the
+    held-out likelihood asks for them once per posterior draw) and read-only."""
     x, w = np.polynomial.legendre.leggauss(nodes)
-    return (x + 1) / 2, w / 2
+    x, w = (x + 1) / 2, w / 2
+    x.flags.writeable = w.flags.writeable = False
+    return x, w
 
 
 def gap_terms(logpdf, g, lam, xp):

@@ -63,10 +63,12 @@ def test_decay_exponent_is_recovered_by_nuts():
 
 
 @pytest.mark.parametrize(("cpus", "chains", "cores"), [(8, 4, 4), (2, 4, 2), (1, 4, 1)])
-def test_pymc_chains_run_side_by_side_on_the_cores_there_are(monkeypatch, cpus, chains, cores):
+def test_pymc_chains_run_side_by_side_on_the_cores_this_process_may_use(monkeypatch, cpus,
+                                                                        chains, cores):
     """PyMC samples as many chains at once as the process may use cores (no cap at 2): the
-    cores of its CPU affinity (``chains.jit.usable_cores``, tested there), not the
-    machine's count, which ``taskset`` or a container's CPU set may lower."""
+    cores of its CPU affinity (``chains.jit.usable_cores``, whose affinity is tested in
+    tests/chains/test_jit.py), not the machine's count, which ``taskset`` or a
+    container's CPU set may lower."""
     pm = pytest.importorskip("pymc")
     asked = {}
 
