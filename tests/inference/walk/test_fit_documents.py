@@ -113,7 +113,7 @@ def test_click_offsets_and_damped_reclicks_are_told_apart_from_documents_and_the
 
 @pytest.mark.parametrize("documents", ["sampled", "mode"])
 def test_pairs_shown_on_few_pages_share_one_click_chance_per_rank(documents):
-    """30 documents shown on about 900 pages each, and at each position but the first,
+    """30 documents shown on about 450 pages each, and at each position but the first,
     with probability 0.3, instead a document shown on that page alone, attractiveness
     uniform in [0.05, 0.35] (so that, over pages, such a position clicks at an arrival
     with the mean, 0.2).  The fit keeps the 30 frequent documents (recovered: 99%
@@ -121,13 +121,15 @@ def test_pairs_shown_on_few_pages_share_one_click_chance_per_rank(documents):
     99% intervals hold 0.2; the walk is recovered; pages of another log read an unseen
     pair at rank 3 with that chance, and one at rank 1 (no rare pair there) with a draw
     from the documents' population.  The same with the documents integrated out by
-    Laplace (``documents = "mode"``), the rarer pairs' chances sampled with the walk."""
+    Laplace (``documents = "mode"``), the rarer pairs' chances sampled with the walk.
+    3,000 pages: both variants 42 s alone against 62 s at 6,000; the pages of seeds 23-27
+    pass both."""
     from bayeschain.inference.walk.prediction import pages_for
     from bayeschain.posterior.walk import page_tables
     from tests.reference.walk_clicks import pages_to_log, simulate_document_pages
 
     rng = np.random.default_rng(23)
-    n, n_docs, n_pages = 6, 30, 6_000
+    n, n_docs, n_pages = 6, 30, 3_000
     frequent = rng.uniform(0.1, 0.8, n_docs)
     layouts = [rng.choice(n_docs, n, replace=False) for _ in range(100)]
     shown, names, rare = [], [], []
