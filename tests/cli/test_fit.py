@@ -274,7 +274,7 @@ def test_the_click_model_is_chosen_on_the_command_line(tmp_path, capsys):
     from bayeschain.io.clicklog import write_canonical
     from tests.reference.walk_clicks import documents_at_several_ranks
 
-    log, _, _, _ = documents_at_several_ranks(3)
+    log, _, _, _ = documents_at_several_ranks(3, pages=3_000)
     events, pages = tmp_path / "log.parquet", tmp_path / "pages.parquet"
     write_canonical(log, events)
     log.results.to_parquet(pages, index=False)
@@ -294,7 +294,7 @@ def test_the_click_model_is_chosen_on_the_command_line(tmp_path, capsys):
         assert ("attractiveness" in post.posterior) == (level == "document")
         assert ("--clicks pooled fits one click chance per rank" in text) == (level == "document")
         if level == "document":       # how the documents were fitted, printed and stored
-            laplace = "--documents" not in options      # 2,400 impressions per document
+            laplace = "--documents" not in options      # 600 impressions per document
             assert exam.get("documents", "auto") == ("auto" if laplace else "sampled")
             route = post.attrs["document_effects"]
             assert route.startswith("integrated out by a Laplace" if laplace else
