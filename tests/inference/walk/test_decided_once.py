@@ -220,12 +220,13 @@ def test_moves_after_a_click_are_refused_with_the_decision_made_once(small_log):
 
 
 def test_fit_recovers_the_simulated_reader():
-    """15,000 pages of 10 results walked by users who click a result examined before with
+    """8,000 pages of 10 results walked by users who click a result examined before with
     0.15 of its chance: ``bayeschain.fit(log, "walk-once")`` with its defaults, no
     warning; every true per-rank move and click inside its 99% interval but at most one
     (19 moves and 10 clicks: 0.3 expected outside), ``kappa`` and ``E[H]`` inside their
     95% intervals; the default walk (a fresh chance at every arrival) fitted to the same
-    log puts E[H] outside its own 95% interval."""
+    log puts E[H] outside its own 95% interval.  8,000 pages: 26.6 s alone against 31.4 s
+    at 15,000; the pages of seeds 5-8 pass."""
     rng = np.random.default_rng(5)
     n = 10
     ranks = np.arange(1, n + 1)
@@ -235,7 +236,7 @@ def test_fit_recovers_the_simulated_reader():
     leave = 1 - f - b
     c = 0.45 / np.sqrt(ranks)
     rho = np.full(n, 0.08)
-    pages = simulate_pages(rng, 15_000, f, b, 0.6 * leave, 0.4 * leave, c, repeat=rho,
+    pages = simulate_pages(rng, 8_000, f, b, 0.6 * leave, 0.4 * leave, c, repeat=rho,
                            second_look=0.15)
     log = pages_to_log(pages, n)
     with warnings.catch_warnings():
