@@ -26,7 +26,7 @@ FIGURES = {"walk": WALK_FIGURES, "backward_share": CLICK_FIGURES, "dwell": (DWEL
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from .arguments import memory_size, positive_int, seed
+    from .arguments import memory_size, non_negative_int, positive_int, seed
 
     p.add_argument("log", help="click log (any format `bayeschain stats` reads)")
     p.add_argument("--spec", default="walk",
@@ -56,6 +56,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "walk's)")
     p.add_argument("--draws", type=positive_int, default=None, help="draws per chain")
     p.add_argument("--chains", type=positive_int, default=None, help="chains")
+    p.add_argument("--tune", type=non_negative_int, default=None, metavar="STEPS",
+                   help="NUTS tuning (warm-up) steps per chain, not kept (default: the "
+                        "spec's; the walk's 'auto' is 500, 250 on the documents' Laplace "
+                        "route)")
     p.add_argument("--seed", type=seed, default=None, help="random seed")
     p.add_argument("--format", dest="log_format", default=None,
                    choices=["yandex", "wscd", "trec-session", "canonical"])
@@ -126,10 +130,14 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(args.report, force=args.force, protected=protected)
     if args.heldout is not None and not 0 < args.heldout < 1:
         raise ParameterError("--heldout must be a fraction between 0 and 1")
-    total = (args.draws or spec.sampler["draws"]) * (args.chains or spec.sampler["chains"])
+    chains = args.chains or spec.sampler["chains"]
+    total = (args.draws or spec.sampler["draws"]) * chains
     if total > MAX_TOTAL_DRAWS:
         raise ParameterError(f"{total:,} draws in all (draws x chains) is more than "
                              f"{MAX_TOTAL_DRAWS:,}: a typo?")
+    if args.tune is not None and args.tune * chains > MAX_TOTAL_DRAWS:
+        raise ParameterError(f"{args.tune * chains:,} tuning steps in all (tune x chains) "
+                             f"is more than {MAX_TOTAL_DRAWS:,}: a typo?")
     exam = spec.section("examination")
     by_relevance = exam is not None and exam["by_relevance"]
     qrels = None
@@ -158,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
     with atomic_outputs(force=args.force, protected=protected) as out:
         print(f"fitting {spec.name} ({_learns(spec)}) to {log!r}", flush=True)
         post = fit(log, spec, method=args.method, draws=args.draws, chains=args.chains,
-                   seed=args.seed, progress=not args.quiet, qrels=qrels, level=args.level)
+                   tune=args.tune, seed=args.seed, progress=not args.quiet, qrels=qrels,
+                   level=args.level)
         if args.output:   # written (not yet linked) at once: a full disk shows up now
             with out.writing(args.output) as tmp:
                 tmp.write_bytes(post.to_netcdf_bytes())

@@ -5,8 +5,9 @@ A :class:`Posterior` wraps an ``xarray.DataTree`` laid out as ArviZ 1.x expects:
 ``(chain, draw, rank, category)``; ``holding_rate`` or ``log_dwell_mean`` /
 ``log_dwell_sd``: ``(chain, draw, rank)``), an optional ``sample_stats`` group (NUTS), and
 attrs recording the bayeschain version, the spec (its TOML text and digest), a hash of the
-data, the seed and the method.  ArviZ's functions and plots take ``posterior.tree``
-directly.
+data, the seed, the method and the sampler's settings as fitted (``sampler``: JSON of the
+spec's ``[sampler]`` with the caller's overrides, e.g. ``bayeschain fit --tune``).
+ArviZ's functions and plots take ``posterior.tree`` directly.
 
 **Integrity.**  :meth:`Posterior.save` refuses draws outside their domain and stores a
 SHA-256 digest of the content (every group's variables and coordinates: names, dims,
@@ -23,6 +24,7 @@ recompute it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -289,6 +291,11 @@ class Posterior:
                 f"{names})")
 
 
+def _plain(value):
+    """A NumPy scalar among the spec's settings as its Python value (for JSON)."""
+    return value.item() if hasattr(value, "item") else str(value)
+
+
 def make_posterior(variables: dict[str, xr.DataArray], *, spec, data_digest: str, seed: int,
                    method: str, sample_stats: xr.Dataset | None = None,
                    extra_attrs: dict | None = None,
@@ -304,6 +311,7 @@ def make_posterior(variables: dict[str, xr.DataArray], *, spec, data_digest: str
                        "spec_name": spec.name, "spec_digest": spec.digest(),
                        "parametrises": spec.parametrises,
                        "data_digest": data_digest, "seed": int(seed), "method": method,
+                       "sampler": json.dumps(spec.sampler, sort_keys=True, default=_plain),
                        **(extra_attrs or {})})
     return Posterior(tree)
 

@@ -243,6 +243,39 @@ def test_fit_by_relevance_then_score_with_the_relevance_walk(tmp_path, capsys):
     assert "drwbm" in capsys.readouterr().err
 
 
+@pytest.mark.filterwarnings("ignore:NUTS diagnostics:UserWarning")   # capped at 30 draws
+def test_tuning_steps_are_set_on_the_command_line_and_recorded(tmp_path, capsys,
+                                                                monkeypatch):
+    """``--tune`` reaches NUTS (the sampler is asked for that many tuning steps) and the
+    posterior records the settings it was sampled with; a negative count is a one-line
+    error before any work."""
+    import json
+
+    from bayeschain.inference.walk import sampler
+
+    pytest.importorskip("nutpie")
+    asked = []
+    real = sampler.sample
+
+    def recording(model, **options):
+        asked.append(options["tune"])
+        return real(model, **options)
+
+    monkeypatch.setattr(sampler, "sample", recording)
+    out = tmp_path / "post.nc"
+    assert main(["fit", str(LOG), "--tune", "40", "--draws", "30", "--seed", "3", "-o",
+                 str(out), "--quiet"]) == 0
+    assert asked == [40]
+    settings = json.loads(Posterior.load(out).attrs["sampler"])
+    assert (settings["tune"], settings["draws"], settings["seed"]) == (40, 30, 3)
+    assert settings["target_accept"] == 0.9          # the spec's, not overridden
+    capsys.readouterr()
+    assert main(["fit", str(LOG), "--tune", "-1", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "argument --tune: expected an integer >= 0, got -1" in err
+    assert len(err.splitlines()) <= 3 and "Traceback" not in err      # usage + error
+
+
 @pytest.mark.filterwarnings("ignore:NUTS diagnostics:UserWarning")   # capped at 200 draws
 def test_heldout_reports_click_model_metrics(capsys):
     pytest.importorskip("nutpie")
