@@ -117,7 +117,7 @@ def test_score_command_writes_every_draw(tmp_path, capsys):
 
     post = tmp_path / "post.nc"
     assert main(["fit", str(LOG), "-o", str(post), "--draws", "50", "--chains", "2",
-                 "--quiet"]) == 0
+                 "--tune", "100", "--quiet"]) == 0
     capsys.readouterr()
     out = tmp_path / "scores.csv"
     assert main(["score", str(TREC / "qrels.test"), str(TREC / "results.test"),

@@ -216,7 +216,7 @@ def test_fit_by_relevance_then_score_with_the_relevance_walk(tmp_path, capsys):
     assert main(["fit", str(LOG), "--spec", "walk-relevance", "-o", str(out), "--quiet"]) == 2
     assert "--qrels" in capsys.readouterr().err
     assert main(["fit", str(LOG), "--spec", "walk-relevance", "--qrels", str(QRELS),
-                 "-o", str(out), "--draws", "200", "--quiet"]) == 0
+                 "-o", str(out), "--draws", "200", "--tune", "100", "--quiet"]) == 0
     post = Posterior.load(out)
     assert set(post.posterior["walk"]["relevance"].values) == {"relevant", "non-relevant"}
     assert post.n_draws == 2 * 200
@@ -279,7 +279,8 @@ def test_tuning_steps_are_set_on_the_command_line_and_recorded(tmp_path, capsys,
 @pytest.mark.filterwarnings("ignore:NUTS diagnostics:UserWarning")   # capped at 200 draws
 def test_heldout_reports_click_model_metrics(capsys):
     pytest.importorskip("nutpie")
-    assert main(["fit", str(LOG), "--heldout", "0.25", "--draws", "200", "--quiet"]) == 0
+    assert main(["fit", str(LOG), "--heldout", "0.25", "--draws", "200", "--tune", "100",
+                 "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "held-out click prediction, all held-out pages" in text
     assert "perplexity" in text and "log-likelihood" in text

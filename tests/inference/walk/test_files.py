@@ -110,9 +110,10 @@ def test_a_large_file_is_read_into_memory_for_what_cannot_run_out_of_core(tmp_pa
     monkeypatch.setattr(arguments, "OUT_OF_CORE_BYTES", 0)     # every file is "large"
     assert main(["fit", str(log), "--spec", "clicks-conjugate", "--quiet", "-o",
                  str(tmp_path / "conjugate.nc")]) == 0
-    assert main(["fit", str(log), "--heldout", "0.2", "--draws", "100", "--quiet"]) == 0
-    assert main(["fit", str(log), "--spec", "walk-once", "--draws", "100", "--quiet", "-o",
-                 str(tmp_path / "once.nc")]) == 0
+    assert main(["fit", str(log), "--heldout", "0.2", "--draws", "100", "--tune", "100",
+                 "--quiet"]) == 0
+    assert main(["fit", str(log), "--spec", "walk-once", "--draws", "100", "--tune", "100",
+                 "--quiet", "-o", str(tmp_path / "once.nc")]) == 0
     assert "out of core" not in capsys.readouterr().out
 
 
