@@ -156,7 +156,7 @@ def _provenance(report: Report, posterior, inputs) -> None:
     items = {}
     if posterior is not None:
         attrs = posterior.attrs
-        for key in ("spec_name", "spec_digest", "data_digest", "seed", "method"):
+        for key in ("spec_name", "spec_digest", "data_digest", "seed", "method", "sampler"):
             if key in attrs:
                 items[key] = attrs[key]
     for i, path in enumerate(inputs):

@@ -90,4 +90,5 @@ def test_fit_command_writes_its_report(tmp_path):
     assert "E[H] on a 10-result page" in text and "Checks that replay the fitted model" in text
     assert text.count("data:image/png;base64,") >= 3
     assert "sessiontrack2013.xml.gz" in text                   # provenance: the input
+    assert html.escape('"tune": 50') in text                   # and the sampler's settings
     _valid(report)
