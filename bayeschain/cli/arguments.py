@@ -24,24 +24,16 @@ def seed(text: str) -> int:
     return value
 
 
-def _integer(text: str, low: int, what: str) -> int:
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-    if value < low:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") \
+            from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
     return value
-
-
-def positive_int(text: str) -> int:
-    """An integer >= 1."""
-    return _integer(text, 1, "a positive integer")
-
-
-def non_negative_int(text: str) -> int:
-    """An integer >= 0 (``--tune 0``: no tuning steps)."""
-    return _integer(text, 0, "an integer >= 0")
 
 
 def memory_size(text: str) -> str:

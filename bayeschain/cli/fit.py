@@ -26,7 +26,7 @@ FIGURES = {"walk": WALK_FIGURES, "backward_share": CLICK_FIGURES, "dwell": (DWEL
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from .arguments import memory_size, non_negative_int, positive_int, seed
+    from .arguments import memory_size, positive_int, seed
 
     p.add_argument("log", help="click log (any format `bayeschain stats` reads)")
     p.add_argument("--spec", default="walk",
@@ -56,7 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "walk's)")
     p.add_argument("--draws", type=positive_int, default=None, help="draws per chain")
     p.add_argument("--chains", type=positive_int, default=None, help="chains")
-    p.add_argument("--tune", type=non_negative_int, default=None, metavar="STEPS",
+    p.add_argument("--tune", type=positive_int, default=None, metavar="STEPS",
                    help="NUTS tuning (warm-up) steps per chain, not kept (default: the "
                         "spec's; the walk's 'auto' is 500, 250 on the documents' Laplace "
                         "route)")

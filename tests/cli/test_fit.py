@@ -247,8 +247,8 @@ def test_fit_by_relevance_then_score_with_the_relevance_walk(tmp_path, capsys):
 def test_tuning_steps_are_set_on_the_command_line_and_recorded(tmp_path, capsys,
                                                                 monkeypatch):
     """``--tune`` reaches NUTS (the sampler is asked for that many tuning steps) and the
-    posterior records the settings it was sampled with; a negative count is a one-line
-    error before any work."""
+    posterior records the settings it was sampled with; 0 steps (on which nutpie 0.16
+    panics) is a one-line error before any work."""
     import json
 
     from bayeschain.inference.walk import sampler
@@ -270,10 +270,12 @@ def test_tuning_steps_are_set_on_the_command_line_and_recorded(tmp_path, capsys,
     assert (settings["tune"], settings["draws"], settings["seed"]) == (40, 30, 3)
     assert settings["target_accept"] == 0.9          # the spec's, not overridden
     capsys.readouterr()
-    assert main(["fit", str(LOG), "--tune", "-1", "--quiet"]) == 2
+    assert main(["fit", str(LOG), "--tune", "0", "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "argument --tune: expected an integer >= 0, got -1" in err
+    assert "argument --tune: expected a positive integer, got 0" in err
     assert len(err.splitlines()) <= 3 and "Traceback" not in err      # usage + error
+    assert main(["fit", str(LOG), "--tune", "5000001", "--quiet"]) == 2      # x 2 chains
+    assert "10,000,002 tuning steps in all (tune x chains)" in capsys.readouterr().err
 
 
 @pytest.mark.filterwarnings("ignore:NUTS diagnostics:UserWarning")   # capped at 200 draws

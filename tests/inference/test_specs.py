@@ -74,6 +74,9 @@ method = "conjugate"
      .replace('method = "conjugate"', 'method = "nuts"\ntune = "fast"'),
      "tune must be a number of steps, or 'auto'"),
     (GOOD.replace('method = "conjugate"', "tune = 2.5"), "must be an int or a str"),
+    (GOOD.replace("[transitions]\nprior = [1, 1, 1, 1]\n", "[examination]\n")
+     .replace('method = "conjugate"', 'method = "nuts"\ntune = 0'),
+     "tune must be >= 1 for the walk specs"),
 ])
 def test_bad_specs(text, message):
     with pytest.raises(FormatError, match=message):
