@@ -303,7 +303,7 @@ def _check_numbers(spec: dict, source: str) -> None:
             file=source)
     if s["draws"] < 1 or s["chains"] < 1 or (isinstance(s["tune"], int) and s["tune"] < 0):
         raise FormatError("[sampler] draws and chains must be >= 1, tune >= 0", file=source)
-    if "examination" in spec and s["tune"] == 0:     # nutpie 0.16 panics on 0 tuning steps
+    if "examination" in spec and s["tune"] == 0:     # nutpie 0.16.8 panics on 0 tuning steps
         raise FormatError("[sampler] tune must be >= 1 for the walk specs (NUTS by nutpie "
                           "tunes at least one step)", file=source)
     if not 0 < s["target_accept"] < 1:

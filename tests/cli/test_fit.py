@@ -247,7 +247,7 @@ def test_fit_by_relevance_then_score_with_the_relevance_walk(tmp_path, capsys):
 def test_tuning_steps_are_set_on_the_command_line_and_recorded(tmp_path, capsys,
                                                                 monkeypatch):
     """``--tune`` reaches NUTS (the sampler is asked for that many tuning steps) and the
-    posterior records the settings it was sampled with; 0 steps (on which nutpie 0.16
+    posterior records the settings it was sampled with; 0 steps (on which nutpie 0.16.8
     panics) is a one-line error before any work."""
     import json
 
