@@ -314,7 +314,8 @@ def test_the_click_model_is_chosen_on_the_command_line(tmp_path, capsys):
     events, pages = tmp_path / "log.parquet", tmp_path / "pages.parquet"
     write_canonical(log, events)
     log.results.to_parquet(pages, index=False)
-    base = ["fit", str(events), "--results", str(pages), "--draws", "200", "--quiet"]
+    base = ["fit", str(events), "--results", str(pages), "--draws", "200", "--tune", "100",
+            "--quiet"]
     for options, level, impressions in ((["--clicks", "pooled"], "rank", 10),
                                         (["--min-impressions", "100000"], "rank", 100000),
                                         ([], "document", 10),
