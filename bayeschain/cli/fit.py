@@ -131,13 +131,11 @@ def run(args: argparse.Namespace) -> int:
     if args.heldout is not None and not 0 < args.heldout < 1:
         raise ParameterError("--heldout must be a fraction between 0 and 1")
     chains = args.chains or spec.sampler["chains"]
-    total = (args.draws or spec.sampler["draws"]) * chains
-    if total > MAX_TOTAL_DRAWS:
-        raise ParameterError(f"{total:,} draws in all (draws x chains) is more than "
-                             f"{MAX_TOTAL_DRAWS:,}: a typo?")
-    if args.tune is not None and args.tune * chains > MAX_TOTAL_DRAWS:
-        raise ParameterError(f"{args.tune * chains:,} tuning steps in all (tune x chains) "
-                             f"is more than {MAX_TOTAL_DRAWS:,}: a typo?")
+    for what, key, per_chain in (("draws", "draws", args.draws or spec.sampler["draws"]),
+                                 ("tuning steps", "tune", args.tune)):
+        if per_chain is not None and per_chain * chains > MAX_TOTAL_DRAWS:
+            raise ParameterError(f"{per_chain * chains:,} {what} in all ({key} x chains) is "
+                                 f"more than {MAX_TOTAL_DRAWS:,}: a typo?")
     exam = spec.section("examination")
     by_relevance = exam is not None and exam["by_relevance"]
     qrels = None
