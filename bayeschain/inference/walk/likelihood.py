@@ -39,11 +39,7 @@ probability is ``x^T M y`` for a *left* vector ``x`` (``e_1`` from the start, ``
 after a click on ``i``): one tridiagonal solve ``A^T lambda = x`` per left state gives all
 of them, and reverse mode needs one more solve ``A mu = dL/dlambda`` per left state, with
 ``dL/dA = -sum lambda mu^T`` (read on the three diagonals only).  The cost is O(n) per
-left state and page configuration, whatever the number of pages.  A long page whose
-states all share one ``A`` (fresh re-clicks) is cheaper from ``M``'s explicit entries,
-``M_kj = U_k V_j`` above the diagonal and ``X_k Y_j`` below it (the leading and trailing
-minors of ``A``): O(n) for the configuration and O(1) per term
-(:func:`explicit_loglik_kernel`, for pages of at least :data:`EXPLICIT_LENGTH` results).
+left state and page configuration, whatever the number of pages.
 
 The arithmetic is written once (:func:`block_loglik_kernel`, compiled by Numba when it is
 installed, plain Python otherwise; work items, each a configuration's left states or
@@ -387,281 +383,6 @@ def with_lanes(func, lanes: int):
 narrow_block_loglik_kernel = with_lanes(block_loglik_kernel, NARROW_LANES)
 
 
-#: pages of at least this many positions whose every left state is a fresh click chance
-#: (no position clicked before: ``clicked`` 0) are run one configuration at a time by
-#: :func:`explicit_loglik_kernel`, O(n) per configuration and O(1) per term, instead of
-#: one solve over the page per left state.  TREC Session's 30 pages of 19 to 49 results
-#: (7.5% of its pages) held 84% of the walk's gradient (0.089 ms; 0.014 ms without them)
-#: and 52% of the walk by relevance's (0.206 / 0.099 ms); at 10 results a block of lanes
-#: is as fast (a configuration of 10 results and 11 left states: 6.4 us alone against
-#: 7.1 us for the block kernel's lanes; 47 results and 31 states: 9.3 against 29.2 us;
-#: 2026-12-02, ad hoc, ``benchmarks/RESULTS.md``)
-EXPLICIT_LENGTH = 16
-#: rows of :func:`explicit_loglik_kernel`'s work array (of ``width + 2`` columns)
-EXPLICIT_ROWS = 40
-
-
-def explicit_loglik_kernel(n, f, b, r, s, fc, bc, rc, sc, c, q, states, term_ptr, targets,
-                           counts, s_lo, s_hi, gf, gb, gr, gs, gfc, gbc, grc, gsc, gc, gq, wk,
-                           term_ll):
-    r"""The log-likelihood of one configuration's left states ``states[s_lo:s_hi]`` (every
-    one a fresh click chance at every arrival), and its gradient added into ``gf .. gq``,
-    from the explicit entries of ``M = A^{-1}``; the same terms as
-    :func:`block_loglik_kernel` (whose arguments these are, for one lane: rows of length
-    ``>= n``), each term's log-probability written into ``term_ll`` unless it is empty.
-
-    With ``alpha_i = a_i f_i`` and ``beta_i = a_i b_i`` (``A_{i,i+1} = -alpha_i``,
-    ``A_{i,i-1} = -beta_i``), the leading and trailing principal minors of the tridiagonal
-    ``A``, ``theta_0 = theta_1 = 1``, ``theta_k = theta_{k-1} - alpha_{k-2} beta_{k-1}
-    theta_{k-2}`` and ``phi_n = phi_{n-1} = 1``, ``phi_k = phi_{k+1} - alpha_k beta_{k+1}
-    phi_{k+2}``, give every entry of the inverse (Usmani, "Inversion of a tridiagonal
-    Jacobi matrix", Linear Algebra Appl. 212/213, 1994; 0-based):
-
-    .. math::  M_{kj} = \frac{\theta_k \phi_{j+1}}{\theta_n}
-               \prod_{l=k}^{j-1} \alpha_l \;(k \le j), \qquad
-               M_{kj} = \frac{\theta_j \phi_{k+1}}{\theta_n}
-               \prod_{l=j+1}^{k} \beta_l \;(k > j),
-
-    a product ``U_k V_j`` above the diagonal and ``X_k Y_j`` below it (``M`` is
-    semiseparable; every factor is positive, ``A`` being diagonally dominant by rows).  A
-    left state ``x`` (``e_1``, or ``P_c^T e_i`` after a click on ``i``: two entries) reaches
-    a click on ``j`` with ``(x^T M)_j c_j``, two products; it leaves with outcome ``o``
-    with ``x^T w_o``, ``w_o = M (a v_o)``, three solves for the configuration.  Reverse
-    mode runs the same way back: the terms' adjoints onto ``U, V, X, Y``, then onto the
-    minors' recurrences and the products' logarithms (O(n)), and ``A^T mu_o = dL/dw_o``
-    for the outcomes.  Returns ``-inf`` when an observed event has probability 0, and NaN
-    when this route cannot run (a move product of 0, or one below 1e-280: the caller then
-    runs the block kernel), before it adds anything."""
-    a, al, be = wk[0, :n], wk[1, :n], wk[2, :n]
-    th, ph = wk[3, :n + 1], wk[4, :n + 2]
-    ea, eb = wk[5, :n], wk[6, :n + 1]
-    u_, v_, x_, y_ = wk[7, :n], wk[8, :n], wk[9, :n], wk[10, :n]
-    w = wk[11:14, :n]
-    cp, inv = wk[14, :n], wk[15, :n]
-    y3 = wk[16:19, :n]
-    ub, vb, xb, yb = wk[19, :n], wk[20, :n], wk[21, :n], wk[22, :n]
-    gbar = wk[23:26, :n]
-    ga, gal, gbe = wk[26, :n], wk[27, :n], wk[28, :n]
-    mu = wk[29:32, :n]
-    thb, phb = wk[32, :n + 1], wk[33, :n + 2]
-    lab, lbb = wk[34, :n], wk[35, :n + 1]
-    ial, ibe, iea, ieb = wk[36, :n], wk[37, :n], wk[38, :n], wk[39, :n + 1]
-    # (the recurrences below are latency-bound: independent ones share a loop)
-    bad = False
-    for i in range(n):
-        a[i] = 1.0 - c[i]
-        al[i] = a[i] * f[i] if i < n - 1 else 0.0
-        be[i] = a[i] * b[i] if i > 0 else 0.0
-        if (i < n - 1 and not al[i] > 0.0) or (i > 0 and not be[i] > 0.0):
-            bad = True
-    if bad:
-        return math.nan
-    th[0] = 1.0
-    th[1] = 1.0
-    ph[n + 1] = 0.0
-    ph[n] = 1.0
-    ph[n - 1] = 1.0
-    ea[0] = 1.0
-    eb[0] = 1.0
-    eb[1] = 1.0
-    for k in range(2, n + 1):
-        th[k] = th[k - 1] - al[k - 2] * be[k - 1] * th[k - 2]
-        m = n - k
-        ph[m] = ph[m + 1] - al[m] * be[m + 1] * ph[m + 2]
-        ea[k - 1] = ea[k - 2] * al[k - 2]
-        eb[k] = eb[k - 1] * be[k - 1]
-    det = th[n]
-    if not (det > 0.0 and ea[n - 1] > 1e-280 and eb[n] > 1e-280):
-        return math.nan
-    idet = 1.0 / det
-    # reciprocals, and A = L U by Thomas: the pivots are ratios of leading minors
-    for i in range(n):
-        ial[i] = 1.0 / al[i] if i < n - 1 else 0.0
-        ibe[i] = 1.0 / be[i] if i > 0 else 0.0
-        inv[i] = th[i] / th[i + 1]
-        cp[i] = -al[i] * inv[i] if i < n - 1 else 0.0
-    iea[0] = 1.0
-    ieb[0] = 1.0
-    ieb[1] = 1.0
-    for i in range(1, n):
-        iea[i] = iea[i - 1] * ial[i - 1]
-        ieb[i + 1] = ieb[i] * ibe[i]
-    for i in range(n):
-        u_[i] = th[i] * iea[i]
-        v_[i] = ea[i] * ph[i + 1] * idet
-        x_[i] = eb[i + 1] * ph[i + 1]
-        y_[i] = th[i] * ieb[i + 1] * idet
-    # w_o = A^{-1} (a v_o), the three outcomes side by side
-    y3[0, 0] = a[0] * r[0] * inv[0]
-    y3[1, 0] = a[0] * s[0] * inv[0]
-    y3[2, 0] = a[0] * (r[0] + s[0]) * inv[0]
-    for i in range(1, n):
-        y3[0, i] = (a[i] * r[i] + be[i] * y3[0, i - 1]) * inv[i]
-        y3[1, i] = (a[i] * s[i] + be[i] * y3[1, i - 1]) * inv[i]
-        y3[2, i] = (a[i] * (r[i] + s[i]) + be[i] * y3[2, i - 1]) * inv[i]
-    w[0, n - 1] = y3[0, n - 1]
-    w[1, n - 1] = y3[1, n - 1]
-    w[2, n - 1] = y3[2, n - 1]
-    for i in range(n - 2, -1, -1):
-        w[0, i] = y3[0, i] - cp[i] * w[0, i + 1]
-        w[1, i] = y3[1, i] - cp[i] * w[1, i + 1]
-        w[2, i] = y3[2, i] - cp[i] * w[2, i + 1]
-    for i in range(n):
-        ub[i] = 0.0
-        vb[i] = 0.0
-        xb[i] = 0.0
-        yb[i] = 0.0
-        gbar[0, i] = 0.0
-        gbar[1, i] = 0.0
-        gbar[2, i] = 0.0
-    total = 0.0
-    for k in range(s_lo, s_hi):
-        st = states[k]
-        rho = 0.0
-        # the left vector: e_1, or P_c^T e_st (its entries at st + 1 and st - 1)
-        # (k0 the forward entry when there is one; a one-position page has neither)
-        k0, x0, k1, x1, two = 0, 1.0, 0, 0.0, False
-        fwd = st >= 0 and st + 1 < n
-        if st >= 0:
-            rho = q[st]
-            x0 = 0.0
-            if fwd:
-                k0, x0 = st + 1, fc[st]
-                if st > 0:
-                    k1, x1, two = st - 1, bc[st], True
-            elif st > 0:
-                k0, x0 = st - 1, bc[st]
-        for t in range(term_ptr[k], term_ptr[k + 1]):
-            j = targets[t]
-            cnt = counts[t]
-            if j >= 0:
-                m0 = u_[k0] * v_[j] if k0 <= j else x_[k0] * y_[j]
-                m1 = 0.0
-                if two:
-                    m1 = u_[k1] * v_[j] if k1 <= j else x_[k1] * y_[j]
-                lam = x0 * m0 + x1 * m1
-                walk = lam * c[j]
-                p = (1.0 - rho) * walk + (rho if j == st else 0.0)
-                if not p > 0.0:
-                    return -math.inf
-                lp = math.log(p)
-                total += cnt * lp
-                if term_ll.size:
-                    term_ll[t] = lp
-                ip = cnt / p
-                scale = (1.0 - rho) * ip             # dL / d(walk probability)
-                gc[j] += scale * lam
-                g = scale * c[j]                     # dL / d(x^T M)_j
-                if st >= 0:
-                    gq[st] += ((1.0 if j == st else 0.0) - walk) * ip
-                    if fwd:
-                        gfc[st] += g * m0
-                        gbc[st] += g * m1
-                    elif st > 0:
-                        gbc[st] += g * m0
-                if k0 <= j:
-                    ub[k0] += g * x0 * v_[j]
-                    vb[j] += g * x0 * u_[k0]
-                else:
-                    xb[k0] += g * x0 * y_[j]
-                    yb[j] += g * x0 * x_[k0]
-                if two:
-                    if k1 <= j:
-                        ub[k1] += g * x1 * v_[j]
-                        vb[j] += g * x1 * u_[k1]
-                    else:
-                        xb[k1] += g * x1 * y_[j]
-                        yb[j] += g * x1 * x_[k1]
-            else:
-                o = -1 - j
-                p = x0 * w[o, k0] + (x1 * w[o, k1] if two else 0.0)
-                if st >= 0:
-                    p += rc[st] if o == 0 else (sc[st] if o == 1 else rc[st] + sc[st])
-                if not p > 0.0 or not rho < 1.0:
-                    return -math.inf
-                lp = math.log(p) + math.log(1.0 - rho)
-                total += cnt * lp
-                if term_ll.size:
-                    term_ll[t] = lp
-                g = cnt / p
-                gbar[o, k0] += g * x0
-                if two:
-                    gbar[o, k1] += g * x1
-                if st >= 0:
-                    if fwd:
-                        gfc[st] += g * w[o, k0]
-                        if two:
-                            gbc[st] += g * w[o, k1]
-                    elif st > 0:
-                        gbc[st] += g * w[o, k0]
-                    if o != 1:
-                        grc[st] += g
-                    if o != 0:
-                        gsc[st] += g
-                    gq[st] -= cnt / (1.0 - rho)
-    # the outcomes: A^T mu = dL/dw_o (U^T, then L^T); dL/dA = -mu w^T, dL/d(a v_o) = mu
-    y3[0, 0] = gbar[0, 0]
-    y3[1, 0] = gbar[1, 0]
-    y3[2, 0] = gbar[2, 0]
-    for i in range(1, n):
-        y3[0, i] = gbar[0, i] - cp[i - 1] * y3[0, i - 1]
-        y3[1, i] = gbar[1, i] - cp[i - 1] * y3[1, i - 1]
-        y3[2, i] = gbar[2, i] - cp[i - 1] * y3[2, i - 1]
-    mu[0, n - 1] = y3[0, n - 1] * inv[n - 1]
-    mu[1, n - 1] = y3[1, n - 1] * inv[n - 1]
-    mu[2, n - 1] = y3[2, n - 1] * inv[n - 1]
-    for i in range(n - 2, -1, -1):
-        mu[0, i] = (y3[0, i] + be[i + 1] * mu[0, i + 1]) * inv[i]
-        mu[1, i] = (y3[1, i] + be[i + 1] * mu[1, i + 1]) * inv[i]
-        mu[2, i] = (y3[2, i] + be[i + 1] * mu[2, i + 1]) * inv[i]
-    for i in range(n):
-        m0, m1, m2 = mu[0, i], mu[1, i], mu[2, i]
-        gal[i] = (m0 * w[0, i + 1] + m1 * w[1, i + 1] + m2 * w[2, i + 1]) if i < n - 1 \
-            else 0.0
-        gbe[i] = (m0 * w[0, i - 1] + m1 * w[1, i - 1] + m2 * w[2, i - 1]) if i > 0 else 0.0
-        ga[i] = m0 * r[i] + m1 * s[i] + m2 * (r[i] + s[i])
-        gr[i] += (m0 + m2) * a[i]
-        gs[i] += (m1 + m2) * a[i]
-    # U, V, X, Y back onto the minors and the logarithms of the products
-    detb = 0.0
-    for i in range(n):
-        thb[i] = ub[i] * iea[i] + yb[i] * ieb[i + 1] * idet
-        lab[i] = vb[i] * v_[i] - ub[i] * u_[i]
-        phb[i + 1] = vb[i] * ea[i] * idet + xb[i] * eb[i + 1]
-        lbb[i + 1] = xb[i] * x_[i] - yb[i] * y_[i]
-        detb -= (vb[i] * v_[i] + yb[i] * y_[i]) * idet
-    thb[n] = detb
-    phb[0] = 0.0
-    phb[n + 1] = 0.0
-    lbb[0] = 0.0
-    for t in range(n - 1):          # theta from its last minor down, phi from its first up
-        k = n - t
-        thb[k - 1] += thb[k]
-        thb[k - 2] -= thb[k] * al[k - 2] * be[k - 1]
-        gal[k - 2] -= thb[k] * be[k - 1] * th[k - 2]
-        gbe[k - 1] -= thb[k] * al[k - 2] * th[k - 2]
-        phb[t + 1] += phb[t]
-        phb[t + 2] -= phb[t] * al[t] * be[t + 1]
-        gal[t] -= phb[t] * be[t + 1] * ph[t + 2]
-        gbe[t + 1] -= phb[t] * al[t] * ph[t + 2]
-    acc_a = 0.0                  # log ea[i] = sum of log alpha[:i]
-    acc_b = 0.0                  # log eb[i] = sum of log beta[1:i]
-    for t in range(n - 1):
-        acc_a += lab[n - 1 - t]
-        gal[n - 2 - t] += acc_a * ial[n - 2 - t]
-        acc_b += lbb[n - t]
-        gbe[n - 1 - t] += acc_b * ibe[n - 1 - t]
-    for i in range(n):
-        if i < n - 1:
-            gf[i] += gal[i] * a[i]
-            ga[i] += gal[i] * f[i]
-        if i > 0:
-            gb[i] += gbe[i] * a[i]
-            ga[i] += gbe[i] * b[i]
-        gc[i] -= ga[i]
-    return total
-
-
 #: the most left states per work item (a lane of a block) that :func:`blocks` tries: a
 #: configuration's states are split into items of at most ``k`` states, ``k`` in 1, 2, 4,
 #: ... up to this; a page with many states fills several lanes, each of which factors the
@@ -698,7 +419,7 @@ def _block_cost(items, lengths, lanes: int) -> float:
     return float(lanes * np.sum(n * (slots + BLOCK_OVERHEAD)))
 
 
-def blocks(lengths, state_ptr, clicked=None) -> tuple[np.ndarray, np.ndarray]:
+def blocks(lengths, state_ptr) -> tuple[np.ndarray, np.ndarray]:
     """Work items and blocks: ``items (K, 3)`` rows ``(configuration, first state, end
     state)`` ordered by page length and number of states, and ``starts`` the first item of
     each block of :data:`LANES` or :data:`NARROW_LANES` items (the last may be shorter).
@@ -717,21 +438,9 @@ def blocks(lengths, state_ptr, clicked=None) -> tuple[np.ndarray, np.ndarray]:
     0.159 ms at 32 on 2026-11-30); one of many (WSCD per document: 1,479) keeps them
     whole at 32 lanes (k = 16: 0.95 ms, 1.17 at k = 4; ``benchmarks/
     bench_walk_sampler.py --gradient``).  Computed once per page data, outside the
-    compiled drivers.
-
-    A configuration of at least :data:`EXPLICIT_LENGTH` positions whose left states are
-    all fresh (``clicked`` 0 for each, or no ``clicked``) is not in a block: it is one item
-    of its own, after the blocks' items (``items[starts[-1]:]``), which the drivers run by
-    :func:`explicit_loglik_kernel`."""
+    compiled drivers."""
     lengths = np.asarray(lengths, dtype=np.int64)
     state_ptr = np.asarray(state_ptr, dtype=np.int64)
-    n_states = np.diff(state_ptr)
-    alone = (lengths >= EXPLICIT_LENGTH) & (n_states > 0)
-    if clicked is not None and np.any(clicked):
-        owner = np.repeat(np.arange(lengths.size), n_states)
-        alone[owner[np.asarray(clicked) != 0]] = False
-    explicit = np.flatnonzero(alone)
-    lengths = np.where(alone, 0, lengths)           # no block item of their own
     found = []
     for lanes, weight in ((LANES, 1.0), (NARROW_LANES, NARROW_PENALTY)):
         best = None
@@ -745,9 +454,7 @@ def blocks(lengths, state_ptr, clicked=None) -> tuple[np.ndarray, np.ndarray]:
         found.append(best)
     _, items, lanes = found[1] if found[1][0] < found[0][0] else found[0]
     starts = np.r_[np.arange(0, items.shape[0], lanes), items.shape[0]]
-    alone_items = np.stack([explicit, state_ptr[explicit], state_ptr[explicit + 1]], axis=1)
-    items = np.concatenate([items, alone_items.astype(np.int64)])
-    return np.ascontiguousarray(items), np.ascontiguousarray(starts, dtype=np.int64)
+    return items, np.ascontiguousarray(starts, dtype=np.int64)
 
 
 #: the block kernels run by address (:func:`block_kernel`), in the registry of the
@@ -826,72 +533,15 @@ def block_lanes(starts) -> int:
 ROWS = 10
 
 
-def fill_position_lanes(first, end, n, items, lengths, f, b, r, s, fc, bc, rc, sc, c, q,
-                        rows, grads, s_lo, s_hi, lanes):
-    """The per-position driver's first ``lanes`` lanes for items ``first .. end - 1`` (one
-    a lane; the other lanes empty) on ``n`` positions, their gradients zeroed."""
-    for w in range(lanes):
-        k = first + w
-        on = k < end
-        g = items[k, 0] if on else 0
-        nw = lengths[g] if on else 0
-        s_lo[w], s_hi[w] = (items[k, 1], items[k, 2]) if on else (0, 0)
-        for i in range(n):
-            inside = i < nw
-            rows[0, i, w] = f[g, i] if inside and i < nw - 1 else 0.0
-            rows[1, i, w] = b[g, i] if inside else 0.0
-            rows[2, i, w] = r[g, i] if inside else 0.0
-            rows[3, i, w] = s[g, i] if inside else 0.0
-            rows[4, i, w] = c[g, i] if inside else 0.5
-            rows[5, i, w] = q[g, i] if inside else 0.0
-            rows[6, i, w] = fc[g, i] if inside and i < nw - 1 else 0.0
-            rows[7, i, w] = bc[g, i] if inside else 0.0
-            rows[8, i, w] = rc[g, i] if inside else 0.0
-            rows[9, i, w] = sc[g, i] if inside else 0.0
-            for k in range(ROWS):
-                grads[k, i, w] = 0.0
-
-
-def scatter_position_lanes(first, end, items, lengths, grads, gf, gb, gr, gs, gfc, gbc, grc,
-                           gsc, gc, gq):
-    """The lanes' gradients of items ``first .. end - 1`` added to the per-position
-    gradients."""
-    for w in range(end - first):
-        g = items[first + w, 0]
-        for i in range(lengths[g]):
-            gf[g, i] += grads[0, i, w]
-            gb[g, i] += grads[1, i, w]
-            gr[g, i] += grads[2, i, w]
-            gs[g, i] += grads[3, i, w]
-            gc[g, i] += grads[4, i, w]
-            gq[g, i] += grads[5, i, w]
-            gfc[g, i] += grads[6, i, w]
-            gbc[g, i] += grads[7, i, w]
-            grc[g, i] += grads[8, i, w]
-            gsc[g, i] += grads[9, i, w]
-
-
-def run_explicit(n, rows, grads, states, term_ptr, targets, counts, s_lo, s_hi, xk, term_ll):
-    """:func:`explicit_loglik_kernel` on lane 0 of the drivers' work arrays."""
-    return explicit_loglik_kernel(
-        n, rows[0, :, 0], rows[1, :, 0], rows[2, :, 0], rows[3, :, 0], rows[6, :, 0],
-        rows[7, :, 0], rows[8, :, 0], rows[9, :, 0], rows[4, :, 0], rows[5, :, 0], states,
-        term_ptr, targets, counts, s_lo[0], s_hi[0], grads[0, :, 0], grads[1, :, 0],
-        grads[2, :, 0], grads[3, :, 0], grads[6, :, 0], grads[7, :, 0], grads[8, :, 0],
-        grads[9, :, 0], grads[4, :, 0], grads[5, :, 0], xk, term_ll)
-
-
 def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kappa, state_ptr,
                   states, clicked, term_ptr, targets, counts, gf, gb, gr, gs, gfc, gbc, grc,
                   gsc, gc, gq, g_kappa, term_ll, kernel):
     """Per-position driver: rows ``f .. q`` of shape (G, N) (``fc .. sc``: the moves after a
     click), gradients added to ``g*``; ``kernel`` the block kernel's address
-    (:func:`block_kernel` of ``starts``).  The items after the last block's are run one
-    at a time by :func:`explicit_loglik_kernel` (by the block kernel where it cannot)."""
+    (:func:`block_kernel` of ``starts``)."""
     n_cfg, width = f.shape
     lanes = block_lanes(starts)
     wk = np.zeros((_WORK_ROWS, width, lanes))
-    xk = np.zeros((EXPLICIT_ROWS, width + 2))
     rows = np.zeros((ROWS, width, lanes))
     grads = np.zeros((ROWS, width, lanes))
     s_lo = np.zeros(lanes, dtype=np.int64)
@@ -899,31 +549,44 @@ def loglik_kernel(lengths, items, starts, f, b, r, s, fc, bc, rc, sc, c, q, kapp
     total = 0.0
     for blk in range(starts.size - 1):
         n = lengths[items[starts[blk + 1] - 1, 0]]      # the block's longest page
-        fill_position_lanes(starts[blk], starts[blk + 1], n, items, lengths, f, b, r, s, fc,
-                            bc, rc, sc, c, q, rows, grads, s_lo, s_hi, lanes)
+        for w in range(lanes):
+            k = starts[blk] + w
+            on = k < starts[blk + 1]
+            g = items[k, 0] if on else 0
+            nw = lengths[g] if on else 0
+            s_lo[w], s_hi[w] = (items[k, 1], items[k, 2]) if on else (0, 0)
+            for i in range(n):
+                inside = i < nw
+                rows[0, i, w] = f[g, i] if inside and i < nw - 1 else 0.0
+                rows[1, i, w] = b[g, i] if inside else 0.0
+                rows[2, i, w] = r[g, i] if inside else 0.0
+                rows[3, i, w] = s[g, i] if inside else 0.0
+                rows[4, i, w] = c[g, i] if inside else 0.5
+                rows[5, i, w] = q[g, i] if inside else 0.0
+                rows[6, i, w] = fc[g, i] if inside and i < nw - 1 else 0.0
+                rows[7, i, w] = bc[g, i] if inside else 0.0
+                rows[8, i, w] = rc[g, i] if inside else 0.0
+                rows[9, i, w] = sc[g, i] if inside else 0.0
+                for k in range(ROWS):
+                    grads[k, i, w] = 0.0
         ll = run_block(kernel, n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
                        targets, counts, g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
-        scatter_position_lanes(starts[blk], starts[blk + 1], items, lengths, grads, gf, gb,
-                               gr, gs, gfc, gbc, grc, gsc, gc, gq)
-    for e in range(starts[starts.size - 1], items.shape[0]):
-        n = lengths[items[e, 0]]
-        fill_position_lanes(e, e + 1, n, items, lengths, f, b, r, s, fc, bc, rc, sc, c, q,
-                            rows, grads, s_lo, s_hi, 1)        # its lane alone
-        ll = run_explicit(n, rows, grads, states, term_ptr, targets, counts, s_lo, s_hi, xk,
-                          term_ll)
-        if math.isnan(ll):                  # a block of this item, the other lanes empty
-            fill_position_lanes(e, e + 1, n, items, lengths, f, b, r, s, fc, bc, rc, sc, c,
-                                q, rows, grads, s_lo, s_hi, lanes)
-            ll = run_block(kernel, n, rows, grads, kappa, s_lo, s_hi, states, clicked,
-                           term_ptr, targets, counts, g_kappa, wk, term_ll)
-        if ll == -math.inf:
-            return ll
-        total += ll
-        scatter_position_lanes(e, e + 1, items, lengths, grads, gf, gb, gr, gs, gfc, gbc,
-                               grc, gsc, gc, gq)
+        for w in range(starts[blk + 1] - starts[blk]):
+            g = items[starts[blk] + w, 0]
+            for i in range(lengths[g]):
+                gf[g, i] += grads[0, i, w]
+                gb[g, i] += grads[1, i, w]
+                gr[g, i] += grads[2, i, w]
+                gs[g, i] += grads[3, i, w]
+                gc[g, i] += grads[4, i, w]
+                gq[g, i] += grads[5, i, w]
+                gfc[g, i] += grads[6, i, w]
+                gbc[g, i] += grads[7, i, w]
+                grc[g, i] += grads[8, i, w]
+                gsc[g, i] += grads[9, i, w]
     return total
 
 
@@ -948,76 +611,6 @@ def boundary_grad(n, gf, gb, gr, gs, fl, bl, rl, sl, rescale):
         gf[k] = (dr * rl + ds * sl) / leave
 
 
-def fill_table_lanes(first, end, n, items, lengths, move_index, click_index, moves,
-                     moves_click, click, repeat, rescale, rows, grads, saved, s_lo, s_hi,
-                     lanes):
-    """The table driver's first ``lanes`` lanes for items ``first .. end - 1`` (one a
-    lane; the other lanes empty) on ``n`` positions, the boundary rule applied at each
-    page's last position (the moves before it kept in ``saved``), their gradients
-    zeroed."""
-    used = end - first
-    for w in range(lanes):
-        nw = lengths[items[first + w, 0]] if w < used else 0
-        for i in range(n):
-            for k in range(ROWS):
-                grads[k, i, w] = 0.0
-            if i >= nw:          # a position this page lacks: no move in or out
-                for k in range(ROWS):
-                    rows[k, i, w] = 0.0
-                rows[4, i, w] = 0.5
-        if w >= used:
-            s_lo[w], s_hi[w] = 0, 0
-            continue
-        g = items[first + w, 0]
-        s_lo[w], s_hi[w] = items[first + w, 1], items[first + w, 2]
-        for i in range(nw):
-            m = move_index[g, i]
-            rows[0, i, w] = moves[m, 0]
-            rows[1, i, w] = moves[m, 1] if i > 0 else 0.0
-            rows[2, i, w] = moves[m, 2]
-            rows[3, i, w] = moves[m, 3]
-            rows[4, i, w] = click[click_index[g, i]]
-            rows[5, i, w] = repeat[m]
-            rows[6, i, w] = moves_click[m, 0]
-            rows[7, i, w] = moves_click[m, 1] if i > 0 else 0.0
-            rows[8, i, w] = moves_click[m, 2]
-            rows[9, i, w] = moves_click[m, 3]
-        for h in range(2):
-            o = 6 * h
-            fl, bl, rl, sl = page_walk.boundary(nw, rows[o, :, w], rows[o + 1, :, w],
-                                                rows[o + 2, :, w], rows[o + 3, :, w],
-                                                rescale)
-            saved[4 * h, w], saved[4 * h + 1, w] = fl, bl
-            saved[4 * h + 2, w], saved[4 * h + 3, w] = rl, sl
-
-
-def scatter_table_lanes(first, end, items, lengths, move_index, click_index, grads, saved,
-                        rescale, g_moves, g_moves_click, g_click, g_repeat):
-    """The lanes' gradients of items ``first .. end - 1`` through the boundary rule onto
-    the tables' gradients."""
-    for w in range(end - first):
-        g = items[first + w, 0]
-        nw = lengths[g]
-        for h in range(2):
-            o = 6 * h
-            boundary_grad(nw, grads[o, :, w], grads[o + 1, :, w], grads[o + 2, :, w],
-                          grads[o + 3, :, w], saved[4 * h, w], saved[4 * h + 1, w],
-                          saved[4 * h + 2, w], saved[4 * h + 3, w], rescale)
-        for i in range(nw):
-            m = move_index[g, i]
-            g_moves[m, 0] += grads[0, i, w]
-            g_moves_click[m, 0] += grads[6, i, w]
-            if i > 0:
-                g_moves[m, 1] += grads[1, i, w]
-                g_moves_click[m, 1] += grads[7, i, w]
-            g_moves[m, 2] += grads[2, i, w]
-            g_moves[m, 3] += grads[3, i, w]
-            g_moves_click[m, 2] += grads[8, i, w]
-            g_moves_click[m, 3] += grads[9, i, w]
-            g_click[click_index[g, i]] += grads[4, i, w]
-            g_repeat[m] += grads[5, i, w]
-
-
 def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, moves_click,
                         click, repeat, kappa, rescale, state_ptr, states, clicked, term_ptr,
                         targets, counts, g_moves, g_moves_click, g_click, g_repeat, g_kappa,
@@ -1032,12 +625,10 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
     Gradients are added to ``g_moves``, ``g_moves_click``, ``g_click``, ``g_repeat`` and
     ``g_kappa[0]``; each term's log-probability is written into ``term_ll`` unless it is
     empty; ``kernel`` is the block kernel's address (:func:`block_kernel` of
-    ``starts``).  The items after the last block's are run one at a time by
-    :func:`explicit_loglik_kernel` (by the block kernel where it cannot)."""
+    ``starts``)."""
     n_cfg, width = move_index.shape
     lanes = block_lanes(starts)
     wk = np.zeros((_WORK_ROWS, width, lanes))
-    xk = np.zeros((EXPLICIT_ROWS, width + 2))
     rows = np.zeros((ROWS, width, lanes))
     grads = np.zeros((ROWS, width, lanes))
     saved = np.zeros((8, lanes))
@@ -1046,35 +637,66 @@ def table_loglik_kernel(lengths, items, starts, move_index, click_index, moves, 
     total = 0.0
     for blk in range(starts.size - 1):
         n = lengths[items[starts[blk + 1] - 1, 0]]      # the block's longest page
-        fill_table_lanes(starts[blk], starts[blk + 1], n, items, lengths, move_index,
-                         click_index, moves, moves_click, click, repeat, rescale, rows, grads,
-                         saved, s_lo, s_hi, lanes)
+        used = starts[blk + 1] - starts[blk]
+        for w in range(lanes):
+            nw = lengths[items[starts[blk] + w, 0]] if w < used else 0
+            for i in range(n):
+                for k in range(ROWS):
+                    grads[k, i, w] = 0.0
+                if i >= nw:          # a position this page lacks: no move in or out
+                    for k in range(ROWS):
+                        rows[k, i, w] = 0.0
+                    rows[4, i, w] = 0.5
+            if w >= used:
+                s_lo[w], s_hi[w] = 0, 0
+                continue
+            g = items[starts[blk] + w, 0]
+            s_lo[w], s_hi[w] = items[starts[blk] + w, 1], items[starts[blk] + w, 2]
+            for i in range(nw):
+                m = move_index[g, i]
+                rows[0, i, w] = moves[m, 0]
+                rows[1, i, w] = moves[m, 1] if i > 0 else 0.0
+                rows[2, i, w] = moves[m, 2]
+                rows[3, i, w] = moves[m, 3]
+                rows[4, i, w] = click[click_index[g, i]]
+                rows[5, i, w] = repeat[m]
+                rows[6, i, w] = moves_click[m, 0]
+                rows[7, i, w] = moves_click[m, 1] if i > 0 else 0.0
+                rows[8, i, w] = moves_click[m, 2]
+                rows[9, i, w] = moves_click[m, 3]
+            for h in range(2):
+                o = 6 * h
+                fl, bl, rl, sl = page_walk.boundary(nw, rows[o, :, w], rows[o + 1, :, w],
+                                                    rows[o + 2, :, w], rows[o + 3, :, w],
+                                                    rescale)
+                saved[4 * h, w], saved[4 * h + 1, w] = fl, bl
+                saved[4 * h + 2, w], saved[4 * h + 3, w] = rl, sl
         ll = run_block(kernel, n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
                        targets, counts, g_kappa, wk, term_ll)
         if ll == -math.inf:
             return ll
         total += ll
-        scatter_table_lanes(starts[blk], starts[blk + 1], items, lengths, move_index,
-                            click_index, grads, saved, rescale, g_moves, g_moves_click,
-                            g_click, g_repeat)
-    for e in range(starts[starts.size - 1], items.shape[0]):
-        n = lengths[items[e, 0]]
-        fill_table_lanes(e, e + 1, n, items, lengths, move_index, click_index, moves,
-                         moves_click, click, repeat, rescale, rows, grads, saved, s_lo, s_hi,
-                         1)                                    # its lane alone
-        ll = run_explicit(n, rows, grads, states, term_ptr, targets, counts, s_lo, s_hi, xk,
-                          term_ll)
-        if math.isnan(ll):                  # a block of this item, the other lanes empty
-            fill_table_lanes(e, e + 1, n, items, lengths, move_index, click_index, moves,
-                             moves_click, click, repeat, rescale, rows, grads, saved, s_lo,
-                             s_hi, lanes)
-            ll = run_block(kernel, n, rows, grads, kappa, s_lo, s_hi, states, clicked,
-                           term_ptr, targets, counts, g_kappa, wk, term_ll)
-        if ll == -math.inf:
-            return ll
-        total += ll
-        scatter_table_lanes(e, e + 1, items, lengths, move_index, click_index, grads, saved,
-                            rescale, g_moves, g_moves_click, g_click, g_repeat)
+        for w in range(used):
+            g = items[starts[blk] + w, 0]
+            nw = lengths[g]
+            for h in range(2):
+                o = 6 * h
+                boundary_grad(nw, grads[o, :, w], grads[o + 1, :, w], grads[o + 2, :, w],
+                              grads[o + 3, :, w], saved[4 * h, w], saved[4 * h + 1, w],
+                              saved[4 * h + 2, w], saved[4 * h + 3, w], rescale)
+            for i in range(nw):
+                m = move_index[g, i]
+                g_moves[m, 0] += grads[0, i, w]
+                g_moves_click[m, 0] += grads[6, i, w]
+                if i > 0:
+                    g_moves[m, 1] += grads[1, i, w]
+                    g_moves_click[m, 1] += grads[7, i, w]
+                g_moves[m, 2] += grads[2, i, w]
+                g_moves[m, 3] += grads[3, i, w]
+                g_moves_click[m, 2] += grads[8, i, w]
+                g_moves_click[m, 3] += grads[9, i, w]
+                g_click[click_index[g, i]] += grads[4, i, w]
+                g_repeat[m] += grads[5, i, w]
     return total
 
 
@@ -1142,9 +764,7 @@ def compiled_or_python(name: str):
 
 
 _JITTED = ("fill_lanes", "factor_lanes", "block_loglik_kernel", "block_lanes", "run_block",
-           "boundary_grad", "explicit_loglik_kernel", "run_explicit", "fill_position_lanes",
-           "scatter_position_lanes", "loglik_kernel", "fill_table_lanes",
-           "scatter_table_lanes", "table_loglik_kernel")
+           "boundary_grad", "loglik_kernel", "table_loglik_kernel")
 
 
 @dataclass(frozen=True)
@@ -1272,7 +892,7 @@ def walk_log_likelihood(lengths, forward, backward, reformulate, stop, click,
         g_clicked = [np.zeros_like(arrays[0]) for _ in range(4)]
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
     g_kappa = np.zeros(1)
-    items, starts = blocks(lengths, counts.state_ptr, counts.clicked)
+    items, starts = blocks(lengths, counts.state_ptr)
     ll = compiled("loglik_kernel")(lengths, items, starts, *arrays[:4], *clicked, *arrays[4:],
                                    float(reclick), *counts.arrays(), *grads[:4], *g_clicked,
                                    *grads[4:], g_kappa, np.empty(0), block_kernel(starts))
@@ -1312,7 +932,7 @@ def table_log_likelihood(lengths, move_index, click_index, moves, click, counts:
         g_clicked = np.zeros_like(clicked)
     g_click = np.zeros_like(click, dtype=np.float64)
     g_repeat = np.zeros_like(repeat)
-    items, starts = blocks(lengths, counts.state_ptr, counts.clicked)
+    items, starts = blocks(lengths, counts.state_ptr)
     ll = compiled("table_loglik_kernel")(lengths, items, starts, move_index, click_index,
                                          moves, clicked,
                                          np.ascontiguousarray(click, dtype=np.float64),

@@ -694,8 +694,7 @@ class WalkModel:
                               if self.readers is not None else -1)
         self._combos = click_combinations(data.click_index, self.rank_offsets,
                                            int(self._n_coord[self._click_family]))
-        self._blocks = walk_likelihood.blocks(data.lengths, data.counts.state_ptr,
-                                              data.counts.clicked)
+        self._blocks = walk_likelihood.blocks(data.lengths, data.counts.state_ptr)
         # the pseudo-documents of the rarer pairs: their click coordinates and ranks
         pooled = (np.zeros(0, dtype=np.int64) if data.documents is None
                   else data.documents["pooled_rank"].to_numpy(dtype=np.int64))

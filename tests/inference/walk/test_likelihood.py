@@ -4,7 +4,6 @@ differences and the frequencies of pages walked by an independent simulator."""
 import numpy as np
 import pytest
 
-from bayeschain.inference.walk import likelihood
 from bayeschain.inference.walk.data import page_data
 from bayeschain.inference.walk.likelihood import (
     LANES,
@@ -97,15 +96,11 @@ def test_kernel_gradient_matches_finite_differences():
                 assert grads[name][g, i] == pytest.approx(fd, rel=1e-5, abs=1e-5)
 
 
-@pytest.mark.parametrize("alone", [False, True])
 @pytest.mark.parametrize("boundary", ["leave", "rescale"])
-def test_tables_with_the_boundary_rule_equal_the_dense_definition(boundary, alone,
-                                                                  monkeypatch):
+def test_tables_with_the_boundary_rule_equal_the_dense_definition(boundary):
     """Positions taking rows of a move table: at the last rank the forward mass leaves the
     page (split between next query and end in their proportion), or is spread over the
-    other moves (MsM); pages in blocks, or the longer ones run alone
-    (:func:`explicit_loglik_kernel`)."""
-    monkeypatch.setattr(likelihood, "EXPLICIT_LENGTH", 3 if alone else 10**9)
+    other moves (MsM)."""
     rng = np.random.default_rng(2)
     lengths, _, dense, _ = random_configs(rng, n_cfg=6, width=6)
     table = rng.dirichlet(np.ones(4), size=6)             # one row per rank
@@ -345,125 +340,6 @@ def test_gradient_of_the_moves_after_a_click_matches_finite_differences():
                 dn[k][g, i] -= h
                 fd = (ll(up) - ll(dn)) / (2 * h)
                 assert grads[name][g, i] == pytest.approx(fd, rel=1e-5, abs=1e-5), name
-
-
-def test_long_pages_run_alone_give_the_dense_likelihood(monkeypatch):
-    """Pages of at least ``EXPLICIT_LENGTH`` positions whose left states are all fresh run
-    one configuration at a time from the tridiagonal inverse's explicit entries
-    (:func:`~bayeschain.inference.walk.likelihood.explicit_loglik_kernel`), the shorter
-    ones in blocks beside them: the log-likelihood is the dense definition's, with and
-    without repeats, with moves after a click of their own or not."""
-    monkeypatch.setattr(likelihood, "EXPLICIT_LENGTH", 4)
-    rng = np.random.default_rng(21)
-    for k in range(6):
-        lengths, rows, dense, q = random_configs(rng, n_cfg=9, width=9)
-        q = q if k % 2 else None
-        after = click_moves(rng, lengths, 9) if k % 3 else None
-        counts = ClickCounts.from_dense(*dense)
-        items, starts = blocks(lengths, counts.state_ptr, counts.clicked)
-        alone = items[starts[-1]:, 0]
-        assert alone.size and np.all(lengths[alone] >= 4)
-        assert np.all(lengths[items[:starts[-1], 0]] < 4)
-        got = walk_log_likelihood(lengths, *rows, counts, q, after_click=after,
-                                  gradient=False)
-        want = dense_log_likelihood(lengths, *rows, *dense, q, after_click=after)
-        assert got == pytest.approx(want, rel=1e-12)
-
-
-def test_the_gradient_of_long_pages_run_alone_matches_finite_differences(monkeypatch):
-    monkeypatch.setattr(likelihood, "EXPLICIT_LENGTH", 3)
-    rng = np.random.default_rng(22)
-    lengths, rows, dense, q = random_configs(rng, n_cfg=4, width=6)
-    after = click_moves(rng, lengths, 6)
-    counts = ClickCounts.from_dense(*dense)
-    items, starts = blocks(lengths, counts.state_ptr)
-    assert items.shape[0] > starts[-1]                   # some run alone
-    _, grads = walk_log_likelihood(lengths, *rows, counts, q, after_click=after)
-    names = ("forward", "backward", "reformulate", "stop", "click", "repeat",
-             "forward_click", "backward_click", "reformulate_click", "stop_click")
-    params = list(rows) + [q] + list(after)
-    h = 1e-6
-
-    def ll(p):
-        return dense_log_likelihood(lengths, *p[:5], *dense, p[5], after_click=p[6:])
-
-    for k, name in enumerate(names):
-        for g, n in enumerate(lengths):
-            for i in range(n):
-                if (name.startswith("backward") and i == 0) or \
-                        (name.startswith("forward") and i == n - 1):
-                    assert grads[name][g, i] == 0.0
-                    continue
-                up = [x.copy() for x in params]
-                dn = [x.copy() for x in params]
-                up[k][g, i] += h
-                dn[k][g, i] -= h
-                fd = (ll(up) - ll(dn)) / (2 * h)
-                assert grads[name][g, i] == pytest.approx(fd, rel=1e-5, abs=1e-5), name
-
-
-def test_a_long_page_the_explicit_entries_cannot_serve_runs_in_a_block(monkeypatch):
-    """Forward moves of 1e-100 at three positions make the products of the explicit
-    entries underflow (below 1e-280): such a configuration is run by the block kernel,
-    and the likelihood is still the dense definition's."""
-    monkeypatch.setattr(likelihood, "EXPLICIT_LENGTH", 7)
-    rng = np.random.default_rng(23)
-    lengths, rows, dense, q = random_configs(rng, n_cfg=5, width=7)
-    f = rows[0]
-    f[0, 1:4] = 1e-100                                  # lengths[0] is the width, 7
-    first, none, moves, ends = dense
-    moves[0, :, 2:] = 0
-    first[0, 2:] = 0                                    # no click it could not reach
-    counts = ClickCounts.from_dense(first, none, moves, ends)
-    items, starts = blocks(lengths, counts.state_ptr)
-    assert 0 in items[starts[-1]:, 0]
-    f0, b0, r0, s0, c0 = (np.ascontiguousarray(x[0]) for x in rows)
-    zeros = [np.zeros(7) for _ in range(10)]
-    alone = likelihood.compiled("explicit_loglik_kernel")(
-        7, f0, b0, r0, s0, f0, b0, r0, s0, c0, np.ascontiguousarray(q[0]), counts.states,
-        counts.term_ptr, counts.targets, counts.counts, counts.state_ptr[0],
-        counts.state_ptr[1], *zeros, np.zeros((likelihood.EXPLICIT_ROWS, 9)), np.empty(0))
-    assert np.isnan(alone) and not any(z.any() for z in zeros)    # it declines, untouched
-    got = walk_log_likelihood(lengths, *rows, counts, q, gradient=False)
-    want = dense_log_likelihood(lengths, *rows, first, none, moves, ends, q)
-    assert np.isfinite(got) and got == pytest.approx(want, rel=1e-10)
-
-
-def test_pages_with_positions_clicked_before_never_run_alone():
-    """A configuration with a left state whose positions clicked before damp their clicks
-    solves with its own matrix per state: it stays in the blocks, however long."""
-    lengths = np.array([20, 30, 40])
-    state_ptr = np.array([0, 3, 6, 9])
-    clicked = np.zeros(9, dtype=np.int64)
-    clicked[4] = 1                                      # a state of configuration 1
-    items, starts = blocks(lengths, state_ptr, clicked)
-    assert sorted(items[starts[-1]:, 0]) == [0, 2]
-    assert set(items[:starts[-1], 0]) == {1}
-
-
-def test_the_model_density_of_long_pages_equals_central_differences():
-    """The walk's whole log density on pages of 18 results (run alone: the explicit
-    entries) has the gradient of central differences, and its per-page terms sum to
-    the dense definition page by page."""
-    rng = np.random.default_rng(24)
-    n = 18
-    forward, backward = np.linspace(0.8, 0.6, n), np.full(n, 0.08)
-    leave = 1 - forward - backward
-    pages = simulate_pages(rng, 400, forward, backward, 0.3 * leave, 0.7 * leave,
-                           np.linspace(0.4, 0.1, n))
-    data = page_data(pages_to_log(pages, n), clicks="rank", default_length=n)
-    model = WalkModel(data)
-    items, starts = blocks(data.lengths, data.counts.state_ptr)
-    assert items.shape[0] - starts[-1] == data.lengths.size     # every page alone
-    theta = model.initial_point(rng) + rng.normal(0, 0.3, model.ndim)
-    f, b, r, s = rows_with_the_boundary(model, theta)
-    c, rho = model.click_table(theta), model.repeat_table(theta)
-    want = sum(dense_log_likelihood([n], f[None], b[None], r[None], s[None], c[None],
-                                    *dense_page_counts(clicks, outcome, n), rho[None])
-               for clicks, outcome in pages)
-    got = model.pattern_log_likelihood(theta) @ data.patterns.pages
-    assert got == pytest.approx(want, rel=1e-12)
-    assert_gradient_is_central_differences(model, theta, rel=1e-4)
 
 
 def test_pages_of_a_walk_whose_moves_depend_on_the_click_match_simulated_frequencies():
