@@ -45,12 +45,17 @@ def cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+#: what ``install`` replaces, as it was: the chains' start, ``nutpie.sample`` and the
+#: sampler's reader of a trace
+ORIGINAL: dict = {}
+
+
 def laplace_start(model, rng):
     """A draw of ``N(mode, precision^-1)`` for the walk's density (computed once a model)."""
     from scipy.optimize import minimize
 
     if getattr(model, "_bench_laplace", None) is None:
-        x0 = LAPLACE["prior_start"](model, np.random.default_rng(0))
+        x0 = ORIGINAL["prior_start"](model, np.random.default_rng(0))
         mode = minimize(lambda x: tuple(-v for v in model.logp(x)), x0, jac=True,
                         method="L-BFGS-B", options={"maxiter": 3000}).x
         h, d = 1e-4, mode.size
@@ -65,9 +70,6 @@ def laplace_start(model, rng):
     return mode + scale @ rng.standard_normal(mode.size)
 
 
-LAPLACE: dict = {}
-
-
 def install(variant: str, record: list) -> None:
     """nutpie's options and the chains' start for ``variant``; the tuning statistics of
     every trace read go to ``record``."""
@@ -76,11 +78,11 @@ def install(variant: str, record: list) -> None:
     from bayeschain.inference.walk import sampler
     from bayeschain.inference.walk.model import WalkModel
 
-    LAPLACE.setdefault("prior_start", WalkModel.initial_point)
-    LAPLACE.setdefault("sample", nutpie.sample)
-    LAPLACE.setdefault("raw", sampler._raw_draws)
+    ORIGINAL.setdefault("prior_start", WalkModel.initial_point)
+    ORIGINAL.setdefault("sample", nutpie.sample)
+    ORIGINAL.setdefault("raw", sampler._raw_draws)
     WalkModel.initial_point = (laplace_start if variant == "laplace-start"
-                               else LAPLACE["prior_start"])
+                               else ORIGINAL["prior_start"])
     extra = {}
     if variant.startswith("depth-"):
         extra["maxdepth"] = int(variant.split("-")[1])
@@ -88,7 +90,7 @@ def install(variant: str, record: list) -> None:
         extra["early_window_switch_freq"] = int(variant.split("-")[2])
 
     def sample(*args, **kwargs):
-        return LAPLACE["sample"](*args, **{**kwargs, "save_warmup": True, **extra})
+        return ORIGINAL["sample"](*args, **{**kwargs, "save_warmup": True, **extra})
 
     class Read:                      # a nutpie trace can be read once: read here
         def __init__(self, batches):
@@ -106,7 +108,7 @@ def install(variant: str, record: list) -> None:
             steps = sampler._column(stat, "n_steps")
             size = sampler._column(stat, "step_size")
             record.append((steps[tuning], size[tuning], steps[~tuning]))
-        return LAPLACE["raw"](Read(batches))
+        return ORIGINAL["raw"](Read(batches))
 
     nutpie.sample = sample
     sampler._raw_draws = raw
