@@ -1,6 +1,6 @@
 import sys
 
-from .cli import main
+from .cli import program
 
 if __name__ == "__main__":      # not when a Dask worker process imports it (spawn)
-    sys.exit(main())
+    sys.exit(program())

@@ -22,7 +22,10 @@ benchmark only):
   differences of the gradient), not near the prior's centre;
 * ``depth-N``: nutpie's ``maxdepth`` N (at most ``2^N - 1`` leapfrog steps a draw; 10
   by default);
-* ``early-switch-N``: nutpie's ``early_window_switch_freq`` N.
+* ``early-switch-N``: nutpie's ``early_window_switch_freq`` N;
+* ``set-NAME=VALUE``: any of nutpie's sampler settings (``nutpie.sample``'s keyword
+  arguments, e.g. ``set-step_size_adapt_method=adam``, ``set-initial_step=0.01``;
+  VALUE read as an int, a float, ``true`` / ``false`` or else a string).
 """
 
 from __future__ import annotations
@@ -70,6 +73,18 @@ def laplace_start(model, rng):
     return mode + scale @ rng.standard_normal(mode.size)
 
 
+def setting(text: str):
+    """A ``set-`` variant's value: an int, a float, a bool or the string itself."""
+    if text in ("true", "false"):
+        return text == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def install(variant: str, record: list) -> None:
     """nutpie's options and the chains' start for ``variant``; the tuning statistics of
     every trace read go to ``record``."""
@@ -88,6 +103,10 @@ def install(variant: str, record: list) -> None:
         extra["maxdepth"] = int(variant.split("-")[1])
     elif variant.startswith("early-switch-"):
         extra["early_window_switch_freq"] = int(variant.split("-")[2])
+    elif variant.startswith("set-"):
+        for part in variant[4:].split(","):
+            name, value = part.split("=")
+            extra[name] = setting(value)
 
     def sample(*args, **kwargs):
         return ORIGINAL["sample"](*args, **{**kwargs, "save_warmup": True, **extra})
@@ -126,7 +145,7 @@ def main() -> None:
     a = ap.parse_args()
     for v in a.variants:
         if v != "default" and v != "laplace-start" and not (
-                v.startswith("depth-") or v.startswith("early-switch-")):
+                v.startswith(("depth-", "early-switch-", "set-"))):
             sys.exit(f"unknown variant {v!r}")
     warnings.simplefilter("ignore")
     from bayeschain.cli.demo import SAMPLER
