@@ -255,13 +255,18 @@ def function_pointers(signature):
             return builder.insert_value(value, pointer, 0)
         return kind(types.intp), codegen
 
-    @njit(types.intp(kind))
-    def _address(fn):
+    def held_address(fn):
         return _held_address(fn)
 
+    taker: list = []
+
     def address(dispatcher) -> int:
+        if not taker:          # compiled at the first address taken, not here: a process
+            # that only calls by address (the prewarm children) compiled it for nothing,
+            # 0.7-1.1 s each (Numba's set-up for a process's first compile)
+            taker.append(njit(types.intp(kind))(held_address))
         dispatcher.compile(signature.args)
-        found = int(_address(dispatcher))
+        found = int(taker[0](dispatcher))
         if found <= 0:
             raise RuntimeError(f"Numba gave no address for {dispatcher} at {signature}")
         return found

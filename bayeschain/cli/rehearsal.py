@@ -69,11 +69,11 @@ def main(folder: str, analysis: bool | None = None) -> None:
     # only means that the ``walk`` child compiles them itself
     if numba_available() and disk_cache_enabled():
         with contextlib.suppress(Exception):
-            from ..inference.walk.likelihood import NARROW_LANES, block_kernel_address
+            from ..inference.walk.likelihood import NARROW_LANES, compile_block_kernel
             from ..inference.walk.model import compile_callees
 
             compile_callees()                      # first: ``walk`` needs them after 2-3 s
-            block_kernel_address(NARROW_LANES)     # the width of TREC Session's pages
+            compile_block_kernel(NARROW_LANES)     # the width of TREC Session's pages
     print("kernel", flush=True)                    # the demo waits for it (cli.prewarm)
     if not (spare_cores(usable_cores()) if analysis is None else analysis):
         print("done", flush=True)

@@ -506,6 +506,16 @@ def block_kernel_address(lanes: int) -> int:
     return _ADDRESSES[lanes]
 
 
+def compile_block_kernel(lanes: int) -> None:
+    """Compile (or load from the cache) the block kernel of ``lanes`` for the drivers'
+    argument types (:func:`block_kernel_types`), without taking its address: for a
+    process that compiles it for others (the demo's ``rehearse`` child)."""
+    kernel = compiled("narrow_block_loglik_kernel" if lanes == NARROW_LANES else
+                      "block_loglik_kernel")
+    if hasattr(kernel, "py_func"):
+        kernel.compile(block_kernel_types())
+
+
 def run_block(kernel, n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
               targets, counts, g_kappa, wk, term_ll):
     """One block through the block kernel at address ``kernel`` on the drivers' work
