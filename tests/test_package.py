@@ -99,6 +99,27 @@ def test_help_runs_without_heavy_imports():
     assert loaded.stdout.strip() == "[]"        # every command's options, nothing heavy
 
 
+def test_the_program_passes_main_status_on_and_only_it_freezes_the_collector(tmp_path):
+    """The console script and ``python -m bayeschain`` run ``cli.program``: ``main``'s
+    exit status, and the collector frozen for the interpreter's teardown (a second less
+    at the end of a command; ``benchmarks/bench_exit.py``); ``main``, which callers run
+    in their own process, leaves the collector as it found it."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    scripts = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["bayeschain"] == "bayeschain.cli:program"
+    assert "sys.exit(program())" in (root / "bayeschain" / "__main__.py").read_text()
+    code = ("import gc, sys; from bayeschain.cli import main, program; "
+            "sys.argv = ['bayeschain', *sys.argv[1:]]; "
+            "a = main(sys.argv[1:]); frozen_by_main = gc.get_freeze_count(); "
+            "b = program(); print(a, b, frozen_by_main, gc.get_freeze_count() > 0)")
+    for args, status in (([], 0), (["eval", str(tmp_path / "missing"), "x"], 2)):
+        out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                             text=True)
+        assert out.stdout.split()[-4:] == [str(status), str(status), "0", "True"], out
+
+
 def _check_demo_outputs(out: Path) -> None:
     """The demo's data files read back: the walk's posterior, every draw's scores of the
     four systems, and the comparisons, which must follow from those scores."""
