@@ -371,9 +371,10 @@ def program() -> int:
     PyTensor, nutpie, Numba) spends about a second after its last output in Python's
     finalisation, whose garbage-collector passes visit every object of every module; the
     objects frozen are skipped by those passes and freed by reference count as before.
-    Measured: 0.71-0.80 s from the last ``atexit`` handler to the process's end with
-    those modules imported, 0.06-0.07 s frozen; 1.1-1.2 s at the end of ``bayeschain
-    demo`` (``python3 benchmarks/bench_exit.py``, ``benchmarks/RESULTS.md``).  Every
+    Measured from the last ``atexit`` handler to the process's end: 0.95-1.08 s for a
+    ``bayeschain fit`` through :func:`main`, 0.10-0.12 s through this function
+    (``python3 benchmarks/bench_exit.py``); 0.71-0.80 s for a process that only imports
+    those modules, 0.06-0.07 s frozen (ad hoc, ``benchmarks/RESULTS.md``).  Every
     output is written and closed before :func:`main` returns, ``atexit`` handlers still
     run, and the standard streams are flushed by the interpreter as before; what the
     freeze gives up is the collection of reference cycles at exit, whose memory the

@@ -496,8 +496,7 @@ def block_kernel_address(lanes: int) -> int:
     8.5-8.9 s without, and the narrow kernel alone in 4.6-4.7 s; 2026-12-01, ad hoc,
     ``benchmarks/RESULTS.md``), and a log never compiles the kernel of the other width."""
     if lanes not in _ADDRESSES:
-        kernel = compiled("narrow_block_loglik_kernel" if lanes == NARROW_LANES else
-                          "block_loglik_kernel")
+        kernel = _block_kernel_of(lanes)
         if hasattr(kernel, "py_func"):
             _ADDRESSES[lanes] = function_pointers(block_kernel_signature())[0](kernel)
         else:                                  # plain Python (no Numba)
@@ -510,10 +509,16 @@ def compile_block_kernel(lanes: int) -> None:
     """Compile (or load from the cache) the block kernel of ``lanes`` for the drivers'
     argument types (:func:`block_kernel_types`), without taking its address: for a
     process that compiles it for others (the demo's ``rehearse`` child)."""
-    kernel = compiled("narrow_block_loglik_kernel" if lanes == NARROW_LANES else
-                      "block_loglik_kernel")
+    kernel = _block_kernel_of(lanes)
     if hasattr(kernel, "py_func"):
         kernel.compile(block_kernel_types())
+
+
+def _block_kernel_of(lanes: int):
+    """:func:`block_loglik_kernel` (:data:`LANES`) or its narrow copy
+    (:data:`NARROW_LANES`), compiled where Numba is installed (:func:`compiled`)."""
+    return compiled("narrow_block_loglik_kernel" if lanes == NARROW_LANES else
+                    "block_loglik_kernel")
 
 
 def run_block(kernel, n, rows, grads, kappa, s_lo, s_hi, states, clicked, term_ptr,
