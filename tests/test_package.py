@@ -60,6 +60,25 @@ def test_a_module_of_the_chains_package_imports_no_solver():
         chains.does_not_exist  # noqa: B018
 
 
+
+def test_the_walks_compiled_density_imports_no_data_frame_library():
+    """The demo's compile children import the walk's likelihood, density and C callback
+    only: pandas and xarray (about half a second of a child's CPU) stay out, and the
+    packages' public names, ``fit`` the function among them, still resolve."""
+    code = ("import sys, bayeschain.inference.walk.bridge, bayeschain.cli.rehearsal, "
+            "bayeschain.cli.prewarm; "
+            f"print([m for m in {HEAVY!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['numpy', 'scipy']"          # Numba's own, no more
+    import bayeschain.inference as inference
+    import bayeschain.inference.fit  # noqa: F401 - importing the module leaves `fit` the function
+    import bayeschain.posterior as posterior
+
+    assert inference.fit.__module__ == "bayeschain.inference.fit" and callable(inference.fit)
+    for package in (inference, posterior):
+        for name in package.__all__:
+            assert getattr(package, name).__name__ in (name, f"{package.__name__}.{name}")
+
 def test_public_names_resolve_lazily():
     assert bayeschain.Tridiagonal.__name__ == "Tridiagonal"
     assert callable(bayeschain.simulate_users)

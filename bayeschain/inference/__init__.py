@@ -6,33 +6,43 @@ the exact page likelihood), or click-to-click transitions, jumps and dwell times
 conjugate draws, or NUTS through PyMC, imported only then).
 """
 
-from ..posterior.construct import posterior_from_parameters
-from ..posterior.container import Posterior
-from ..posterior.walk import expected_visits, session_parameters, walk_parameters, walk_summary
-from .clicks.checks import PredictiveCheck, predictive_backward_share, predictive_dwell_means
-from .clicks.data import ModelData, model_data
-from .dwell.checks import DistributionCheck, predictive_dwell_distribution
-from .fit import fit
-from .sampling import check_diagnostics, statistics_of
-from .specs import ModelSpec, builtin_specs, load_spec, parse_spec
-from .walk.checks import predictive_walk_checks
-from .walk.prediction import (
-    ClickMetrics,
-    PerplexityDifference,
-    click_metrics,
-    heldout_click_arrays,
-    heldout_click_metrics,
-    perplexity_difference,
-    predict_clicks,
-)
+from __future__ import annotations
 
-__all__ = ["ClickMetrics", "DistributionCheck", "ModelData", "ModelSpec",
-           "PerplexityDifference", "Posterior", "PredictiveCheck", "builtin_specs",
-           "check_diagnostics", "click_metrics",
-           "expected_visits", "fit", "heldout_click_arrays", "heldout_click_metrics",
-           "load_spec", "model_data",
-           "parse_spec", "perplexity_difference", "posterior_from_parameters",
-           "predict_clicks",
-           "predictive_backward_share", "predictive_dwell_distribution",
-           "predictive_dwell_means", "predictive_walk_checks", "session_parameters",
-           "statistics_of", "walk_parameters", "walk_summary"]
+from ..lazy import lazy_names
+from .fit import fit  # noqa: F401 - the function (a lazy name would give its module)
+
+# names load on first use: the walk's likelihood and compiled kernels (imported alone by the
+# demo's compile children) do not bring the fits, PyMC's specs or pandas with them
+_HOMES = {
+    "builtin_specs": ".specs",
+    "check_diagnostics": ".sampling",
+    "click_metrics": ".walk.prediction",
+    "ClickMetrics": ".walk.prediction",
+    "DistributionCheck": ".dwell.checks",
+    "expected_visits": "bayeschain.posterior.walk",
+    "heldout_click_arrays": ".walk.prediction",
+    "heldout_click_metrics": ".walk.prediction",
+    "load_spec": ".specs",
+    "model_data": ".clicks.data",
+    "ModelData": ".clicks.data",
+    "ModelSpec": ".specs",
+    "parse_spec": ".specs",
+    "perplexity_difference": ".walk.prediction",
+    "PerplexityDifference": ".walk.prediction",
+    "Posterior": "bayeschain.posterior.container",
+    "posterior_from_parameters": "bayeschain.posterior.construct",
+    "predict_clicks": ".walk.prediction",
+    "predictive_backward_share": ".clicks.checks",
+    "predictive_dwell_distribution": ".dwell.checks",
+    "predictive_dwell_means": ".clicks.checks",
+    "predictive_walk_checks": ".walk.checks",
+    "PredictiveCheck": ".clicks.checks",
+    "session_parameters": "bayeschain.posterior.walk",
+    "statistics_of": ".sampling",
+    "walk_parameters": "bayeschain.posterior.walk",
+    "walk_summary": "bayeschain.posterior.walk",
+}
+
+__all__ = sorted([*_HOMES, "fit"])
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())

@@ -21,8 +21,10 @@ any fit that returns fewer draws than asked or non-finite ones.
 
 from __future__ import annotations
 
-from ..posterior.container import Posterior
-from .specs import ModelSpec, load_spec
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:       # (imported in the call: ``bayeschain.inference`` imports this module)
+    from ..posterior.container import Posterior
 
 
 def fit(log_or_stats, spec="walk", *, method: str | None = None,
@@ -50,6 +52,8 @@ def fit(log_or_stats, spec="walk", *, method: str | None = None,
     sampler : the walk's sampler, a function with the signature of
         :func:`bayeschain.inference.walk.sampler.sample` (default: that one, NUTS by nutpie)
     """
+    from .specs import ModelSpec, load_spec
+
     spec = spec if isinstance(spec, ModelSpec) else load_spec(spec)
     spec = spec.with_sampler(method=method, draws=draws, chains=chains, seed=seed, tune=tune,
                              min_ess=min_ess, target_accept=target_accept)

@@ -16,17 +16,24 @@ posterior is fitted (no PyMC, no nutpie):
 * :mod:`.diagnostics` split-R-hat and bulk ESS.
 """
 
-from .construct import posterior_from_parameters
-from .container import Posterior
-from .draws import draw_indices, draws_of
-from .walk import (
-           expected_clicks,
-           expected_visits,
-           session_parameters,
-           walk_parameters,
-           walk_summary,
-)
+from __future__ import annotations
 
-__all__ = ["Posterior", "draw_indices", "draws_of", "expected_clicks", "expected_visits",
-           "posterior_from_parameters", "session_parameters", "walk_parameters",
-           "walk_summary"]
+from ..lazy import lazy_names
+
+# names load on first use: a module that needs only the vocabulary (the walk likelihood, in
+# the demo's compile children) does not import pandas and xarray with the container
+_HOMES = {
+    "Posterior": ".container",
+    "draw_indices": ".draws",
+    "draws_of": ".draws",
+    "expected_clicks": ".walk",
+    "expected_visits": ".walk",
+    "posterior_from_parameters": ".construct",
+    "session_parameters": ".walk",
+    "walk_parameters": ".walk",
+    "walk_summary": ".walk",
+}
+
+__all__ = sorted(_HOMES)
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())

@@ -89,7 +89,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -98,7 +98,9 @@ from ...chains.jit import jit_globals
 from ...errors import ParameterError
 from ...posterior.vocabulary import READER_LOGITS
 from . import likelihood as walk_likelihood
-from .data import PageData
+
+if TYPE_CHECKING:       # (pandas: not for the demo's compile children, which import this)
+    from .data import PageData
 
 #: the logit families of the moves: forward and backward against leaving the page, and
 #: continuing the session (next query) against ending it when the user leaves
