@@ -227,3 +227,22 @@ def test_expanded_draws_are_each_draws_quantities_as_the_draws_grow():
         np.testing.assert_array_equal(expanded.of(theta[:, :3])[k], v)
     with pytest.raises(ValueError, match="chains"):
         expanded.of(theta[:1, :3])
+
+
+def test_the_next_look_comes_when_the_next_check_has_its_draws():
+    """The wait is the time the chains take to reach the draws the next check needs, at the
+    rate measured between the last two looks, kept within the shortest and longest waits
+    (each at least ten times the look's own cost); without a rate, the shortest."""
+    from bayeschain.inference.walk.sampler import (
+        CHECK_EVERY,
+        LOOK_SHARE,
+        SHORTEST_WAIT,
+        next_look,
+    )
+
+    assert next_look(200, 300, 1_000.0, 0.0) == pytest.approx(0.1)          # 100 draws
+    assert next_look(200, 300, 100_000.0, 0.0) == SHORTEST_WAIT              # too soon
+    assert next_look(200, 3_000, 100.0, 0.0) == CHECK_EVERY                  # a report
+    assert next_look(200, 300, 1_000.0, 0.05) == pytest.approx(LOOK_SHARE * 0.05)
+    assert next_look(200, 300, None, 0.0) == SHORTEST_WAIT
+    assert next_look(200, 300, 0.0, 0.0) == CHECK_EVERY
