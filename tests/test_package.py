@@ -60,7 +60,6 @@ def test_a_module_of_the_chains_package_imports_no_solver():
         chains.does_not_exist  # noqa: B018
 
 
-
 def test_the_walks_compiled_density_imports_no_data_frame_library():
     """The demo's compile children import the walk's likelihood, density and C callback
     only: pandas and xarray (about half a second of a child's CPU) stay out, and the
@@ -78,6 +77,7 @@ def test_the_walks_compiled_density_imports_no_data_frame_library():
     for package in (inference, posterior):
         for name in package.__all__:
             assert getattr(package, name).__name__ in (name, f"{package.__name__}.{name}")
+
 
 def test_public_names_resolve_lazily():
     assert bayeschain.Tridiagonal.__name__ == "Tridiagonal"
